@@ -1,0 +1,49 @@
+# commitlab -- the front door.  `make demo` builds everything and runs the
+# tour; `make test` builds and runs every test.  Both install the Debian
+# packages they need when run as root, and otherwise print the apt-get line.
+
+BUILD    ?= build
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+DEB_PACKAGES := build-essential cmake pkg-config liblmdb-dev liburing-dev check
+
+.PHONY: all deps build demo test test-asan test-tsan example install clean
+
+all: build
+
+deps:
+	@./scripts/deps.sh $(DEB_PACKAGES)
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	./$(BUILD)/commitlab tour
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) --no-print-directory example
+
+# The suites under AddressSanitizer+UBSan and under ThreadSanitizer.
+test-asan: deps
+	cmake -S . -B $(BUILD)-asan -DCL_SANITIZE=address -DCMAKE_BUILD_TYPE=Debug
+	cmake --build $(BUILD)-asan -j $(JOBS)
+	cd $(BUILD)-asan && ctest --output-on-failure -j $(JOBS)
+
+test-tsan: deps
+	cmake -S . -B $(BUILD)-tsan -DCL_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug
+	cmake --build $(BUILD)-tsan -j $(JOBS)
+	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS)
+
+# The embedding example, built against an installed copy through pkg-config.
+example: build
+	./scripts/example.sh $(BUILD)
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan

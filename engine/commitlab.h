@@ -1,0 +1,182 @@
+/*
+ * commitlab.h -- the public API of libcommitlab, and its contract.
+ *
+ * commitlab is a small WAL + page-store key-value engine whose commit path
+ * is pluggable.  A database is a directory holding one page file
+ * ("data.clp", B+tree pages plus two alternating meta pages) and a write-ahead
+ * log made of segment files ("wal-<segno>.log").  See docs/design.md for the
+ * commit protocol and docs/wal-format.md for the log's bytes.
+ *
+ * Conventions (every function below):
+ *   - returns 0 on success, -errno for an operating-system failure, or one
+ *     of the CL_E* codes (a reserved negative range below -10000);
+ *   - cl_strerror() names every code;
+ *   - after a failed log write or sync the handle is broken: every later
+ *     write call returns CL_EBROKEN.  Never retry fsync and trust it; close
+ *     and reopen instead, and recovery brings back every acknowledged commit.
+ *
+ * Threads: one cl_db may be shared by any number of threads.  A cl_txn
+ * belongs to the thread that began it.  Write transactions are serialised
+ * by the writer lock; read-only transactions and cl_get/cl_scan never wait
+ * for a sync.
+ */
+#ifndef COMMITLAB_H
+#define COMMITLAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CL_VERSION_MAJOR 0
+#define CL_VERSION_MINOR 1
+
+/* ---- error codes: the reserved range [-10099, -10001] ------------------ */
+#define CL_ENOTFOUND  (-10001) /* key not present */
+#define CL_ECORRUPT   (-10002) /* a checksum or structural check failed */
+#define CL_EBROKEN    (-10003) /* an earlier log write or sync failed: handle is read-only until reopened */
+#define CL_EINVAL     (-10004) /* invalid argument or option */
+#define CL_ETOOBIG    (-10005) /* key longer than CL_MAX_KEY or value longer than CL_MAX_VALUE */
+#define CL_EBUSY      (-10006) /* another write transaction is open in this thread */
+#define CL_EFORMAT    (-10007) /* not a commitlab database, or an unsupported format version */
+#define CL_ENOTSUP    (-10008) /* the option or policy is not built or not available here */
+#define CL_EREADONLY  (-10009) /* write call on a read-only transaction */
+#define CL_ENOMEM     (-10010) /* out of memory */
+#define CL_ETXNDONE   (-10011) /* the transaction was already committed or aborted */
+#define CL_ERR_FIRST  (-10001)
+#define CL_ERR_LAST   (-10011)
+
+#define CL_MAX_KEY   512u
+#define CL_MAX_VALUE 4096u
+
+/* ---- options ----------------------------------------------------------- */
+
+/* When and by whom the log is made durable.  What each promises when
+ * cl_commit returns 0 is stated in wal/wal.h next to its policy table. */
+enum cl_sync_policy {
+    CL_SYNC_NONE = 0,   /* write(2) only: survives a process crash, not power loss */
+    CL_SYNC_PERIODIC,   /* background sync every interval_ms (not built yet) */
+    CL_SYNC_COMMIT,     /* each commit writes and syncs its own record */
+    CL_SYNC_GROUP,      /* leader/follower group commit (not built yet) */
+    CL_SYNC_URING       /* io_uring linked write->fsync (not built yet) */
+};
+
+/* Which system call makes bytes durable. */
+enum cl_sync_method {
+    CL_METHOD_FDATASYNC = 0,
+    CL_METHOD_FSYNC,
+    CL_METHOD_DSYNC,    /* O_DSYNC on the segment descriptor */
+    CL_METHOD_DIRECT    /* O_DIRECT | O_DSYNC, aligned buffers */
+};
+
+enum cl_segment_policy { CL_SEGMENTS_FRESH = 0, CL_SEGMENTS_RECYCLE };
+enum cl_segment_init { CL_SEGINIT_ZERO = 0, CL_SEGINIT_SPARSE, CL_SEGINIT_FALLOCATE };
+
+struct vfs; /* storage/vfs.h: the file I/O layer; NULL means the POSIX one */
+
+struct cl_options {
+    enum cl_sync_policy sync;        /* default CL_SYNC_COMMIT */
+    enum cl_sync_method method;      /* default CL_METHOD_FDATASYNC */
+    int elr;                         /* early lock release, default 1 */
+    enum cl_segment_policy segments; /* default CL_SEGMENTS_FRESH */
+    enum cl_segment_init segment_init; /* default CL_SEGINIT_ZERO */
+    uint64_t segment_size;           /* WAL segment bytes, default 16 MiB; fixed at creation */
+    uint64_t cache_size;             /* page cache bytes, default 64 MiB */
+    uint64_t checkpoint_bytes;       /* WAL bytes between checkpoints, default 64 MiB; 0 = only on demand/close */
+    uint32_t interval_ms;            /* periodic policy */
+    uint32_t commit_delay_us;        /* group policy */
+    uint32_t commit_siblings;        /* group policy */
+    uint32_t uring_depth;            /* uring policy */
+    uint32_t sync_latency_us;        /* emulated extra latency per sync */
+    int create;                      /* create the database if absent, default 1 */
+    struct vfs *vfs;                 /* file I/O layer; NULL = POSIX */
+};
+
+/* Fills *o with the defaults above. */
+void cl_options_init(struct cl_options *o);
+
+/* What cl_open found and did; filled when the caller passes one. */
+struct cl_recovery_info {
+    int created;                /* a new database was created */
+    uint64_t checkpoint_lsn;    /* LSN of the checkpoint recovery started from */
+    uint64_t end_lsn;           /* first LSN after the valid log */
+    uint64_t txns_replayed;     /* committed transactions redone */
+    uint64_t txns_discarded;    /* incomplete transactions at the log's end */
+    uint64_t records_read;
+    int torn_tail;              /* the log ended in a torn or partial record */
+};
+
+struct cl_db;
+struct cl_txn;
+
+/* Opens (and, with opts->create, creates) the database in dir, recovering
+ * from the log.  opts may be NULL for the defaults; info may be NULL. */
+int cl_open(const char *dir, const struct cl_options *opts,
+            struct cl_db **out, struct cl_recovery_info *info);
+
+/* Checkpoints, syncs and frees.  On a broken handle it frees without
+ * writing and returns CL_EBROKEN; the directory recovers on the next open. */
+int cl_close(struct cl_db *db);
+
+/* Writes dirty pages, records the checkpoint LSN durably, retires old
+ * WAL segments. */
+int cl_checkpoint(struct cl_db *db);
+
+#define CL_TXN_RDONLY 1u
+
+/* Begins a transaction.  A write transaction (flags 0) buffers its writes
+ * privately (read-your-writes) and takes the writer lock only at commit. */
+int cl_txn_begin(struct cl_db *db, unsigned flags, struct cl_txn **out);
+
+int cl_put(struct cl_txn *t, const void *key, size_t klen, const void *val, size_t vlen);
+int cl_del(struct cl_txn *t, const void *key, size_t klen); /* CL_ENOTFOUND if absent */
+
+/* Copies the value into buf (up to cap bytes); *vlen gets its full length. */
+int cl_get(struct cl_txn *t, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen);
+
+/* Calls fn for each key in [lo, hi) in key order (lo/hi NULL = unbounded),
+ * including the transaction's own writes.  fn returning non-zero stops the
+ * scan, and cl_scan returns that value. */
+typedef int (*cl_scan_fn)(void *arg, const void *key, size_t klen, const void *val, size_t vlen);
+int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size_t hilen,
+            cl_scan_fn fn, void *arg);
+
+/* Commits and frees t.  0 means acknowledged: durable as the sync policy
+ * promises.  On failure nothing of t is acknowledged. */
+int cl_commit(struct cl_txn *t);
+void cl_abort(struct cl_txn *t);
+
+struct cl_stats {
+    uint64_t commits;           /* acknowledged write transactions */
+    uint64_t syncs;             /* log syncs (any method) */
+    uint64_t wal_bytes;         /* bytes appended to the log */
+    uint64_t wal_writes;        /* write calls on log segments */
+    uint64_t data_writes;       /* page writes */
+    uint64_t data_bytes;
+    uint64_t checkpoints;
+    uint64_t checkpoint_pause_us; /* total time commits were held by checkpoints */
+    uint64_t max_commits_per_sync;
+    double commits_per_sync;    /* commits / syncs (0 when no sync) */
+    uint64_t durable_lsn;
+    uint64_t end_lsn;
+    uint64_t pages;             /* pages in the page file */
+    uint64_t cache_hits, cache_misses, cache_evictions;
+    int broken;                 /* the handle is broken (sticky failure) */
+};
+int cl_stats(struct cl_db *db, struct cl_stats *out);
+
+const char *cl_strerror(int err);
+
+/* Names of the enums, for CLIs and logs ("commit", "fdatasync", ...);
+ * the parse functions return CL_EINVAL for an unknown name. */
+const char *cl_sync_policy_name(enum cl_sync_policy p);
+const char *cl_sync_method_name(enum cl_sync_method m);
+int cl_sync_policy_parse(const char *s, enum cl_sync_policy *out);
+int cl_sync_method_parse(const char *s, enum cl_sync_method *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COMMITLAB_H */

@@ -1,0 +1,135 @@
+/*
+ * vfs.h -- the file I/O layer: every file operation the engine performs
+ * goes through one table of functions, so that a fault-injecting backend
+ * (storage/vfs_fault.h) can sit under the engine and produce the on-disk
+ * state a power failure could leave.
+ *
+ * Contract of every backend:
+ *   - functions return 0 or -errno;
+ *   - pwrite writes all len bytes or fails (EINTR and short writes are
+ *     looped over); pread reads until len bytes or end of file and reports
+ *     the count;
+ *   - after fsync/fdatasync returns 0 the file's data written before the
+ *     call is durable; a newly created, renamed or unlinked name is durable
+ *     only after sync_dir on its directory (the POSIX rule, stricter than
+ *     ext4's habit);
+ *   - a file opened with VFS_O_DSYNC is synced by every pwrite;
+ *   - counters are kept per file class (wal, data, meta) and are safe to
+ *     read from any thread.
+ */
+#ifndef CL_VFS_H
+#define CL_VFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum vfs_class { VFS_CLASS_WAL = 0, VFS_CLASS_DATA, VFS_CLASS_META, VFS_CLASS_OTHER, VFS_NCLASS };
+
+/* open flags */
+#define VFS_O_CREATE 0x01u  /* create if absent */
+#define VFS_O_EXCL   0x02u  /* with CREATE: fail with -EEXIST if present */
+#define VFS_O_RDONLY 0x04u
+#define VFS_O_DSYNC  0x08u  /* O_DSYNC */
+#define VFS_O_DIRECT 0x10u  /* O_DIRECT: buffers, offsets and lengths aligned to VFS_DIRECT_ALIGN */
+#define VFS_O_TRUNC  0x20u
+
+#define VFS_DIRECT_ALIGN 4096u
+
+struct vfs_counters {
+    uint64_t writes, write_bytes;
+    uint64_t reads, read_bytes;
+    uint64_t fsyncs, fdatasyncs, dsync_writes; /* syncs by kind */
+    uint64_t sync_ns;                          /* time spent in fsync/fdatasync */
+};
+
+struct vfs;
+struct vfs_file {
+    struct vfs *vfs;     /* owner */
+    enum vfs_class cls;
+    unsigned flags;      /* VFS_O_* it was opened with */
+};
+
+/* One element of a batched submission. */
+enum vfs_io_op { VFS_IO_WRITE = 0, VFS_IO_FSYNC, VFS_IO_FDATASYNC };
+struct vfs_io {
+    enum vfs_io_op op;
+    struct vfs_file *f;
+    const void *buf;     /* WRITE */
+    size_t len;          /* WRITE */
+    uint64_t off;        /* WRITE */
+    int result;          /* out: 0 or -errno; ops after the first failure get -ECANCELED */
+};
+
+typedef int (*vfs_list_fn)(void *arg, const char *name);
+
+struct vfs_ops {
+    int (*open)(struct vfs *v, const char *path, unsigned flags, enum vfs_class cls,
+                struct vfs_file **out);
+    int (*close)(struct vfs_file *f);
+    int (*pread)(struct vfs_file *f, void *buf, size_t len, uint64_t off, size_t *nread);
+    int (*pwrite)(struct vfs_file *f, const void *buf, size_t len, uint64_t off);
+    int (*fsync)(struct vfs_file *f);
+    int (*fdatasync)(struct vfs_file *f);
+    int (*fallocate)(struct vfs_file *f, uint64_t off, uint64_t len); /* allocates, extends size */
+    int (*truncate)(struct vfs_file *f, uint64_t size);
+    int (*size)(struct vfs_file *f, uint64_t *size);
+    int (*rename)(struct vfs *v, const char *from, const char *to);
+    int (*unlink)(struct vfs *v, const char *path);
+    int (*mkdir)(struct vfs *v, const char *path);           /* -EEXIST if present */
+    int (*sync_dir)(struct vfs *v, const char *dir);
+    int (*list)(struct vfs *v, const char *dir, vfs_list_fn fn, void *arg); /* names, no "." ".." */
+    int (*exists)(struct vfs *v, const char *path);          /* 1, 0, or -errno */
+    /* Runs ios in order, stopping at the first failure.  Returns 0 when all
+     * succeeded, else the first failure's code.  A later io_uring policy
+     * provides its own path; this is the portable one. */
+    int (*submit)(struct vfs *v, struct vfs_io *ios, int n);
+    void (*destroy)(struct vfs *v);
+};
+
+struct vfs {
+    const struct vfs_ops *ops;
+    const char *name;                          /* "posix", "fault" */
+    struct vfs_counters counters[VFS_NCLASS];  /* updated with atomic adds */
+};
+
+/* The POSIX backend (one shared instance; destroy is a no-op). */
+struct vfs *vfs_posix(void);
+
+/* Convenience wrappers, so callers read like system calls. */
+static inline int vfs_open(struct vfs *v, const char *path, unsigned flags, enum vfs_class cls,
+                           struct vfs_file **out) { return v->ops->open(v, path, flags, cls, out); }
+static inline int vfs_close(struct vfs_file *f) { return f->vfs->ops->close(f); }
+static inline int vfs_pread(struct vfs_file *f, void *buf, size_t len, uint64_t off, size_t *n)
+{ return f->vfs->ops->pread(f, buf, len, off, n); }
+static inline int vfs_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t off)
+{ return f->vfs->ops->pwrite(f, buf, len, off); }
+static inline int vfs_fsync(struct vfs_file *f) { return f->vfs->ops->fsync(f); }
+static inline int vfs_fdatasync(struct vfs_file *f) { return f->vfs->ops->fdatasync(f); }
+static inline int vfs_fallocate(struct vfs_file *f, uint64_t off, uint64_t len)
+{ return f->vfs->ops->fallocate(f, off, len); }
+static inline int vfs_truncate(struct vfs_file *f, uint64_t size) { return f->vfs->ops->truncate(f, size); }
+static inline int vfs_size(struct vfs_file *f, uint64_t *size) { return f->vfs->ops->size(f, size); }
+static inline int vfs_rename(struct vfs *v, const char *a, const char *b) { return v->ops->rename(v, a, b); }
+static inline int vfs_unlink(struct vfs *v, const char *p) { return v->ops->unlink(v, p); }
+static inline int vfs_mkdir(struct vfs *v, const char *p) { return v->ops->mkdir(v, p); }
+static inline int vfs_sync_dir(struct vfs *v, const char *d) { return v->ops->sync_dir(v, d); }
+static inline int vfs_list(struct vfs *v, const char *d, vfs_list_fn fn, void *arg)
+{ return v->ops->list(v, d, fn, arg); }
+static inline int vfs_exists(struct vfs *v, const char *p) { return v->ops->exists(v, p); }
+static inline int vfs_submit(struct vfs *v, struct vfs_io *ios, int n) { return v->ops->submit(v, ios, n); }
+static inline void vfs_destroy(struct vfs *v) { if (v && v->ops->destroy) v->ops->destroy(v); }
+
+/* Sums the counters of one class (or all classes with cls = VFS_NCLASS). */
+void vfs_counters_get(struct vfs *v, enum vfs_class cls, struct vfs_counters *out);
+/* Atomic add helper used by backends. */
+void vfs_count(struct vfs *v, enum vfs_class cls, size_t field_offset, uint64_t n);
+#define VFS_COUNT(v, cls, field, n) vfs_count((v), (cls), offsetof(struct vfs_counters, field), (n))
+
+/* Generic submit: runs each io through the table's pwrite/fsync/fdatasync. */
+int vfs_submit_sequential(struct vfs *v, struct vfs_io *ios, int n);
+
+/* Durable replace (Redis style): write tmp, fsync, rename, sync dir. */
+int vfs_write_file_durable(struct vfs *v, const char *dir, const char *name, const void *buf,
+                           size_t len, enum vfs_class cls);
+
+#endif /* CL_VFS_H */

@@ -1,0 +1,64 @@
+/*
+ * vfs_fault.h -- a fault-injecting file layer that wraps another backend.
+ *
+ * It remembers every write (and truncate/fallocate) made to each file since
+ * that file's last successful sync, with the bytes it replaced, and every
+ * create/rename/unlink made in a directory since that directory's last
+ * sync.  vfs_fault_crash() then rewrites the real files into a state that a
+ * power failure at that instant could have left, after which the layer is
+ * "dead": every operation fails with -EIO, so nothing the engine does after
+ * the crash reaches the files.
+ *
+ * Crash models (after SQLite's test6.c and LevelDB's fault-injection env):
+ *   DROP     every unsynced write is lost; every unsynced directory change
+ *            is reverted (created files vanish, unlinked files come back,
+ *            renames are undone).
+ *   TORN     each unsynced write independently kept, dropped, or cut at a
+ *            512-byte sector boundary (a prefix survives); directory changes
+ *            survive as a prefix of their order (journaled metadata).
+ *   REORDER  a random subset of unsynced writes is kept regardless of
+ *            order; directory changes as in TORN.
+ * A write kept by a model is kept whole at its original position; kept
+ * writes are applied in their original order.
+ *
+ * fsyncgate: when an injected sync error fails a sync, the writes it should
+ * have made durable are marked lost -- a later sync that succeeds does not
+ * save them, as on Linux where the failed pages may be marked clean.
+ *
+ * Everything is deterministic for a seed.  All operations are serialised by
+ * one mutex, so the layer may be used from many threads.
+ */
+#ifndef CL_VFS_FAULT_H
+#define CL_VFS_FAULT_H
+
+#include "vfs.h"
+
+enum vfs_crash_model { VFS_CRASH_DROP = 0, VFS_CRASH_TORN, VFS_CRASH_REORDER };
+
+/* Wraps base (not owned).  Returns NULL on out of memory. */
+struct vfs *vfs_fault_new(struct vfs *base);
+
+/* Produces the crash state now; then every operation fails with -EIO.
+ * Returns 0 or -errno if restoring the files failed. */
+int vfs_fault_crash(struct vfs *v, enum vfs_crash_model model, uint64_t seed);
+
+/* Arms a crash that happens just before the n-th operation from now
+ * (n >= 1; every vfs call counts as one operation); that operation and all
+ * later ones fail with -EIO. */
+void vfs_fault_crash_at(struct vfs *v, uint64_t n, enum vfs_crash_model model, uint64_t seed);
+
+/* The n-th sync (fsync, fdatasync, or O_DSYNC write) from now fails with err
+ * (e.g. -EIO); the n-th pwrite from now fails with err (e.g. -ENOSPC, with
+ * nothing written).  n >= 1; 0 disarms. */
+void vfs_fault_fail_sync(struct vfs *v, uint64_t n, int err);
+void vfs_fault_fail_write(struct vfs *v, uint64_t n, int err);
+
+/* Operations performed so far; whether a crash has happened. */
+uint64_t vfs_fault_ops(struct vfs *v);
+int vfs_fault_crashed(struct vfs *v);
+
+/* Parses "drop", "torn", "reorder"; returns 0 or -EINVAL. */
+int vfs_crash_model_parse(const char *s, enum vfs_crash_model *out);
+const char *vfs_crash_model_name(enum vfs_crash_model m);
+
+#endif /* CL_VFS_FAULT_H */

@@ -1,0 +1,183 @@
+/*
+ * wal.h -- the write-ahead log: log buffer and writer, segments, sync
+ * policies, and the reader.  The log's bytes are in wal_format.h.
+ *
+ * Layering: wal uses only storage's file I/O layer (storage/vfs.h) and
+ * crc32c; the engine calls it.
+ *
+ * Writer protocol (docs/design.md, "commit protocol"):
+ *   1. wal_append_txn() copies a transaction's records and its COMMIT record
+ *      into the log buffer and returns the LSN just past the COMMIT record
+ *      (the commit LSN).  Appends are serialised by the caller's writer lock
+ *      (and by an internal mutex); the log buffer may be written out at any
+ *      time, but nothing is acknowledged by an append.
+ *   2. wal_commit() hands the commit LSN to the sync policy, which returns
+ *      when the transaction is as durable as the policy promises.
+ *   3. A failed write or sync marks the log broken (sticky): that call and
+ *      every later wal_append_txn/wal_commit/wal_flush return CL_EBROKEN or
+ *      the original error; nothing is retried.
+ *
+ * Segments: the writer starts in a fresh segment (wal_open's start_segno).
+ * A segment is created zero-filled (or as segment_init says), synced, and
+ * its directory synced before any record in it is written, so its name is
+ * durable before anything in it is acknowledged.  When a record does not
+ * fit, a SWITCH record is written and the log continues in the next
+ * segment; the previous segment is synced first under durable policies.
+ */
+#ifndef CL_WAL_H
+#define CL_WAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../engine/commitlab.h" /* CL_E* codes and the policy enums only */
+#include "../storage/vfs.h"
+#include "wal_format.h"
+
+struct wal;
+
+/* ---- sync policies --------------------------------------------------------
+ * Each policy is a small table of functions.  Its comment says what is
+ * durable when wal_commit() returns 0, and what happens when a sync fails.
+ */
+struct wal_policy {
+    const char *name;
+    int durable;                               /* 1: commit returns only once durable */
+    int (*start)(struct wal *w);               /* after the log is open; may start threads */
+    /* Returns when commit_lsn is durable as the policy promises (see each
+     * policy's comment), or an error: then the transaction is not
+     * acknowledged and the log is broken. */
+    int (*commit)(struct wal *w, uint64_t commit_lsn);
+    void (*stop)(struct wal *w);               /* before close; joins threads */
+};
+
+/* none:   wal_commit writes the buffered bytes up to commit_lsn with
+ *         write(2) and returns.  Durable on return: nothing (the record is in
+ *         the OS page cache; it survives a process crash, not a power
+ *         failure).  A failed write breaks the log.
+ * commit: wal_commit writes the bytes up to commit_lsn and syncs them with
+ *         the sync method, one committer at a time.  Durable on return: this
+ *         transaction and every one before it in log order.  A failed write
+ *         or sync breaks the log; the committer gets the error and is not
+ *         acknowledged; the sync is never retried. */
+extern const struct wal_policy wal_policy_none;
+extern const struct wal_policy wal_policy_commit;
+
+/* The table for a policy, or NULL when it is not built yet. */
+const struct wal_policy *wal_policy_for(enum cl_sync_policy p);
+
+/* ---- the writer ----------------------------------------------------------- */
+
+struct wal_config {
+    struct vfs *vfs;
+    const char *dir;                 /* database directory */
+    uint64_t db_id;
+    uint64_t segment_size;           /* >= WAL_MIN_SEGMENT, multiple of WAL_SEG_HEADER */
+    enum cl_sync_policy policy;
+    enum cl_sync_method method;
+    enum cl_segment_init segment_init;
+    size_t buffer_size;              /* log buffer bytes; 0 = default (1 MiB) */
+};
+
+/* One operation of a transaction, as the engine hands it to the log. */
+struct wal_op {
+    int del;                         /* 1: delete key; 0: put key=value */
+    const void *key;
+    uint32_t klen;
+    const void *val;
+    uint32_t vlen;
+};
+
+/* Opens the log for writing at the start of segment start_segno, which must
+ * not exist yet or is overwritten (created fresh and made durable, with its
+ * directory, before wal_open returns). */
+int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **out);
+
+/* Appends ops and a COMMIT record for txn_id; *commit_lsn is the LSN just
+ * past the COMMIT record.  Errors: CL_EBROKEN, CL_ETOOBIG, -errno. */
+int wal_append_txn(struct wal *w, uint64_t txn_id, const struct wal_op *ops, size_t n,
+                   uint64_t *commit_lsn);
+
+/* The policy's commit (see the policy comments). */
+int wal_commit(struct wal *w, uint64_t commit_lsn);
+
+/* Writes everything buffered up to lsn (UINT64_MAX = all) and, when sync,
+ * makes it durable.  Used by checkpoints and close. */
+int wal_flush(struct wal *w, uint64_t lsn, int sync);
+
+uint64_t wal_end_lsn(struct wal *w);      /* LSN of the next record to be appended */
+uint64_t wal_durable_lsn(struct wal *w);  /* everything below is known durable */
+int wal_broken(struct wal *w);            /* 0 or the sticky error */
+
+/* Deletes the segment files whose numbers are below segno (and syncs the
+ * directory).  The caller guarantees nothing below is needed. */
+int wal_retire_below(struct wal *w, uint64_t segno);
+
+struct wal_stats {
+    uint64_t appends;          /* transactions appended */
+    uint64_t commits;          /* transactions acknowledged by the policy */
+    uint64_t syncs;            /* syncs made by the log (any method) */
+    uint64_t writes, bytes;    /* write calls and bytes written to segments */
+    uint64_t max_commits_per_sync;
+    uint64_t sync_ns;          /* time spent in sync calls */
+    uint64_t wait_ns;          /* time committers spent in wal_commit */
+    uint64_t segments_created;
+};
+void wal_get_stats(struct wal *w, struct wal_stats *out);
+
+/* Writes nothing more; frees.  Call wal_flush first for a clean close. */
+void wal_close(struct wal *w);
+
+/* ---- segments ------------------------------------------------------------- */
+
+struct wal_segment_header {
+    uint32_t version;
+    uint64_t db_id, segno, segment_size;
+};
+
+void wal_segment_name(char *buf, size_t cap, uint64_t segno); /* "wal-%016llx.log" */
+int wal_segment_parse_name(const char *name, uint64_t *segno); /* 1 if it is a segment name */
+
+/* Lists the segment numbers present in dir, ascending; *segnos is malloc'd. */
+int wal_list_segments(struct vfs *v, const char *dir, uint64_t **segnos, size_t *n);
+
+/* Reads and checks a segment's header: 0, CL_EFORMAT or CL_ECORRUPT. */
+int wal_read_segment_header(struct vfs *v, const char *dir, uint64_t segno,
+                            struct wal_segment_header *out);
+
+/* ---- the reader ----------------------------------------------------------- */
+
+struct wal_record {
+    enum wal_rec_type type;
+    uint64_t lsn;              /* position of the record */
+    uint64_t next_lsn;         /* position just past it (aligned) */
+    uint64_t txn_id;
+    uint64_t sync_lsn;
+    const uint8_t *payload;    /* valid until the next wal_reader_next */
+    uint32_t len;
+};
+
+struct wal_reader;
+
+/* Reads the log of dir from start_lsn.  A missing first segment is an empty
+ * log. */
+int wal_reader_open(struct vfs *v, const char *dir, uint64_t segment_size, uint64_t start_lsn,
+                    struct wal_reader **out);
+
+/* 1: *rec filled (SWITCH records are followed internally and not returned);
+ * 0: end of the valid log; CL_ECORRUPT: a damaged record that had been made
+ * durable (wal_reader_bad_lsn names it); -errno: an I/O error. */
+int wal_reader_next(struct wal_reader *r, struct wal_record *rec);
+
+uint64_t wal_reader_end_lsn(struct wal_reader *r); /* after 0: first LSN past the valid log */
+int wal_reader_torn(struct wal_reader *r);         /* after 0: the log ended in a damaged record */
+uint64_t wal_reader_bad_lsn(struct wal_reader *r); /* after CL_ECORRUPT */
+void wal_reader_close(struct wal_reader *r);
+
+/* Payload decoding; return CL_ECORRUPT when the payload is malformed. */
+int wal_decode_put(const struct wal_record *rec, const void **key, uint32_t *klen,
+                   const void **val, uint32_t *vlen);
+int wal_decode_del(const struct wal_record *rec, const void **key, uint32_t *klen);
+int wal_decode_commit(const struct wal_record *rec, uint32_t *nops);
+
+#endif /* CL_WAL_H */
