@@ -167,6 +167,40 @@ struct cl_stats {
 };
 int cl_stats(struct cl_db *db, struct cl_stats *out);
 
+/* ---- inspection (commitlab inspect, like pg_waldump / mdb_stat) ---------- */
+
+struct cl_inspect_segment {
+    uint64_t segno;
+    uint64_t first_lsn;         /* LSN of its first record slot */
+    int header_ok;              /* the segment header's magic, version and checksum are good */
+    uint64_t header_db_id;
+};
+
+struct cl_inspect {
+    /* the current meta page */
+    uint32_t version, page_size;
+    uint64_t db_id, generation, root, npages, nentries;
+    uint64_t checkpoint_lsn, wal_segment_size, wal_segno;
+    /* the log from the checkpoint LSN on */
+    uint64_t nsegments;
+    uint64_t records[5];        /* by type: [1] put, [2] del, [3] commit, [4] switch */
+    uint64_t end_lsn;
+    int torn_tail;
+    /* verify */
+    int verified;
+    uint64_t pages_checked;
+    int corrupt;                /* 1: a page, 2: a log record */
+    uint64_t bad_page, bad_lsn;
+};
+
+typedef void (*cl_inspect_segment_fn)(void *arg, const struct cl_inspect_segment *seg);
+
+/* Reads dir without writing anything.  With verify, checks every reachable
+ * page and every log record from the checkpoint on; returns CL_ECORRUPT
+ * naming the first bad page (out->bad_page) or LSN (out->bad_lsn).  fn (may
+ * be NULL) is called for each segment file, in order. */
+int cl_inspect(const char *dir, int verify, struct cl_inspect *out, cl_inspect_segment_fn fn, void *arg);
+
 const char *cl_strerror(int err);
 
 /* Names of the enums, for CLIs and logs ("commit", "fdatasync", ...);

@@ -108,6 +108,9 @@ int store_apply(struct store *s, const struct store_op *ops, size_t n, uint64_t 
 struct store_ckpt;
 int store_checkpoint_begin(struct store *s, uint64_t lsn, uint64_t wal_segno, struct store_ckpt **out);
 int store_checkpoint_finish(struct store *s, struct store_ckpt *c); /* frees c */
+/* Frees c without writing anything (the engine could not make the log
+ * durable up to the checkpoint LSN, and is breaking the handle). */
+void store_checkpoint_abandon(struct store *s, struct store_ckpt *c);
 
 /* Checks the checksum and structure of every page reachable from the durable
  * root (and both meta pages).  CL_ECORRUPT with store_bad_page() set. */

@@ -1,0 +1,804 @@
+/*
+ * engine.c -- the transaction and commit protocol, checkpoints, and
+ * recovery orchestration.  It owns the writer lock and the sticky "broken"
+ * state; the log (wal/) and the page store (storage/store.h) do the I/O.
+ *
+ * Commit protocol (docs/design.md numbers these invariants):
+ *   C1  A write transaction buffers its writes privately; nothing reaches
+ *       the log or the tree before cl_commit.
+ *   C2  Under the writer lock, the transaction's records and its COMMIT
+ *       record are appended to the log buffer, so log order = commit order.
+ *   C3  With early lock release (elr on), the transaction is applied to the
+ *       tree and the writer lock released before waiting for durability;
+ *       with elr off, the committer waits for durability first, then
+ *       applies, then releases the lock (LMDB's discipline: readers never
+ *       see a commit that is not yet durable).
+ *   C4  cl_commit returns 0 only after the sync policy says the commit LSN
+ *       is durable as promised.  Any failure of a log write or sync, or of
+ *       applying to the tree, breaks the handle: the failing commit is not
+ *       acknowledged, and every later write call returns CL_EBROKEN.
+ *   C5  A checkpoint holds the writer lock only to freeze the tree at the
+ *       log's end L (store_checkpoint_begin); then, without the lock, it
+ *       syncs the log up to L, writes the frozen pages and the meta page,
+ *       and retires the segments below L's segment.
+ *
+ * Recovery (cl_open): read the durable meta, redo every transaction whose
+ * COMMIT record is in the valid log after the checkpoint LSN, then start
+ * the log in a new segment numbered above every existing one and
+ * checkpoint, so that nothing left beyond the end of the old log (torn or
+ * orphaned records) can ever be read as part of the new one.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commitlab.h"
+#include "store.h"
+#include "vfs.h"
+#include "wal.h"
+
+struct ws_entry {
+    uint8_t *key;
+    uint8_t *val;
+    uint32_t klen, vlen;
+    int del;
+};
+
+struct cl_txn {
+    struct cl_db *db;
+    unsigned flags;
+    struct ws_entry *ws; /* sorted by key */
+    size_t n, cap;
+};
+
+struct cl_db {
+    char *dir;
+    struct cl_options opt;
+    struct vfs *vfs;
+    struct store *store;
+    struct wal *wal;
+    uint64_t segment_size;
+
+    pthread_mutex_t writer;      /* the writer lock */
+    int broken;                  /* sticky: the first failure (atomic) */
+    uint64_t next_txn_id;        /* under writer */
+
+    pthread_mutex_t ckpt_run;    /* one checkpoint at a time */
+    pthread_mutex_t ckpt_mu;     /* guards the fields below */
+    pthread_cond_t ckpt_cv;
+    pthread_t ckpt_thread;
+    int ckpt_thread_started, ckpt_requested, ckpt_stop;
+    uint64_t last_ckpt_lsn;      /* atomic */
+
+    uint64_t commits, checkpoints, pause_ns; /* atomic */
+};
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int db_broken(struct cl_db *db) { return __atomic_load_n(&db->broken, __ATOMIC_ACQUIRE); }
+
+/* Records the first failure; the handle stays broken until reopened. */
+static void db_break(struct cl_db *db, int err)
+{
+    int expected = 0;
+    if (err == 0)
+        err = CL_EBROKEN;
+    __atomic_compare_exchange_n(&db->broken, &expected, err, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+void cl_options_init(struct cl_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sync = CL_SYNC_COMMIT;
+    o->method = CL_METHOD_FDATASYNC;
+    o->elr = 1;
+    o->segments = CL_SEGMENTS_FRESH;
+    o->segment_init = CL_SEGINIT_ZERO;
+    o->segment_size = 16ull << 20;
+    o->cache_size = 64ull << 20;
+    o->checkpoint_bytes = 64ull << 20;
+    o->interval_ms = 200;
+    o->commit_siblings = 5;
+    o->uring_depth = 4;
+    o->create = 1;
+}
+
+static int check_options(const struct cl_options *o)
+{
+    if ((unsigned)o->sync > CL_SYNC_URING || (unsigned)o->method > CL_METHOD_DIRECT ||
+        (unsigned)o->segments > CL_SEGMENTS_RECYCLE || (unsigned)o->segment_init > CL_SEGINIT_FALLOCATE)
+        return CL_EINVAL;
+    if (o->segment_size < WAL_MIN_SEGMENT || o->segment_size % WAL_SEG_HEADER)
+        return CL_EINVAL;
+    if (!wal_policy_for(o->sync))
+        return CL_ENOTSUP;
+    if (o->segments == CL_SEGMENTS_RECYCLE || o->sync_latency_us)
+        return CL_ENOTSUP;
+    return 0;
+}
+
+/* ---- checkpoints ------------------------------------------------------- */
+
+static int db_checkpoint(struct cl_db *db)
+{
+    struct store_ckpt *ck = NULL;
+    uint64_t lsn = 0, t0;
+    int rc;
+
+    pthread_mutex_lock(&db->ckpt_run);
+    pthread_mutex_lock(&db->writer);
+    t0 = now_ns();
+    rc = db_broken(db) ? CL_EBROKEN : 0;
+    if (rc == 0) {
+        lsn = wal_end_lsn(db->wal);
+        rc = store_checkpoint_begin(db->store, lsn, wal_lsn_segno(lsn, db->segment_size), &ck);
+    }
+    __atomic_add_fetch(&db->pause_ns, now_ns() - t0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&db->writer);
+    if (rc)
+        goto out;
+
+    /* The log up to L is made durable before the snapshot that covers it. */
+    rc = wal_flush(db->wal, lsn, 1);
+    if (rc) {
+        store_checkpoint_abandon(db->store, ck); /* nothing written; the handle breaks below */
+        ck = NULL;
+        goto out;
+    }
+    rc = store_checkpoint_finish(db->store, ck);
+    ck = NULL;
+    if (rc)
+        goto out;
+    __atomic_store_n(&db->last_ckpt_lsn, lsn, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&db->checkpoints, 1, __ATOMIC_RELAXED);
+    rc = wal_retire_below(db->wal, wal_lsn_segno(lsn, db->segment_size));
+out:
+    if (rc)
+        db_break(db, rc);
+    pthread_mutex_unlock(&db->ckpt_run);
+    return rc;
+}
+
+static void *ckpt_main(void *arg)
+{
+    struct cl_db *db = arg;
+    pthread_mutex_lock(&db->ckpt_mu);
+    for (;;) {
+        while (!db->ckpt_requested && !db->ckpt_stop)
+            pthread_cond_wait(&db->ckpt_cv, &db->ckpt_mu);
+        if (db->ckpt_stop)
+            break;
+        pthread_mutex_unlock(&db->ckpt_mu);
+        if (!db_broken(db))
+            db_checkpoint(db);
+        pthread_mutex_lock(&db->ckpt_mu);
+        db->ckpt_requested = 0;
+    }
+    pthread_mutex_unlock(&db->ckpt_mu);
+    return NULL;
+}
+
+static void maybe_request_checkpoint(struct cl_db *db, uint64_t lsn)
+{
+    uint64_t last = __atomic_load_n(&db->last_ckpt_lsn, __ATOMIC_ACQUIRE);
+    if (!db->opt.checkpoint_bytes || !db->ckpt_thread_started || lsn - last < db->opt.checkpoint_bytes)
+        return;
+    pthread_mutex_lock(&db->ckpt_mu);
+    if (!db->ckpt_requested) {
+        db->ckpt_requested = 1;
+        pthread_cond_signal(&db->ckpt_cv);
+    }
+    pthread_mutex_unlock(&db->ckpt_mu);
+}
+
+int cl_checkpoint(struct cl_db *db)
+{
+    if (!db)
+        return CL_EINVAL;
+    if (db_broken(db))
+        return CL_EBROKEN;
+    return db_checkpoint(db);
+}
+
+/* ---- recovery ------------------------------------------------------------ */
+
+/* The operations of the transaction being read back, with owned copies. */
+struct redo {
+    struct store_op *ops;
+    uint8_t **bufs;
+    size_t n, cap;
+    uint64_t txn_id;
+};
+
+static void redo_clear(struct redo *r)
+{
+    for (size_t i = 0; i < r->n; i++)
+        free(r->bufs[i]);
+    r->n = 0;
+}
+
+static int redo_add(struct redo *r, int del, const void *k, uint32_t kl, const void *v, uint32_t vl)
+{
+    if (r->n == r->cap) {
+        size_t nc = r->cap ? r->cap * 2 : 64;
+        struct store_op *ops = realloc(r->ops, nc * sizeof *ops);
+        if (!ops)
+            return CL_ENOMEM;
+        r->ops = ops;
+        uint8_t **bufs = realloc(r->bufs, nc * sizeof *bufs);
+        if (!bufs)
+            return CL_ENOMEM;
+        r->bufs = bufs;
+        r->cap = nc;
+    }
+    uint8_t *b = malloc((size_t)kl + vl + 1);
+    if (!b)
+        return CL_ENOMEM;
+    memcpy(b, k, kl);
+    if (vl)
+        memcpy(b + kl, v, vl);
+    r->bufs[r->n] = b;
+    r->ops[r->n] = (struct store_op){.del = del, .key = b, .klen = kl, .val = b + kl, .vlen = vl};
+    r->n++;
+    return 0;
+}
+
+static int recover(struct cl_db *db, const struct store_meta *meta, struct cl_recovery_info *info)
+{
+    struct wal_reader *rd = NULL;
+    struct wal_record rec;
+    struct redo redo = {0};
+    uint64_t max_txn = 0;
+    int rc;
+
+    rc = wal_reader_open(db->vfs, db->dir, db->segment_size, meta->checkpoint_lsn, &rd);
+    if (rc)
+        return rc;
+    while ((rc = wal_reader_next(rd, &rec)) == 1) {
+        const void *k, *v;
+        uint32_t kl, vl, nops;
+        info->records_read++;
+        if (redo.n && rec.txn_id != redo.txn_id) {
+            /* A transaction without its COMMIT, followed by another: cannot
+             * happen with one writer; treat the first as incomplete. */
+            info->txns_discarded++;
+            redo_clear(&redo);
+        }
+        redo.txn_id = rec.txn_id;
+        if (rec.txn_id > max_txn)
+            max_txn = rec.txn_id;
+        switch (rec.type) {
+        case WAL_REC_PUT:
+            rc = wal_decode_put(&rec, &k, &kl, &v, &vl);
+            if (rc == 0)
+                rc = redo_add(&redo, 0, k, kl, v, vl);
+            break;
+        case WAL_REC_DEL:
+            rc = wal_decode_del(&rec, &k, &kl);
+            if (rc == 0)
+                rc = redo_add(&redo, 1, k, kl, NULL, 0);
+            break;
+        case WAL_REC_COMMIT:
+            rc = wal_decode_commit(&rec, &nops);
+            if (rc == 0 && nops != redo.n)
+                rc = CL_ECORRUPT;
+            if (rc == 0)
+                rc = store_apply(db->store, redo.ops, redo.n, rec.next_lsn);
+            if (rc == 0)
+                info->txns_replayed++;
+            redo_clear(&redo);
+            break;
+        default:
+            rc = CL_ECORRUPT;
+        }
+        if (rc)
+            goto out;
+    }
+    if (rc < 0) {
+        if (rc == CL_ECORRUPT)
+            fprintf(stderr, "commitlab: %s: log corrupt at LSN %" PRIu64 "\n", db->dir,
+                    wal_reader_bad_lsn(rd));
+        goto out;
+    }
+    if (redo.n)
+        info->txns_discarded++;
+    info->end_lsn = wal_reader_end_lsn(rd);
+    info->torn_tail = wal_reader_torn(rd);
+    rc = 0;
+out:
+    redo_clear(&redo);
+    free(redo.ops);
+    free(redo.bufs);
+    wal_reader_close(rd);
+    db->next_txn_id = max_txn + 1;
+    return rc;
+}
+
+/* ---- open and close ------------------------------------------------------ */
+
+static void db_free(struct cl_db *db)
+{
+    if (db->ckpt_thread_started) {
+        pthread_mutex_lock(&db->ckpt_mu);
+        db->ckpt_stop = 1;
+        pthread_cond_signal(&db->ckpt_cv);
+        pthread_mutex_unlock(&db->ckpt_mu);
+        pthread_join(db->ckpt_thread, NULL);
+        db->ckpt_thread_started = 0;
+    }
+    if (db->wal)
+        wal_close(db->wal);
+    if (db->store)
+        store_close(db->store);
+    pthread_mutex_destroy(&db->writer);
+    pthread_mutex_destroy(&db->ckpt_run);
+    pthread_mutex_destroy(&db->ckpt_mu);
+    pthread_cond_destroy(&db->ckpt_cv);
+    free(db->dir);
+    free(db);
+}
+
+static uint64_t random_id(void)
+{
+    uint64_t id = 0;
+    if (getrandom(&id, sizeof id, 0) != sizeof id)
+        id = now_ns() ^ ((uint64_t)getpid() << 32);
+    return id ? id : 1;
+}
+
+int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
+            struct cl_recovery_info *info)
+{
+    struct cl_recovery_info scratch;
+    struct store_meta meta;
+    struct cl_db *db;
+    uint64_t *segs = NULL, new_segno;
+    size_t nsegs = 0;
+    int rc, created = 0;
+
+    if (!dir || !out)
+        return CL_EINVAL;
+    *out = NULL;
+    if (!info)
+        info = &scratch;
+    memset(info, 0, sizeof *info);
+
+    db = calloc(1, sizeof *db);
+    if (!db)
+        return CL_ENOMEM;
+    if (opts)
+        db->opt = *opts;
+    else
+        cl_options_init(&db->opt);
+    pthread_mutex_init(&db->writer, NULL);
+    pthread_mutex_init(&db->ckpt_run, NULL);
+    pthread_mutex_init(&db->ckpt_mu, NULL);
+    pthread_cond_init(&db->ckpt_cv, NULL);
+    rc = check_options(&db->opt);
+    if (rc)
+        goto fail;
+    db->dir = strdup(dir);
+    if (!db->dir) {
+        rc = CL_ENOMEM;
+        goto fail;
+    }
+    db->vfs = db->opt.vfs ? db->opt.vfs : vfs_posix();
+
+    if (db->opt.create) {
+        rc = vfs_mkdir(db->vfs, dir);
+        if (rc && rc != -EEXIST)
+            goto fail;
+    }
+    struct store_config sc = {
+        .vfs = db->vfs, .dir = dir, .cache_size = db->opt.cache_size, .create = db->opt.create,
+        .db_id = random_id(), .wal_segment_size = db->opt.segment_size,
+    };
+    rc = store_open(&sc, &db->store, &created);
+    if (rc)
+        goto fail;
+    store_get_meta(db->store, &meta);
+    db->segment_size = meta.wal_segment_size; /* fixed when the database was created */
+    info->created = created;
+    info->checkpoint_lsn = meta.checkpoint_lsn;
+    info->end_lsn = meta.checkpoint_lsn;
+    db->next_txn_id = 1;
+    if (!created) {
+        rc = recover(db, &meta, info);
+        if (rc)
+            goto fail;
+    }
+
+    /* The new log starts in a segment above every existing one. */
+    rc = wal_list_segments(db->vfs, dir, &segs, &nsegs);
+    if (rc)
+        goto fail;
+    new_segno = meta.wal_segno;
+    if (nsegs && segs[nsegs - 1] > new_segno)
+        new_segno = segs[nsegs - 1];
+    new_segno++;
+    free(segs);
+    struct wal_config wc = {
+        .vfs = db->vfs, .dir = dir, .db_id = meta.db_id, .segment_size = db->segment_size,
+        .policy = db->opt.sync, .method = db->opt.method, .segment_init = db->opt.segment_init,
+    };
+    rc = wal_open(&wc, new_segno, &db->wal);
+    if (rc)
+        goto fail;
+    rc = db_checkpoint(db); /* the recovered state, durable, before any new commit */
+    if (rc)
+        goto fail;
+
+    if (pthread_create(&db->ckpt_thread, NULL, ckpt_main, db) == 0)
+        db->ckpt_thread_started = 1;
+    *out = db;
+    return 0;
+fail:
+    db_free(db);
+    return rc;
+}
+
+int cl_close(struct cl_db *db)
+{
+    int rc;
+    if (!db)
+        return CL_EINVAL;
+    if (db->ckpt_thread_started) {
+        pthread_mutex_lock(&db->ckpt_mu);
+        db->ckpt_stop = 1;
+        pthread_cond_signal(&db->ckpt_cv);
+        pthread_mutex_unlock(&db->ckpt_mu);
+        pthread_join(db->ckpt_thread, NULL);
+        db->ckpt_thread_started = 0;
+    }
+    rc = db_broken(db) ? CL_EBROKEN : db_checkpoint(db);
+    if (rc)
+        rc = CL_EBROKEN;
+    db_free(db);
+    return rc;
+}
+
+/* ---- transactions ------------------------------------------------------------ */
+
+int cl_txn_begin(struct cl_db *db, unsigned flags, struct cl_txn **out)
+{
+    struct cl_txn *t;
+    if (!db || !out || (flags & ~CL_TXN_RDONLY))
+        return CL_EINVAL;
+    if (!(flags & CL_TXN_RDONLY) && db_broken(db))
+        return CL_EBROKEN;
+    t = calloc(1, sizeof *t);
+    if (!t)
+        return CL_ENOMEM;
+    t->db = db;
+    t->flags = flags;
+    *out = t;
+    return 0;
+}
+
+static int key_cmp(const void *a, size_t al, const void *b, size_t bl)
+{
+    int c = memcmp(a, b, al < bl ? al : bl);
+    if (c)
+        return c;
+    return al < bl ? -1 : al > bl;
+}
+
+/* Index of key in the write set, or -(insertion point)-1. */
+static long ws_find(const struct cl_txn *t, const void *key, size_t klen)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = key_cmp(t->ws[mid].key, t->ws[mid].klen, key, klen);
+        if (c == 0)
+            return (long)mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -(long)lo - 1;
+}
+
+static int ws_set(struct cl_txn *t, const void *key, size_t klen, const void *val, size_t vlen, int del)
+{
+    long i = ws_find(t, key, klen);
+    uint8_t *v = NULL;
+    if (!del) {
+        v = malloc(vlen ? vlen : 1);
+        if (!v)
+            return CL_ENOMEM;
+        if (vlen)
+            memcpy(v, val, vlen);
+    }
+    if (i >= 0) {
+        free(t->ws[i].val);
+        t->ws[i].val = v;
+        t->ws[i].vlen = (uint32_t)vlen;
+        t->ws[i].del = del;
+        return 0;
+    }
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 8;
+        struct ws_entry *ws = realloc(t->ws, nc * sizeof *ws);
+        if (!ws) {
+            free(v);
+            return CL_ENOMEM;
+        }
+        t->ws = ws;
+        t->cap = nc;
+    }
+    uint8_t *k = malloc(klen);
+    if (!k) {
+        free(v);
+        return CL_ENOMEM;
+    }
+    memcpy(k, key, klen);
+    size_t at = (size_t)(-i - 1);
+    memmove(&t->ws[at + 1], &t->ws[at], (t->n - at) * sizeof *t->ws);
+    t->ws[at] = (struct ws_entry){.key = k, .klen = (uint32_t)klen, .val = v, .vlen = (uint32_t)vlen, .del = del};
+    t->n++;
+    return 0;
+}
+
+static int check_write(struct cl_txn *t, size_t klen)
+{
+    if (!t)
+        return CL_EINVAL;
+    if (t->flags & CL_TXN_RDONLY)
+        return CL_EREADONLY;
+    if (db_broken(t->db))
+        return CL_EBROKEN;
+    if (klen == 0)
+        return CL_EINVAL;
+    if (klen > CL_MAX_KEY)
+        return CL_ETOOBIG;
+    return 0;
+}
+
+int cl_put(struct cl_txn *t, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    int rc = check_write(t, klen);
+    if (rc)
+        return rc;
+    if (vlen > CL_MAX_VALUE)
+        return CL_ETOOBIG;
+    if (!key || (vlen && !val))
+        return CL_EINVAL;
+    return ws_set(t, key, klen, val, vlen, 0);
+}
+
+int cl_get(struct cl_txn *t, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen)
+{
+    if (!t || !key || klen == 0)
+        return CL_EINVAL;
+    if (klen > CL_MAX_KEY)
+        return CL_ETOOBIG;
+    long i = ws_find(t, key, klen);
+    if (i >= 0) {
+        const struct ws_entry *e = &t->ws[i];
+        if (e->del)
+            return CL_ENOTFOUND;
+        if (vlen)
+            *vlen = e->vlen;
+        if (buf && cap)
+            memcpy(buf, e->val, e->vlen < cap ? e->vlen : cap);
+        return 0;
+    }
+    size_t dummy;
+    return store_get(t->db->store, key, klen, buf, cap, vlen ? vlen : &dummy);
+}
+
+int cl_del(struct cl_txn *t, const void *key, size_t klen)
+{
+    int rc = check_write(t, klen);
+    size_t vl;
+    if (rc)
+        return rc;
+    rc = cl_get(t, key, klen, NULL, 0, &vl);
+    if (rc)
+        return rc;
+    return ws_set(t, key, klen, NULL, 0, 1);
+}
+
+/* The tree's part of a scan, copied out so the write set can be merged in
+ * without holding the store's read lock across the caller's callback. */
+struct scan_buf {
+    struct ws_entry *e;
+    size_t n, cap;
+    int err;
+};
+
+static int scan_collect(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    struct scan_buf *sb = arg;
+    if (sb->n == sb->cap) {
+        size_t nc = sb->cap ? sb->cap * 2 : 64;
+        struct ws_entry *e = realloc(sb->e, nc * sizeof *e);
+        if (!e)
+            goto nomem;
+        sb->e = e;
+        sb->cap = nc;
+    }
+    uint8_t *b = malloc(klen + vlen + 1);
+    if (!b)
+        goto nomem;
+    memcpy(b, key, klen);
+    if (vlen)
+        memcpy(b + klen, val, vlen);
+    sb->e[sb->n++] = (struct ws_entry){.key = b, .klen = (uint32_t)klen, .val = b + klen, .vlen = (uint32_t)vlen};
+    return 0;
+nomem:
+    sb->err = CL_ENOMEM;
+    return 1;
+}
+
+int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size_t hilen,
+            cl_scan_fn fn, void *arg)
+{
+    struct scan_buf sb = {0};
+    size_t i = 0, j;
+    int rc;
+
+    if (!t || !fn)
+        return CL_EINVAL;
+    rc = store_scan(t->db->store, lo, lolen, hi, hilen, scan_collect, &sb);
+    if (rc == 0 && sb.err)
+        rc = sb.err;
+    if (rc < 0)
+        goto out;
+    rc = 0;
+    /* Merge the tree's range with the write set's entries in [lo, hi). */
+    j = 0;
+    if (lo) {
+        long f = ws_find(t, lo, lolen);
+        j = (size_t)(f >= 0 ? f : -f - 1);
+    }
+    while (rc == 0) {
+        const struct ws_entry *w = NULL, *s = i < sb.n ? &sb.e[i] : NULL;
+        if (j < t->n && (!hi || key_cmp(t->ws[j].key, t->ws[j].klen, hi, hilen) < 0))
+            w = &t->ws[j];
+        if (!w && !s)
+            break;
+        int c = !w ? -1 : !s ? 1 : key_cmp(s->key, s->klen, w->key, w->klen);
+        if (c < 0) {
+            rc = fn(arg, s->key, s->klen, s->val, s->vlen);
+            i++;
+            continue;
+        }
+        if (c == 0)
+            i++; /* the transaction's own write shadows the tree */
+        if (!w->del)
+            rc = fn(arg, w->key, w->klen, w->val, w->vlen);
+        j++;
+    }
+out:
+    for (size_t k = 0; k < sb.n; k++)
+        free(sb.e[k].key);
+    free(sb.e);
+    return rc;
+}
+
+static void txn_free(struct cl_txn *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->ws[i].key);
+        free(t->ws[i].val);
+    }
+    free(t->ws);
+    free(t);
+}
+
+void cl_abort(struct cl_txn *t)
+{
+    if (t)
+        txn_free(t);
+}
+
+int cl_commit(struct cl_txn *t)
+{
+    struct cl_db *db;
+    struct wal_op *wops = NULL;
+    struct store_op *sops = NULL;
+    uint64_t lsn = 0;
+    int rc = 0;
+
+    if (!t)
+        return CL_EINVAL;
+    db = t->db;
+    if ((t->flags & CL_TXN_RDONLY) || t->n == 0)
+        goto out;
+    wops = malloc(t->n * sizeof *wops);
+    sops = malloc(t->n * sizeof *sops);
+    if (!wops || !sops) {
+        rc = CL_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        const struct ws_entry *e = &t->ws[i];
+        wops[i] = (struct wal_op){.del = e->del, .key = e->key, .klen = e->klen, .val = e->val, .vlen = e->vlen};
+        sops[i] = (struct store_op){.del = e->del, .key = e->key, .klen = e->klen, .val = e->val, .vlen = e->vlen};
+    }
+
+    pthread_mutex_lock(&db->writer);
+    if (db_broken(db)) {
+        pthread_mutex_unlock(&db->writer);
+        rc = CL_EBROKEN;
+        goto out;
+    }
+    rc = wal_append_txn(db->wal, db->next_txn_id++, wops, t->n, &lsn);
+    if (rc == CL_ETOOBIG) { /* the transaction is refused; the log is intact */
+        pthread_mutex_unlock(&db->writer);
+        goto out;
+    }
+    if (rc == 0 && db->opt.elr) {
+        rc = store_apply(db->store, sops, t->n, lsn);
+        pthread_mutex_unlock(&db->writer);
+        if (rc == 0)
+            rc = wal_commit(db->wal, lsn);
+    } else if (rc == 0) {
+        rc = wal_commit(db->wal, lsn);
+        if (rc == 0)
+            rc = store_apply(db->store, sops, t->n, lsn);
+        pthread_mutex_unlock(&db->writer);
+    } else {
+        pthread_mutex_unlock(&db->writer);
+    }
+    if (rc) {
+        db_break(db, rc);
+        goto out;
+    }
+    __atomic_add_fetch(&db->commits, 1, __ATOMIC_RELAXED);
+    maybe_request_checkpoint(db, lsn);
+out:
+    free(wops);
+    free(sops);
+    txn_free(t);
+    return rc;
+}
+
+/* ---- stats --------------------------------------------------------------- */
+
+int cl_stats(struct cl_db *db, struct cl_stats *out)
+{
+    struct wal_stats ws;
+    struct store_stats ss;
+    struct vfs_counters data, meta;
+
+    if (!db || !out)
+        return CL_EINVAL;
+    memset(out, 0, sizeof *out);
+    wal_get_stats(db->wal, &ws);
+    store_get_stats(db->store, &ss);
+    vfs_counters_get(db->vfs, VFS_CLASS_DATA, &data);
+    vfs_counters_get(db->vfs, VFS_CLASS_META, &meta);
+    out->commits = __atomic_load_n(&db->commits, __ATOMIC_RELAXED);
+    out->syncs = ws.syncs;
+    out->wal_bytes = ws.bytes;
+    out->wal_writes = ws.writes;
+    out->data_writes = data.writes + meta.writes;
+    out->data_bytes = data.write_bytes + meta.write_bytes;
+    out->checkpoints = __atomic_load_n(&db->checkpoints, __ATOMIC_RELAXED);
+    out->checkpoint_pause_us = __atomic_load_n(&db->pause_ns, __ATOMIC_RELAXED) / 1000;
+    out->max_commits_per_sync = ws.max_commits_per_sync;
+    out->commits_per_sync = ws.syncs ? (double)ws.commits / (double)ws.syncs : 0.0;
+    out->durable_lsn = wal_durable_lsn(db->wal);
+    out->end_lsn = wal_end_lsn(db->wal);
+    out->pages = ss.pages;
+    out->cache_hits = ss.hits;
+    out->cache_misses = ss.misses;
+    out->cache_evictions = ss.evictions;
+    out->broken = db_broken(db) != 0;
+    return 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * errors.c -- names for every error code and option value of the public
+ * API.  Engine codes live in the reserved range CL_ERR_LAST..CL_ERR_FIRST;
+ * anything else negative is -errno.
+ */
+#include <string.h>
+
+#include "commitlab.h"
+
+const char *cl_strerror(int err)
+{
+    switch (err) {
+    case 0: return "success";
+    case CL_ENOTFOUND: return "key not found";
+    case CL_ECORRUPT: return "corruption: a checksum or structural check failed";
+    case CL_EBROKEN: return "database is broken by an earlier failed log write or sync; reopen to recover";
+    case CL_EINVAL: return "invalid argument";
+    case CL_ETOOBIG: return "key or value too large (keys up to 512 bytes, values up to 4096 bytes)";
+    case CL_EBUSY: return "busy";
+    case CL_EFORMAT: return "not a commitlab database, or an unsupported format version";
+    case CL_ENOTSUP: return "not supported: the option or policy is not built or not available here";
+    case CL_EREADONLY: return "write on a read-only transaction or database";
+    case CL_ENOMEM: return "out of memory";
+    case CL_ETXNDONE: return "transaction already committed or aborted";
+    default: break;
+    }
+    if (err < 0 && err > -4096)
+        return strerror(-err);
+    return "unknown error";
+}
+
+static const char *const policy_names[] = {"none", "periodic", "commit", "group", "uring"};
+static const char *const method_names[] = {"fdatasync", "fsync", "dsync", "direct"};
+
+const char *cl_sync_policy_name(enum cl_sync_policy p)
+{
+    return (unsigned)p < sizeof policy_names / sizeof *policy_names ? policy_names[p] : "?";
+}
+
+const char *cl_sync_method_name(enum cl_sync_method m)
+{
+    return (unsigned)m < sizeof method_names / sizeof *method_names ? method_names[m] : "?";
+}
+
+int cl_sync_policy_parse(const char *s, enum cl_sync_policy *out)
+{
+    for (unsigned i = 0; i < sizeof policy_names / sizeof *policy_names; i++)
+        if (strcmp(s, policy_names[i]) == 0) {
+            *out = (enum cl_sync_policy)i;
+            return 0;
+        }
+    return CL_EINVAL;
+}
+
+int cl_sync_method_parse(const char *s, enum cl_sync_method *out)
+{
+    for (unsigned i = 0; i < sizeof method_names / sizeof *method_names; i++)
+        if (strcmp(s, method_names[i]) == 0) {
+            *out = (enum cl_sync_method)i;
+            return 0;
+        }
+    return CL_EINVAL;
+}

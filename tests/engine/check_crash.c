@@ -1,0 +1,223 @@
+/*
+ * check_crash.c -- the durability contract under simulated power failures.
+ *
+ * Each iteration opens a fresh database on the fault-injecting file layer,
+ * runs random transactions (every one also writes "seq" = its number),
+ * arms a crash at a random file operation (or crashes after the last
+ * transaction), produces the crash state with one of the models (drop,
+ * torn, reorder), reopens on the plain POSIX layer and checks:
+ *   - durable policies (commit, every sync method): the recovered state is
+ *     exactly the state after transaction k, with k >= the last
+ *     acknowledged transaction (nothing acknowledged is lost, no
+ *     transaction is partly visible);
+ *   - none: the recovered state is exactly the state after some prefix k
+ *     of the transactions (prefix consistency).
+ * A failure prints the seed; CL_SEED=<seed> CL_ITERATIONS=1 replays it.
+ * The iteration count defaults to 2,000 crashes; CL_ITERATIONS overrides.
+ */
+#include <check.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commitlab.h"
+#include "testutil.h"
+#include "vfs.h"
+#include "vfs_fault.h"
+
+#define NKEYS 48
+#define MAXTXN 40
+#define MAXVAL 2100
+
+struct state {
+    int present[NKEYS];
+    uint32_t len[NKEYS];
+    uint8_t val[NKEYS][MAXVAL];
+};
+
+static void key_of(int i, char *k) { snprintf(k, 16, "key-%04d", i); }
+
+static void fill_value(uint8_t *v, uint32_t len, uint64_t tag)
+{
+    for (uint32_t i = 0; i < len; i++)
+        v[i] = (uint8_t)(tag * 31 + i * 7);
+}
+
+struct check_ctx {
+    const struct state *want;
+    int seen[NKEYS];
+    int bad;
+    char why[160];
+};
+
+static int check_one(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    struct check_ctx *c = arg;
+    int i;
+    if (klen == 3 && memcmp(key, "seq", 3) == 0)
+        return 0;
+    if (klen != 8 || sscanf((const char *)key, "key-%4d", &i) != 1 || i < 0 || i >= NKEYS) {
+        snprintf(c->why, sizeof c->why, "unexpected key of %zu bytes", klen);
+        c->bad = 1;
+        return 1;
+    }
+    c->seen[i] = 1;
+    if (!c->want->present[i] || c->want->len[i] != vlen || memcmp(c->want->val[i], val, vlen) != 0) {
+        snprintf(c->why, sizeof c->why, "key %d: value differs (present %d, len %u vs %zu)", i,
+                 c->want->present[i], c->want->len[i], vlen);
+        c->bad = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static const enum cl_sync_policy policies[] = {CL_SYNC_COMMIT, CL_SYNC_COMMIT, CL_SYNC_COMMIT,
+                                               CL_SYNC_COMMIT, CL_SYNC_NONE};
+static const enum cl_sync_method methods[] = {CL_METHOD_FDATASYNC, CL_METHOD_FSYNC, CL_METHOD_DSYNC,
+                                              CL_METHOD_DIRECT, CL_METHOD_FDATASYNC};
+#define NCONFIG 5
+
+static int direct_works = -1;
+
+static void one_iteration(uint64_t seed, int cfg, enum vfs_crash_model model, struct state *states)
+{
+    uint64_t rs = seed;
+    char *dir = tu_mkdtemp("crash");
+    struct vfs *fault = vfs_fault_new(vfs_posix());
+    struct cl_options o;
+    struct cl_db *db = NULL;
+    int acked = 0, attempted = 0, rc;
+    char key[16];
+    uint8_t val[MAXVAL];
+
+    ck_assert_ptr_nonnull(fault);
+    cl_options_init(&o);
+    o.sync = policies[cfg];
+    o.method = methods[cfg];
+    o.segment_size = 64 * 1024;
+    o.cache_size = 32 * 4096;
+    o.checkpoint_bytes = 0; /* checkpoints are taken by this thread, so the op count is deterministic */
+    o.vfs = fault;
+    rc = cl_open(dir, &o, &db, NULL);
+    if (rc == CL_ENOTSUP && o.method == CL_METHOD_DIRECT) {
+        direct_works = 0; /* the scratch filesystem refuses O_DIRECT */
+        vfs_destroy(fault);
+        tu_rmdir(dir);
+        free(dir);
+        return;
+    }
+    ck_assert_msg(rc == 0, "seed %" PRIu64 ": open: %s", seed, cl_strerror(rc));
+
+    memset(&states[0], 0, sizeof states[0]);
+    vfs_fault_crash_at(fault, 1 + tu_range(&rs, 700), model, seed);
+    for (int n = 1; n <= MAXTXN; n++) {
+        struct cl_txn *t;
+        states[n] = states[n - 1];
+        attempted = n;
+        rc = cl_txn_begin(db, 0, &t);
+        if (rc)
+            break;
+        uint64_t s64 = (uint64_t)n;
+        rc = cl_put(t, "seq", 3, &s64, sizeof s64);
+        ck_assert_int_eq(rc, 0);
+        int nops = 1 + (int)tu_range(&rs, 5);
+        for (int j = 0; j < nops; j++) {
+            int k = (int)tu_range(&rs, NKEYS);
+            key_of(k, key);
+            if (states[n].present[k] && tu_range(&rs, 4) == 0) {
+                ck_assert_int_eq(cl_del(t, key, 8), 0);
+                states[n].present[k] = 0;
+            } else {
+                uint32_t len = tu_range(&rs, 8) == 0 ? 1000 + (uint32_t)tu_range(&rs, 1100)
+                                                     : (uint32_t)tu_range(&rs, 200);
+                fill_value(val, len, seed ^ ((uint64_t)n << 8) ^ (uint64_t)j);
+                ck_assert_int_eq(cl_put(t, key, 8, val, len), 0);
+                states[n].present[k] = 1;
+                states[n].len[k] = len;
+                memcpy(states[n].val[k], val, len);
+            }
+        }
+        rc = cl_commit(t);
+        if (rc != 0)
+            break;
+        acked = n;
+        if (n % 9 == 0 && cl_checkpoint(db) != 0)
+            break;
+    }
+    if (!vfs_fault_crashed(fault))
+        ck_assert_int_eq(vfs_fault_crash(fault, model, seed), 0);
+    cl_close(db); /* writes nothing: the file layer is dead */
+    vfs_destroy(fault);
+
+    struct cl_options o2 = o;
+    struct cl_recovery_info info;
+    o2.vfs = NULL;
+    o2.create = 0;
+    rc = cl_open(dir, &o2, &db, &info);
+    ck_assert_msg(rc == 0, "seed %" PRIu64 " (%s/%s, model %s): reopen: %s", seed,
+                  cl_sync_policy_name(o.sync), cl_sync_method_name(o.method),
+                  vfs_crash_model_name(model), cl_strerror(rc));
+    struct cl_txn *r;
+    uint64_t k = 0;
+    size_t vl = 0;
+    ck_assert_int_eq(cl_txn_begin(db, CL_TXN_RDONLY, &r), 0);
+    rc = cl_get(r, "seq", 3, &k, sizeof k, &vl);
+    if (rc == CL_ENOTFOUND)
+        k = 0;
+    else
+        ck_assert_msg(rc == 0 && vl == sizeof k, "seed %" PRIu64 ": seq: %s", seed, cl_strerror(rc));
+    if (o.sync != CL_SYNC_NONE)
+        ck_assert_msg(k >= (uint64_t)acked,
+                      "seed %" PRIu64 " (%s/%s, model %s): acknowledged txn %d lost (recovered %" PRIu64 ")",
+                      seed, cl_sync_policy_name(o.sync), cl_sync_method_name(o.method),
+                      vfs_crash_model_name(model), acked, k);
+    ck_assert_msg(k <= (uint64_t)attempted, "seed %" PRIu64 ": recovered txn %" PRIu64 " never attempted", seed, k);
+    struct check_ctx c = {.want = &states[k]};
+    rc = cl_scan(r, NULL, 0, NULL, 0, check_one, &c);
+    ck_assert_msg(!c.bad, "seed %" PRIu64 " (%s/%s, model %s): state after txn %" PRIu64 ": %s", seed,
+                  cl_sync_policy_name(o.sync), cl_sync_method_name(o.method), vfs_crash_model_name(model),
+                  k, c.why);
+    ck_assert_int_eq(rc, 0);
+    for (int i = 0; i < NKEYS; i++)
+        ck_assert_msg(c.seen[i] == states[k].present[i],
+                      "seed %" PRIu64 " (%s/%s, model %s): key %d %s after txn %" PRIu64, seed,
+                      cl_sync_policy_name(o.sync), cl_sync_method_name(o.method), vfs_crash_model_name(model),
+                      i, c.seen[i] ? "present but deleted" : "missing", k);
+    cl_abort(r);
+    ck_assert_int_eq(cl_close(db), 0);
+    tu_rmdir(dir);
+    free(dir);
+}
+
+START_TEST(test_crash_loop)
+{
+    uint64_t base = tu_seed(1000);
+    uint64_t iters = tu_iterations(2000);
+    struct state *states = malloc(sizeof(struct state) * (MAXTXN + 1));
+    ck_assert_ptr_nonnull(states);
+    for (uint64_t i = 0; i < iters; i++) {
+        uint64_t seed = base + i;
+        int cfg = (int)(seed % NCONFIG);
+        enum vfs_crash_model model = (enum vfs_crash_model)((seed / NCONFIG) % 3);
+        if (methods[cfg] == CL_METHOD_DIRECT && direct_works == 0)
+            cfg = 0;
+        one_iteration(seed, cfg, model, states);
+    }
+    free(states);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("crash");
+    TCase *tc = tcase_create("loop");
+    tcase_set_timeout(tc, 900);
+    tcase_add_test(tc, test_crash_loop);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
