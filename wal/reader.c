@@ -1,0 +1,268 @@
+/*
+ * reader.c -- reads a log back: records in LSN order, following SWITCH
+ * records from segment to segment, and decides where the valid log ends.
+ *
+ * Called by recovery (the engine) and by tests; independent of the writer
+ * (wal_format.h and segment.c's header decoding only).
+ *
+ * Each segment is read whole into one buffer, so a returned record's
+ * payload points into it and stays valid until the next call.
+ *
+ * The end of the log is the first invalid record (docs/wal-format.md,
+ * "Validity").  Whether that is a torn tail or corruption is decided by
+ * sync_lsn: the reader scans the rest of that segment and every following
+ * segment file at each 8-byte aligned offset for a valid record whose
+ * sync_lsn is greater than the invalid record's LSN.  Such a record proves
+ * the invalid bytes had been made durable before it was written, so they
+ * were damaged afterwards: CL_ECORRUPT.  Otherwise the invalid bytes are an
+ * unsynced tail that a crash may legitimately have cut.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crc32c.h"
+#include "endian.h"
+#include "wal_internal.h"
+
+enum { RD_READING = 0, RD_END, RD_CORRUPT, RD_ERROR };
+
+struct wal_reader {
+    struct vfs *vfs;
+    char *dir;
+    uint64_t seg_size;
+    uint64_t pos;            /* LSN of the next record */
+    uint64_t segno;          /* segment in seg, when have_seg */
+    int have_seg;
+    uint8_t *seg;            /* the current segment's bytes */
+    uint8_t *scan;           /* a following segment, while scanning */
+    int state, err, torn;
+    uint64_t end_lsn, bad_lsn;
+};
+
+/* Reads segment segno into buf (missing bytes read as zero).  *present = 0
+ * when the file does not exist. */
+static int load_segment(struct wal_reader *r, uint64_t segno, uint8_t *buf, int *present)
+{
+    struct wal_segment_header h;
+    struct vfs_file *f;
+    size_t got = 0;
+    char name[32], *path;
+    int rc;
+
+    *present = 0;
+    wal_segment_name(name, sizeof name, segno);
+    if (asprintf(&path, "%s/%s", r->dir, name) < 0)
+        return CL_ENOMEM;
+    rc = vfs_open(r->vfs, path, VFS_O_RDONLY, VFS_CLASS_WAL, &f);
+    free(path);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc)
+        return rc;
+    rc = vfs_pread(f, buf, (size_t)r->seg_size, 0, &got);
+    vfs_close(f);
+    if (rc)
+        return rc;
+    memset(buf + got, 0, (size_t)(r->seg_size - got));
+    /* The records are self-identifying (LSN, incarnation, CRC); the header
+     * only has to agree with them when it is readable at all. */
+    if (wal_segment_header_decode(buf, got, &h) == 0 &&
+        (h.segment_size != r->seg_size || h.segno != segno))
+        return CL_EFORMAT;
+    *present = 1;
+    return 0;
+}
+
+/* 1 when a valid record starts at offset off of segment segno (in buf). */
+static int parse_record(const uint8_t *buf, uint64_t seg_size, uint64_t segno, uint64_t off,
+                        struct wal_record *rec)
+{
+    const uint8_t *p = buf + off;
+    uint64_t lsn = segno * seg_size + off;
+    if (off < WAL_SEG_HEADER || off % WAL_ALIGN || off + WAL_REC_HEADER > seg_size)
+        return 0;
+    if (get_le64(p + 8) != lsn) /* cheapest test first: the scan relies on it */
+        return 0;
+    uint32_t len = get_le32(p + 4);
+    if ((uint64_t)len > seg_size - off - WAL_REC_HEADER)
+        return 0;
+    if (get_le32(p + 32) != (uint32_t)segno || p[36] < WAL_REC_PUT || p[36] > WAL_REC_SWITCH ||
+        p[37] != 0 || get_le16(p + 38) != 0)
+        return 0;
+    if (crc32c(p + 4, WAL_REC_HEADER - 4 + (size_t)len) != get_le32(p))
+        return 0;
+    rec->type = (enum wal_rec_type)p[36];
+    rec->lsn = lsn;
+    rec->next_lsn = lsn + wal_align_up(WAL_REC_HEADER + (uint64_t)len);
+    rec->txn_id = get_le64(p + 16);
+    rec->sync_lsn = get_le64(p + 24);
+    rec->payload = p + WAL_REC_HEADER;
+    rec->len = len;
+    return 1;
+}
+
+/* 1 when some valid record of segment segno at offset >= from has a
+ * sync_lsn above bad. */
+static int durable_after(const uint8_t *buf, uint64_t seg_size, uint64_t segno, uint64_t from,
+                         uint64_t bad)
+{
+    struct wal_record rec;
+    if (from < WAL_SEG_HEADER)
+        from = WAL_SEG_HEADER;
+    for (uint64_t off = from; off + WAL_REC_HEADER <= seg_size; off += WAL_ALIGN)
+        if (parse_record(buf, seg_size, segno, off, &rec) && rec.sync_lsn > bad)
+            return 1;
+    return 0;
+}
+
+static int finish(struct wal_reader *r, int state, int err)
+{
+    r->state = state;
+    r->err = err;
+    return err;
+}
+
+/* The record at r->pos is invalid: torn tail (0) or corruption. */
+static int invalid_at(struct wal_reader *r)
+{
+    uint64_t bad = r->pos, off = wal_lsn_offset(bad, r->seg_size);
+    uint64_t hend = off + WAL_REC_HEADER < r->seg_size ? off + WAL_REC_HEADER : r->seg_size;
+    int rc;
+
+    r->torn = 0;
+    for (uint64_t i = off; i < hend; i++)
+        if (r->seg[i]) {
+            r->torn = 1;
+            break;
+        }
+    if (durable_after(r->seg, r->seg_size, r->segno, off + WAL_ALIGN, bad))
+        goto corrupt;
+    for (uint64_t s = r->segno + 1;; s++) {
+        int present;
+        if (!r->scan && !(r->scan = malloc((size_t)r->seg_size)))
+            return finish(r, RD_ERROR, CL_ENOMEM);
+        rc = load_segment(r, s, r->scan, &present);
+        if (rc)
+            return finish(r, RD_ERROR, rc);
+        if (!present)
+            break;
+        if (durable_after(r->scan, r->seg_size, s, WAL_SEG_HEADER, bad))
+            goto corrupt;
+    }
+    r->end_lsn = bad;
+    return finish(r, RD_END, 0);
+corrupt:
+    r->bad_lsn = bad;
+    return finish(r, RD_CORRUPT, CL_ECORRUPT);
+}
+
+int wal_reader_open(struct vfs *v, const char *dir, uint64_t segment_size, uint64_t start_lsn,
+                    struct wal_reader **out)
+{
+    struct wal_reader *r;
+    *out = NULL;
+    if (!dir || segment_size < WAL_MIN_SEGMENT || segment_size % WAL_SEG_HEADER ||
+        start_lsn % WAL_ALIGN)
+        return CL_EINVAL;
+    r = calloc(1, sizeof *r);
+    if (!r)
+        return CL_ENOMEM;
+    r->vfs = v ? v : vfs_posix();
+    r->dir = strdup(dir);
+    r->seg = malloc((size_t)segment_size);
+    if (!r->dir || !r->seg) {
+        wal_reader_close(r);
+        return CL_ENOMEM;
+    }
+    r->seg_size = segment_size;
+    if (wal_lsn_offset(start_lsn, segment_size) < WAL_SEG_HEADER)
+        start_lsn = wal_segment_start_lsn(wal_lsn_segno(start_lsn, segment_size), segment_size);
+    r->pos = r->end_lsn = start_lsn;
+    *out = r;
+    return 0;
+}
+
+int wal_reader_next(struct wal_reader *r, struct wal_record *rec)
+{
+    if (r->state != RD_READING)
+        return r->err;
+    for (;;) {
+        uint64_t segno = wal_lsn_segno(r->pos, r->seg_size);
+        if (!r->have_seg || r->segno != segno) {
+            int present, rc;
+            r->have_seg = 0;
+            rc = load_segment(r, segno, r->seg, &present);
+            if (rc)
+                return finish(r, RD_ERROR, rc);
+            if (!present) { /* an empty log, or a SWITCH into nothing */
+                r->end_lsn = r->pos;
+                r->torn = 0;
+                return finish(r, RD_END, 0);
+            }
+            r->segno = segno;
+            r->have_seg = 1;
+        }
+        if (!parse_record(r->seg, r->seg_size, segno, wal_lsn_offset(r->pos, r->seg_size), rec))
+            return invalid_at(r);
+        if (rec->type == WAL_REC_SWITCH) {
+            r->pos = wal_segment_start_lsn(segno + 1, r->seg_size);
+            continue;
+        }
+        r->pos = rec->next_lsn;
+        r->end_lsn = r->pos;
+        return 1;
+    }
+}
+
+uint64_t wal_reader_end_lsn(struct wal_reader *r) { return r->end_lsn; }
+int wal_reader_torn(struct wal_reader *r) { return r->torn; }
+uint64_t wal_reader_bad_lsn(struct wal_reader *r) { return r->bad_lsn; }
+
+void wal_reader_close(struct wal_reader *r)
+{
+    if (!r)
+        return;
+    free(r->scan);
+    free(r->seg);
+    free(r->dir);
+    free(r);
+}
+
+/* ---- payload decoders ------------------------------------------------------ */
+
+int wal_decode_put(const struct wal_record *rec, const void **key, uint32_t *klen,
+                   const void **val, uint32_t *vlen)
+{
+    if (rec->type != WAL_REC_PUT || rec->len < WAL_PUT_HDR)
+        return CL_ECORRUPT;
+    uint32_t k = get_le16(rec->payload), v = get_le32(rec->payload + 2);
+    if ((uint64_t)WAL_PUT_HDR + k + v != rec->len)
+        return CL_ECORRUPT;
+    *key = rec->payload + WAL_PUT_HDR;
+    *klen = k;
+    *val = rec->payload + WAL_PUT_HDR + k;
+    *vlen = v;
+    return 0;
+}
+
+int wal_decode_del(const struct wal_record *rec, const void **key, uint32_t *klen)
+{
+    if (rec->type != WAL_REC_DEL || rec->len < WAL_DEL_HDR)
+        return CL_ECORRUPT;
+    uint32_t k = get_le16(rec->payload);
+    if ((uint64_t)WAL_DEL_HDR + k != rec->len)
+        return CL_ECORRUPT;
+    *key = rec->payload + WAL_DEL_HDR;
+    *klen = k;
+    return 0;
+}
+
+int wal_decode_commit(const struct wal_record *rec, uint32_t *nops)
+{
+    if (rec->type != WAL_REC_COMMIT || rec->len != WAL_COMMIT_LEN)
+        return CL_ECORRUPT;
+    *nops = get_le32(rec->payload);
+    return 0;
+}

@@ -1,0 +1,122 @@
+/*
+ * wal_internal.h -- the writer's state, shared by writer.c, segment.c and
+ * the policy files.  Nothing here is part of the contract (wal.h is).
+ *
+ * Locks, in the order they are taken:
+ *   append_mu  serialises appenders for a whole transaction, so one
+ *              transaction's records are contiguous in the log;
+ *   io_mu      serialises every write and sync of segment files (the
+ *              "writer"): whoever holds it may read the buffer between
+ *              written_lsn and the end it snapshotted, without mu;
+ *   mu         guards the buffer's bookkeeping (end_lsn, written_lsn,
+ *              the switch queue) and is held only for short stretches;
+ *              durable_cond (with mu) wakes threads waiting for durability.
+ *
+ * LSNs, always written_lsn <= end_lsn and durable_lsn <= written_lsn:
+ *   durable_lsn  everything below is durable (synced, or written with
+ *                O_DSYNC); advanced only by the io_mu holder;
+ *   written_lsn  everything below has been handed to pwrite;
+ *   end_lsn      the next record goes here.
+ * The buffer is a ring indexed by lsn % buf_cap holding [written_lsn,
+ * end_lsn).  The LSN range between a SWITCH record's end and the next
+ * segment's first record is a gap: it occupies ring positions but is never
+ * copied or written; the switch queue tells the writer where each gap
+ * starts.
+ *
+ * A later policy (group, periodic, uring) uses: wal_write_locked() and
+ * wal_sync_locked() under io_mu, durable_lsn/written_lsn, durable_cond to
+ * wake its waiters (broadcast by wal_sync_locked and by the O_DSYNC write
+ * path), policy_state for its own data, and wal_set_broken().
+ */
+#ifndef CL_WAL_INTERNAL_H
+#define CL_WAL_INTERNAL_H
+
+#include <pthread.h>
+
+#include "wal.h"
+
+#define WAL_DEFAULT_BUFFER (1u << 20)
+#define WAL_SWITCH_QUEUE   64u        /* gaps the buffer may hold at once */
+#define WAL_ZERO_CHUNK     (1u << 20) /* segment zero-fill write size */
+#define WAL_STAGE_SIZE     (1u << 20) /* O_DIRECT staging buffer */
+
+struct wal_segfile {
+    uint64_t segno;
+    struct vfs_file *f;          /* NULL when not open */
+};
+
+struct wal {
+    /* configuration (immutable after wal_open) */
+    struct vfs *vfs;
+    char *dir;
+    uint64_t db_id, seg_size;
+    enum cl_sync_method method;
+    enum cl_segment_init seg_init;
+    const struct wal_policy *policy;
+    unsigned open_flags;         /* VFS_O_DSYNC / VFS_O_DIRECT for record writes */
+    int write_is_sync;           /* DSYNC or DIRECT: every pwrite is durable */
+
+    pthread_mutex_t append_mu, io_mu, mu;
+    pthread_cond_t durable_cond;
+
+    /* the ring (mu; bytes in [written_lsn, end_lsn) are read by the io_mu holder) */
+    uint8_t *buf;
+    uint64_t buf_cap;
+    uint64_t end_lsn;            /* mu */
+    uint64_t last_commit_lsn;    /* mu: end of the last complete transaction */
+    uint64_t txns_appended;      /* mu: complete transactions appended */
+    uint64_t swq[WAL_SWITCH_QUEUE]; /* mu: ends of SWITCH records not yet written */
+    unsigned swq_head, swq_len;
+
+    /* io_mu holder's state (read by others only through the atomics) */
+    uint64_t written_lsn;        /* written under mu and io_mu; read under either */
+    uint64_t durable_lsn;        /* atomic */
+    uint64_t written_txns;       /* io_mu: complete transactions written */
+    uint64_t durable_txns;       /* io_mu: complete transactions durable */
+    uint64_t created_segno;      /* io_mu: highest segment created */
+    struct wal_segfile cur;      /* io_mu: the segment being written */
+    uint8_t *stage;              /* io_mu: O_DIRECT staging buffer (aligned) */
+    uint8_t *tail_block;         /* io_mu: O_DIRECT copy of the partial last block */
+    uint64_t tail_block_lsn;     /* io_mu: LSN of tail_block's first byte */
+
+    int broken;                  /* atomic: 0 or the sticky error */
+
+    /* statistics (atomic) */
+    struct wal_stats st;
+
+    void *policy_state;          /* owned by the policy */
+};
+
+/* atomics */
+static inline uint64_t wal_load64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void wal_store64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static inline void wal_add64(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
+void wal_max64(uint64_t *p, uint64_t v);
+uint64_t wal_now_ns(void);
+
+/* Marks the log broken with err (the first error sticks); returns err. */
+int wal_set_broken(struct wal *w, int err);
+
+/* io_mu held: writes every byte buffered when called (at least up to lsn),
+ * creating segments durably before any byte that needs them and syncing a
+ * segment before leaving it.  Never syncs the current segment. */
+int wal_write_locked(struct wal *w, uint64_t lsn);
+/* io_mu held: makes everything written durable (a no-op under O_DSYNC,
+ * where wal_write_locked already did), advances durable_lsn and wakes
+ * durable_cond waiters. */
+int wal_sync_locked(struct wal *w);
+
+/* segment.c */
+int wal_segment_path(const struct wal *w, uint64_t segno, char **out);
+/* Creates segment segno durably (init, header, sync, directory sync). */
+int wal_segment_create(struct wal *w, uint64_t segno);
+/* Encodes the header block fields into hdr (WAL_SEG_HDR_LEN bytes). */
+void wal_segment_header_encode(uint8_t *hdr, uint64_t db_id, uint64_t segno, uint64_t seg_size);
+/* Decodes and checks one header block: 0, CL_EFORMAT or CL_ECORRUPT. */
+int wal_segment_header_decode(const uint8_t *hdr, size_t len, struct wal_segment_header *out);
+
+/* record encoding, shared by the writer and tests of the format */
+void wal_record_header_encode(uint8_t *h, uint32_t len, uint64_t lsn, uint64_t txn_id,
+                              uint64_t sync_lsn, uint32_t incarnation, enum wal_rec_type type);
+
+#endif /* CL_WAL_INTERNAL_H */

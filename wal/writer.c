@@ -1,0 +1,635 @@
+/*
+ * writer.c -- the log buffer and the path from it to the segment files.
+ *
+ * Owns struct wal (wal_internal.h): appending records to the ring buffer,
+ * writing buffered bytes to segments, syncing, the sticky broken state and
+ * the statistics.  The engine calls wal_append_txn under its writer lock
+ * and wal_commit after releasing it; the policy tables (policy.c) call
+ * wal_write_locked and wal_sync_locked under io_mu.
+ *
+ * Invariants:
+ *   1. durable_lsn <= written_lsn <= end_lsn, and each only grows.
+ *   2. A record is appended whole at an 8-byte aligned LSN and leaves room
+ *      for a SWITCH record before its segment's end; when it would not,
+ *      a SWITCH record is appended and the record starts the next segment.
+ *   3. Segment s+1 exists durably (wal_segment_create) before any byte at
+ *      or past a SWITCH record of segment s is written; segment s is synced
+ *      before any byte of segment s+1 is written (as PostgreSQL syncs a
+ *      finished segment whatever the commit setting), so everything below
+ *      a segment's first record is durable once the writer is in it.
+ *   4. A record's sync_lsn is durable_lsn when it was appended: everything
+ *      below sync_lsn was durable before any byte of the record was written.
+ *      The reader relies on this to tell a torn tail from corruption.
+ *   5. After a failed write or sync, broken is set and nothing more is
+ *      written or synced; durable_lsn never moves past a failed sync.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "crc32c.h"
+#include "endian.h"
+#include "wal_internal.h"
+
+/* ---- small helpers -------------------------------------------------------- */
+
+uint64_t wal_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void wal_max64(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+int wal_set_broken(struct wal *w, int err)
+{
+    int zero = 0;
+    if (err == 0)
+        err = CL_EBROKEN;
+    __atomic_compare_exchange_n(&w->broken, &zero, err, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    pthread_mutex_lock(&w->mu);
+    pthread_cond_broadcast(&w->durable_cond); /* waiters must see it */
+    pthread_mutex_unlock(&w->mu);
+    return err;
+}
+
+int wal_broken(struct wal *w) { return __atomic_load_n(&w->broken, __ATOMIC_ACQUIRE); }
+uint64_t wal_durable_lsn(struct wal *w) { return wal_load64(&w->durable_lsn); }
+
+uint64_t wal_end_lsn(struct wal *w)
+{
+    pthread_mutex_lock(&w->mu);
+    uint64_t v = w->end_lsn;
+    pthread_mutex_unlock(&w->mu);
+    return v;
+}
+
+void wal_record_header_encode(uint8_t *h, uint32_t len, uint64_t lsn, uint64_t txn_id,
+                              uint64_t sync_lsn, uint32_t incarnation, enum wal_rec_type type)
+{
+    put_le32(h, 0); /* crc, filled by the caller once the payload is known */
+    put_le32(h + 4, len);
+    put_le64(h + 8, lsn);
+    put_le64(h + 16, txn_id);
+    put_le64(h + 24, sync_lsn);
+    put_le32(h + 32, incarnation);
+    h[36] = (uint8_t)type;
+    h[37] = 0;
+    put_le16(h + 38, 0);
+}
+
+/* ---- the ring ------------------------------------------------------------- */
+
+/* Copies len bytes (zeros when src is NULL) to the ring at lsn. */
+static void ring_put(struct wal *w, uint64_t lsn, const void *src, size_t len)
+{
+    const uint8_t *s = src;
+    while (len) {
+        uint64_t i = lsn % w->buf_cap;
+        size_t n = w->buf_cap - i < len ? (size_t)(w->buf_cap - i) : len;
+        if (s) {
+            memcpy(w->buf + i, s, n);
+            s += n;
+        } else {
+            memset(w->buf + i, 0, n);
+        }
+        lsn += n;
+        len -= n;
+    }
+}
+
+static void ring_get(const struct wal *w, uint8_t *dst, uint64_t lsn, size_t len)
+{
+    while (len) {
+        uint64_t i = lsn % w->buf_cap;
+        size_t n = w->buf_cap - i < len ? (size_t)(w->buf_cap - i) : len;
+        memcpy(dst, w->buf + i, n);
+        dst += n;
+        lsn += n;
+        len -= n;
+    }
+}
+
+/* ---- writing and syncing (io_mu held) ------------------------------------- */
+
+static int open_segment(struct wal *w, uint64_t segno)
+{
+    char *path;
+    int rc;
+    if (w->cur.f && w->cur.segno == segno)
+        return 0;
+    if (w->cur.f) {
+        vfs_close(w->cur.f);
+        w->cur.f = NULL;
+    }
+    rc = wal_segment_path(w, segno, &path);
+    if (rc)
+        return rc;
+    rc = vfs_open(w->vfs, path, w->open_flags, VFS_CLASS_WAL, &w->cur.f);
+    free(path);
+    if (rc == -EINVAL && (w->open_flags & VFS_O_DIRECT))
+        rc = CL_ENOTSUP; /* the filesystem does not do O_DIRECT (tmpfs) */
+    if (rc) {
+        w->cur.f = NULL;
+        return rc;
+    }
+    w->cur.segno = segno;
+    w->tail_block_lsn = UINT64_MAX;
+    return 0;
+}
+
+static int timed_pwrite(struct wal *w, const void *buf, size_t len, uint64_t off)
+{
+    uint64_t t0 = w->write_is_sync ? wal_now_ns() : 0;
+    int rc = vfs_pwrite(w->cur.f, buf, len, off);
+    if (rc)
+        return rc;
+    wal_add64(&w->st.writes, 1);
+    wal_add64(&w->st.bytes, len);
+    if (w->write_is_sync) { /* an O_DSYNC write is the sync */
+        wal_add64(&w->st.syncs, 1);
+        wal_add64(&w->st.sync_ns, wal_now_ns() - t0);
+    }
+    return 0;
+}
+
+/* Writes the buffered bytes [a, e) of the current segment. */
+static int write_range(struct wal *w, uint64_t a, uint64_t e)
+{
+    int rc;
+    if (!(w->open_flags & VFS_O_DIRECT)) {
+        while (a < e) {
+            uint64_t i = a % w->buf_cap;
+            uint64_t n = w->buf_cap - i < e - a ? w->buf_cap - i : e - a;
+            rc = timed_pwrite(w, w->buf + i, (size_t)n, wal_lsn_offset(a, w->seg_size));
+            if (rc)
+                return rc;
+            a += n;
+        }
+        return 0;
+    }
+    /* O_DIRECT: whole aligned blocks.  Segment boundaries are block
+     * aligned, so LSN alignment is file-offset alignment.  The first block
+     * is rebuilt from the saved tail; the last is padded with zeros and
+     * rewritten by the next write. */
+    while (a < e) {
+        uint64_t blk = a & ~(uint64_t)(VFS_DIRECT_ALIGN - 1);
+        uint64_t stop = blk + WAL_STAGE_SIZE < e ? blk + WAL_STAGE_SIZE : e;
+        size_t pre = (size_t)(a - blk), len = (size_t)(stop - blk);
+        size_t padded = (len + VFS_DIRECT_ALIGN - 1) & ~(size_t)(VFS_DIRECT_ALIGN - 1);
+        if (pre) {
+            if (w->tail_block_lsn != blk)
+                return CL_EINVAL; /* cannot happen: the tail always precedes written_lsn */
+            memcpy(w->stage, w->tail_block, pre);
+        }
+        ring_get(w, w->stage + pre, a, (size_t)(stop - a));
+        memset(w->stage + len, 0, padded - len);
+        rc = timed_pwrite(w, w->stage, padded, wal_lsn_offset(blk, w->seg_size));
+        if (rc)
+            return rc;
+        if (stop % VFS_DIRECT_ALIGN) {
+            w->tail_block_lsn = stop & ~(uint64_t)(VFS_DIRECT_ALIGN - 1);
+            memcpy(w->tail_block, w->stage + (w->tail_block_lsn - blk), (size_t)(stop - w->tail_block_lsn));
+        }
+        a = stop;
+    }
+    return 0;
+}
+
+static int timed_sync(struct wal *w, struct vfs_file *f)
+{
+    uint64_t t0 = wal_now_ns();
+    int rc = w->method == CL_METHOD_FSYNC ? vfs_fsync(f) : vfs_fdatasync(f);
+    wal_add64(&w->st.sync_ns, wal_now_ns() - t0);
+    if (rc == 0)
+        wal_add64(&w->st.syncs, 1);
+    return rc;
+}
+
+/* Everything written is durable now: advance durable_lsn, count the
+ * transactions this made durable, wake waiters. */
+static void mark_durable(struct wal *w)
+{
+    uint64_t n = w->written_txns - w->durable_txns;
+    w->durable_txns = w->written_txns;
+    wal_max64(&w->st.max_commits_per_sync, n);
+    pthread_mutex_lock(&w->mu);
+    wal_store64(&w->durable_lsn, w->written_lsn);
+    pthread_cond_broadcast(&w->durable_cond);
+    pthread_mutex_unlock(&w->mu);
+}
+
+int wal_write_locked(struct wal *w, uint64_t lsn)
+{
+    uint64_t target, txns, a = w->written_lsn;
+    int rc;
+
+    if (wal_broken(w))
+        return CL_EBROKEN;
+    if (a >= lsn)
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    target = w->end_lsn;
+    txns = w->txns_appended;
+    pthread_mutex_unlock(&w->mu);
+    if (a >= target)
+        return 0;
+
+    /* Invariant 3, first half: every segment this write reaches exists. */
+    while (w->created_segno < wal_lsn_segno(target - 1, w->seg_size)) {
+        rc = wal_segment_create(w, w->created_segno + 1);
+        if (rc)
+            return wal_set_broken(w, rc);
+        w->created_segno++;
+        wal_add64(&w->st.segments_created, 1);
+    }
+
+    while (a < target) {
+        uint64_t segno = wal_lsn_segno(a, w->seg_size), stop = target, sw = 0;
+        pthread_mutex_lock(&w->mu);
+        if (w->swq_len)
+            sw = w->swq[w->swq_head];
+        pthread_mutex_unlock(&w->mu);
+        if (sw && sw <= target)
+            stop = sw; /* this segment's data ends with its SWITCH record */
+        rc = open_segment(w, segno);
+        if (rc == 0)
+            rc = write_range(w, a, stop);
+        if (rc)
+            return wal_set_broken(w, rc);
+        a = stop;
+        if (stop == sw) {
+            /* Invariant 3, second half: leave the segment synced. */
+            if (!w->write_is_sync) {
+                rc = timed_sync(w, w->cur.f);
+                if (rc)
+                    return wal_set_broken(w, rc);
+            }
+            vfs_close(w->cur.f);
+            w->cur.f = NULL;
+            a = wal_segment_start_lsn(segno + 1, w->seg_size);
+            pthread_mutex_lock(&w->mu);
+            w->swq_head = (w->swq_head + 1) % WAL_SWITCH_QUEUE;
+            w->swq_len--;
+            wal_store64(&w->written_lsn, a);
+            wal_store64(&w->durable_lsn, a);
+            pthread_cond_broadcast(&w->durable_cond);
+            pthread_mutex_unlock(&w->mu);
+        } else {
+            pthread_mutex_lock(&w->mu);
+            wal_store64(&w->written_lsn, a);
+            pthread_mutex_unlock(&w->mu);
+        }
+    }
+    w->written_txns = txns;
+    if (w->write_is_sync)
+        mark_durable(w);
+    return 0;
+}
+
+int wal_sync_locked(struct wal *w)
+{
+    int rc;
+    if (wal_broken(w))
+        return CL_EBROKEN;
+    if (w->write_is_sync || w->durable_lsn >= w->written_lsn || !w->cur.f)
+        return 0;
+    rc = timed_sync(w, w->cur.f);
+    if (rc)
+        return wal_set_broken(w, rc); /* never retried: the pages may be lost */
+    mark_durable(w);
+    return 0;
+}
+
+/* ---- appending -------------------------------------------------------------- */
+
+/* Writes out everything buffered (append_mu held, mu not held). */
+static int flush_buffered(struct wal *w)
+{
+    pthread_mutex_lock(&w->io_mu);
+    int rc = wal_write_locked(w, UINT64_MAX);
+    pthread_mutex_unlock(&w->io_mu);
+    return rc;
+}
+
+/* mu held (and append_mu): makes room in the ring for need bytes at
+ * end_lsn, and for a switch-queue entry when want_swq.  May drop mu. */
+static int make_room(struct wal *w, uint64_t need, int want_swq)
+{
+    while (w->end_lsn + need - w->written_lsn > w->buf_cap ||
+           (want_swq && w->swq_len == WAL_SWITCH_QUEUE)) {
+        int rc;
+        pthread_mutex_unlock(&w->mu);
+        if (need > w->buf_cap) {
+            /* A record larger than the ring: empty the ring and grow it. */
+            pthread_mutex_lock(&w->io_mu);
+            rc = wal_write_locked(w, UINT64_MAX);
+            pthread_mutex_lock(&w->mu);
+            if (rc == 0) {
+                uint64_t cap = (need * 2 + 4095) & ~(uint64_t)4095;
+                uint8_t *nb = malloc((size_t)cap);
+                if (!nb) {
+                    rc = CL_ENOMEM;
+                } else {
+                    free(w->buf);
+                    w->buf = nb;
+                    w->buf_cap = cap;
+                }
+            }
+            pthread_mutex_unlock(&w->io_mu);
+        } else {
+            rc = flush_buffered(w);
+            pthread_mutex_lock(&w->mu);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+struct part {
+    const void *p;
+    size_t n;
+};
+
+/* mu held: encodes one record at lsn into the ring. */
+static void put_record(struct wal *w, uint64_t lsn, enum wal_rec_type type, uint64_t txn_id,
+                       const struct part *parts, int nparts, uint32_t plen)
+{
+    uint8_t h[WAL_REC_HEADER];
+    uint64_t asz = wal_align_up(WAL_REC_HEADER + (uint64_t)plen), at = lsn + WAL_REC_HEADER;
+    uint64_t segno = wal_lsn_segno(lsn, w->seg_size);
+    wal_record_header_encode(h, plen, lsn, txn_id, wal_load64(&w->durable_lsn), (uint32_t)segno, type);
+    uint32_t crc = crc32c_extend(0, h + 4, WAL_REC_HEADER - 4);
+    for (int i = 0; i < nparts; i++) {
+        crc = crc32c_extend(crc, parts[i].p, parts[i].n);
+        ring_put(w, at, parts[i].p, parts[i].n);
+        at += parts[i].n;
+    }
+    put_le32(h, crc);
+    ring_put(w, lsn, h, WAL_REC_HEADER);
+    ring_put(w, at, NULL, (size_t)(lsn + asz - at));
+}
+
+/* append_mu held: appends one record, preceded by a SWITCH when it does not
+ * fit in the current segment. */
+static int append_record(struct wal *w, enum wal_rec_type type, uint64_t txn_id,
+                         const struct part *parts, int nparts, uint32_t plen, int is_commit)
+{
+    uint64_t asz = wal_align_up(WAL_REC_HEADER + (uint64_t)plen), pos;
+    int rc;
+
+    pthread_mutex_lock(&w->mu);
+    pos = w->end_lsn;
+    if (wal_lsn_offset(pos, w->seg_size) + asz + WAL_REC_HEADER > w->seg_size) {
+        rc = make_room(w, WAL_REC_HEADER, 1);
+        if (rc)
+            goto out;
+        put_record(w, pos, WAL_REC_SWITCH, 0, NULL, 0, 0);
+        w->swq[(w->swq_head + w->swq_len) % WAL_SWITCH_QUEUE] = pos + WAL_REC_HEADER;
+        w->swq_len++;
+        w->end_lsn = wal_segment_start_lsn(wal_lsn_segno(pos, w->seg_size) + 1, w->seg_size);
+    }
+    rc = make_room(w, asz, 0);
+    if (rc)
+        goto out;
+    pos = w->end_lsn;
+    put_record(w, pos, type, txn_id, parts, nparts, plen);
+    w->end_lsn = pos + asz;
+    if (is_commit) {
+        w->txns_appended++;
+        w->last_commit_lsn = w->end_lsn;
+    }
+out:
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+int wal_append_txn(struct wal *w, uint64_t txn_id, const struct wal_op *ops, size_t n,
+                   uint64_t *commit_lsn)
+{
+    /* The largest record a segment holds: after the header block, leaving
+     * room for the SWITCH record. */
+    uint64_t max_rec = w->seg_size - WAL_SEG_HEADER - WAL_REC_HEADER;
+    uint8_t hdr[WAL_PUT_HDR], cbuf[WAL_COMMIT_LEN];
+    int rc = 0;
+
+    if (wal_broken(w))
+        return CL_EBROKEN;
+    if (n > UINT32_MAX)
+        return CL_ETOOBIG;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t plen = ops[i].del ? WAL_DEL_HDR + (uint64_t)ops[i].klen
+                                   : WAL_PUT_HDR + (uint64_t)ops[i].klen + ops[i].vlen;
+        if (ops[i].klen > UINT16_MAX || wal_align_up(WAL_REC_HEADER + plen) > max_rec)
+            return CL_ETOOBIG;
+    }
+
+    pthread_mutex_lock(&w->append_mu);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const struct wal_op *op = &ops[i];
+        struct part parts[3];
+        put_le16(hdr, (uint16_t)op->klen);
+        parts[1].p = op->key;
+        parts[1].n = op->klen;
+        if (op->del) {
+            parts[0].p = hdr;
+            parts[0].n = WAL_DEL_HDR;
+            rc = append_record(w, WAL_REC_DEL, txn_id, parts, 2, WAL_DEL_HDR + op->klen, 0);
+        } else {
+            put_le32(hdr + 2, op->vlen);
+            parts[0].p = hdr;
+            parts[0].n = WAL_PUT_HDR;
+            parts[2].p = op->val;
+            parts[2].n = op->vlen;
+            rc = append_record(w, WAL_REC_PUT, txn_id, parts, 3,
+                               WAL_PUT_HDR + op->klen + op->vlen, 0);
+        }
+    }
+    if (rc == 0) {
+        struct part p = { cbuf, WAL_COMMIT_LEN };
+        put_le32(cbuf, (uint32_t)n);
+        rc = append_record(w, WAL_REC_COMMIT, txn_id, &p, 1, WAL_COMMIT_LEN, 1);
+    }
+    if (rc == 0) {
+        pthread_mutex_lock(&w->mu);
+        *commit_lsn = w->end_lsn;
+        pthread_mutex_unlock(&w->mu);
+        wal_add64(&w->st.appends, 1);
+    }
+    pthread_mutex_unlock(&w->append_mu);
+    /* A transaction cut short would leave its records without a COMMIT
+     * ahead of later transactions: no more appends after that. */
+    if (rc && !wal_broken(w))
+        wal_set_broken(w, rc);
+    return rc;
+}
+
+/* ---- the API around the policy --------------------------------------------- */
+
+int wal_commit(struct wal *w, uint64_t commit_lsn)
+{
+    uint64_t t0 = wal_now_ns();
+    int rc = wal_broken(w) ? CL_EBROKEN : w->policy->commit(w, commit_lsn);
+    if (rc == 0)
+        wal_add64(&w->st.commits, 1);
+    wal_add64(&w->st.wait_ns, wal_now_ns() - t0);
+    return rc;
+}
+
+int wal_flush(struct wal *w, uint64_t lsn, int sync)
+{
+    int rc;
+    if (wal_broken(w))
+        return CL_EBROKEN;
+    pthread_mutex_lock(&w->io_mu);
+    rc = wal_write_locked(w, lsn);
+    if (rc == 0 && sync && w->durable_lsn < (lsn < w->written_lsn ? lsn : w->written_lsn))
+        rc = wal_sync_locked(w);
+    pthread_mutex_unlock(&w->io_mu);
+    return rc;
+}
+
+void wal_get_stats(struct wal *w, struct wal_stats *out)
+{
+    out->appends = wal_load64(&w->st.appends);
+    out->commits = wal_load64(&w->st.commits);
+    out->syncs = wal_load64(&w->st.syncs);
+    out->writes = wal_load64(&w->st.writes);
+    out->bytes = wal_load64(&w->st.bytes);
+    out->max_commits_per_sync = wal_load64(&w->st.max_commits_per_sync);
+    out->sync_ns = wal_load64(&w->st.sync_ns);
+    out->wait_ns = wal_load64(&w->st.wait_ns);
+    out->segments_created = wal_load64(&w->st.segments_created);
+}
+
+int wal_retire_below(struct wal *w, uint64_t segno)
+{
+    uint64_t *segs = NULL;
+    size_t n = 0, removed = 0;
+    int rc = wal_list_segments(w->vfs, w->dir, &segs, &n);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n && segs[i] < segno && rc == 0; i++) {
+        char *path;
+        rc = wal_segment_path(w, segs[i], &path);
+        if (rc)
+            break;
+        rc = vfs_unlink(w->vfs, path);
+        if (rc == -ENOENT)
+            rc = 0;
+        free(path);
+        removed++;
+    }
+    free(segs);
+    if (rc == 0 && removed)
+        rc = vfs_sync_dir(w->vfs, w->dir);
+    return rc;
+}
+
+/* ---- open and close ---------------------------------------------------------- */
+
+static void wal_free(struct wal *w)
+{
+    if (w->cur.f)
+        vfs_close(w->cur.f);
+    pthread_cond_destroy(&w->durable_cond);
+    pthread_mutex_destroy(&w->mu);
+    pthread_mutex_destroy(&w->io_mu);
+    pthread_mutex_destroy(&w->append_mu);
+    free(w->stage);
+    free(w->tail_block);
+    free(w->buf);
+    free(w->dir);
+    free(w);
+}
+
+int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **out)
+{
+    struct wal *w;
+    int rc;
+
+    *out = NULL;
+    if (!cfg->dir || cfg->segment_size < WAL_MIN_SEGMENT || cfg->segment_size % WAL_SEG_HEADER ||
+        (unsigned)cfg->method > CL_METHOD_DIRECT || (unsigned)cfg->segment_init > CL_SEGINIT_FALLOCATE)
+        return CL_EINVAL;
+    const struct wal_policy *pol = wal_policy_for(cfg->policy);
+    if (!pol)
+        return CL_ENOTSUP;
+    w = calloc(1, sizeof *w);
+    if (!w)
+        return CL_ENOMEM;
+    pthread_mutex_init(&w->append_mu, NULL);
+    pthread_mutex_init(&w->io_mu, NULL);
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->durable_cond, NULL);
+    w->vfs = cfg->vfs ? cfg->vfs : vfs_posix();
+    w->dir = strdup(cfg->dir);
+    w->db_id = cfg->db_id;
+    w->seg_size = cfg->segment_size;
+    w->method = cfg->method;
+    w->seg_init = cfg->segment_init;
+    w->policy = pol;
+    w->buf_cap = cfg->buffer_size ? cfg->buffer_size : WAL_DEFAULT_BUFFER;
+    if (w->buf_cap < 2 * VFS_DIRECT_ALIGN)
+        w->buf_cap = 2 * VFS_DIRECT_ALIGN;
+    w->buf = malloc((size_t)w->buf_cap);
+    if (!w->dir || !w->buf) {
+        rc = CL_ENOMEM;
+        goto fail;
+    }
+    if (cfg->method == CL_METHOD_DSYNC)
+        w->open_flags = VFS_O_DSYNC;
+    if (cfg->method == CL_METHOD_DIRECT) {
+        void *p1, *p2;
+        w->open_flags = VFS_O_DSYNC | VFS_O_DIRECT;
+        if (posix_memalign(&p1, VFS_DIRECT_ALIGN, WAL_STAGE_SIZE)) {
+            rc = CL_ENOMEM;
+            goto fail;
+        }
+        w->stage = p1;
+        if (posix_memalign(&p2, VFS_DIRECT_ALIGN, VFS_DIRECT_ALIGN)) {
+            rc = CL_ENOMEM;
+            goto fail;
+        }
+        w->tail_block = p2;
+    }
+    w->write_is_sync = w->open_flags != 0;
+    w->tail_block_lsn = UINT64_MAX;
+
+    /* The log starts at the first record of a fresh segment; everything
+     * below it belongs to earlier logs and counts as durable. */
+    w->end_lsn = w->last_commit_lsn = wal_segment_start_lsn(start_segno, w->seg_size);
+    w->written_lsn = w->durable_lsn = w->end_lsn;
+    rc = wal_segment_create(w, start_segno);
+    if (rc)
+        goto fail;
+    w->created_segno = start_segno;
+    w->st.segments_created = 1;
+    rc = open_segment(w, start_segno);
+    if (rc)
+        goto fail;
+    if (pol->start && (rc = pol->start(w)) != 0)
+        goto fail;
+    *out = w;
+    return 0;
+fail:
+    wal_free(w);
+    return rc;
+}
+
+void wal_close(struct wal *w)
+{
+    if (!w)
+        return;
+    if (w->policy->stop)
+        w->policy->stop(w);
+    wal_free(w);
+}
