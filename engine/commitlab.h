@@ -106,6 +106,7 @@ struct cl_recovery_info {
     uint64_t txns_discarded;    /* incomplete transactions at the log's end */
     uint64_t records_read;
     int torn_tail;              /* the log ended in a torn or partial record */
+    uint64_t corrupt_lsn;       /* when cl_open returns CL_ECORRUPT for the log: the damaged record */
 };
 
 struct cl_db;

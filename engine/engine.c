@@ -29,9 +29,7 @@
  * orphaned records) can ever be read as part of the new one.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -307,8 +305,7 @@ static int recover(struct cl_db *db, const struct store_meta *meta, struct cl_re
     }
     if (rc < 0) {
         if (rc == CL_ECORRUPT)
-            fprintf(stderr, "commitlab: %s: log corrupt at LSN %" PRIu64 "\n", db->dir,
-                    wal_reader_bad_lsn(rd));
+            info->corrupt_lsn = wal_reader_bad_lsn(rd);
         goto out;
     }
     if (redo.n)
