@@ -50,7 +50,9 @@ static void usage(FILE *f)
             "  inspect DIR [--verify]\n"
             "                       print a database's meta, checkpoint and log; --verify checks\n"
             "                       every page and record checksum\n"
-            "  probe, bench, crash, matrix, report\n"
+            "  bench [options]      run a transaction workload on commitlab, LMDB, RocksDB, SQLite\n"
+            "                       (comma lists sweep; --list-engines; --help for every option)\n"
+            "  probe, crash, matrix, report\n"
             "                       planned; not built yet\n");
 }
 
@@ -73,7 +75,9 @@ int main(int argc, char **argv)
         return cmd_inspect(argc - 1, argv + 1);
     if (strcmp(cmd, "tour") == 0)
         return cmd_tour(argc - 1, argv + 1);
-    if (!strcmp(cmd, "probe") || !strcmp(cmd, "bench") || !strcmp(cmd, "crash") ||
+    if (strcmp(cmd, "bench") == 0)
+        return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "crash") ||
         !strcmp(cmd, "matrix") || !strcmp(cmd, "report")) {
         fprintf(stderr, "commitlab %s: not built yet\n", cmd);
         return 1;

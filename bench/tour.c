@@ -1,208 +1,232 @@
 /*
- * tour.c -- `commitlab tour`, the default job: a short, real comparison of
- * commit paths on the filesystem of the current directory.  Each row runs
- * single-put transactions (16-byte keys, 100-byte values) from one client
- * for a fixed time on a fresh directory, on commitlab with each built sync
- * policy and method, and on LMDB (durable, and MDB_NOSYNC) driven directly
- * through its own API.  The full benchmark harness (clients, workloads,
- * JSON) is `commitlab bench`.
+ * tour.c -- `commitlab tour`, the default job: in under three minutes, a
+ * real comparison of commit paths on the filesystem of the current
+ * directory, through the same harness as `commitlab bench`.
+ *
+ * Rows: commitlab with every durable sync policy (a policy the library
+ * does not build yet is one n/a row) and with none; LMDB durable and
+ * MDB_NOSYNC; RocksDB sync=true; SQLite synchronous=FULL when built.  Each
+ * at 1, 16 and 64 clients, kv workload (16-byte keys, 100-byte values,
+ * 100,000 keys, one put per transaction), 3 s measured after 0.5 s of
+ * warm-up, in a directory beside the current one (same filesystem), which
+ * is removed afterwards.  The JSON lines go to tour.jsonl.  Then a few
+ * sentences say what the table shows, with its numbers.
  */
 #include <errno.h>
-#include <ftw.h>
-#include <inttypes.h>
-#include <lmdb.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "cli.h"
-#include "commitlab.h"
 
-#define KEY_LEN 16
-#define VAL_LEN 100
-#define NKEYS 100000
+static const unsigned tour_clients[] = {1, 16, 64};
+#define NCLIENTS (sizeof tour_clients / sizeof *tour_clients)
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void make_key(uint64_t *rs, char *k)
-{
-    *rs = *rs * 6364136223846793005ull + 1442695040888963407ull;
-    snprintf(k, KEY_LEN + 1, "k%015" PRIu64, (*rs >> 17) % NKEYS);
-}
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb; (void)flag; (void)ftw;
-    return remove(p);
-}
-
-static void rm_tree(const char *p) { nftw(p, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
-
-struct row {
-    const char *engine;
-    char config[64];
-    double tps, usecs, commits_per_sync;
-    int na;
-    char why[96];
+struct tour_row {
+    struct bench_config cfg;
+    struct bench_result res;
+    int ran;
 };
 
-static void run_commitlab(const char *dir, enum cl_sync_policy p, enum cl_sync_method m, double secs, struct row *r)
-{
-    struct cl_options o;
-    struct cl_db *db;
-    char key[KEY_LEN + 1], val[VAL_LEN];
-    uint64_t rs = 1, n = 0;
-    int rc;
+struct tour_series {
+    const char *engine, *sync;
+    unsigned lmdb_flags;
+    struct tour_row rows[NCLIENTS];
+};
 
-    memset(val, 'v', sizeof val);
-    cl_options_init(&o);
-    o.sync = p;
-    o.method = m;
-    r->engine = "commitlab";
-    snprintf(r->config, sizeof r->config, "--sync %s --sync-method %s", cl_sync_policy_name(p),
-             cl_sync_method_name(m));
-    rm_tree(dir);
-    rc = cl_open(dir, &o, &db, NULL);
-    if (rc) {
-        r->na = 1;
-        snprintf(r->why, sizeof r->why, "%s", cl_strerror(rc));
-        return;
+/* The directory beside the current one, when the parent is on the same
+ * filesystem and writable; else one inside the current directory. */
+static void tour_dir(char *buf, size_t len)
+{
+    char cwd[4096], parent[4096];
+    struct stat a, b;
+    if (getcwd(cwd, sizeof cwd) && stat(".", &a) == 0) {
+        snprintf(parent, sizeof parent, "%s", cwd);
+        const char *up = dirname(parent);
+        if (strcmp(up, cwd) != 0 && stat(up, &b) == 0 && a.st_dev == b.st_dev && access(up, W_OK) == 0) {
+            snprintf(buf, len, "%.4000s/commitlab-tour.d", up);
+            return;
+        }
     }
-    double t0 = now_s(), t;
-    do {
-        struct cl_txn *t1;
-        make_key(&rs, key);
-        if ((rc = cl_txn_begin(db, 0, &t1)) || (rc = cl_put(t1, key, KEY_LEN, val, VAL_LEN)) ||
-            (rc = cl_commit(t1)))
-            break;
-        n++;
-        t = now_s();
-    } while (t - t0 < secs);
-    t = now_s();
-    struct cl_stats st;
-    cl_stats(db, &st);
-    cl_close(db);
-    if (rc) {
-        r->na = 1;
-        snprintf(r->why, sizeof r->why, "%s", cl_strerror(rc));
-        return;
-    }
-    r->tps = (double)n / (t - t0);
-    r->usecs = 1e6 / r->tps;
-    r->commits_per_sync = st.syncs ? (double)st.commits / (double)st.syncs : 0;
+    snprintf(buf, len, "commitlab-tour.d");
 }
 
-static void run_lmdb(const char *dir, int nosync, double secs, struct row *r)
+static const struct tour_row *row_of(const struct tour_series *s, size_t n, const char *engine, const char *sync,
+                                     unsigned flags, unsigned clients)
 {
-    MDB_env *env = NULL;
-    MDB_dbi dbi;
-    MDB_txn *txn;
-    char key[KEY_LEN + 1], val[VAL_LEN];
-    uint64_t rs = 1, n = 0;
-    int rc;
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(s[i].engine, engine) && !strcmp(s[i].sync, sync) && s[i].lmdb_flags == flags)
+            for (size_t c = 0; c < NCLIENTS; c++)
+                if (tour_clients[c] == clients && s[i].rows[c].ran && s[i].rows[c].res.status == RUN_OK)
+                    return &s[i].rows[c];
+    return NULL;
+}
 
-    memset(val, 'v', sizeof val);
-    r->engine = "lmdb";
-    snprintf(r->config, sizeof r->config, "%s", nosync ? "MDB_NOSYNC" : "default (durable)");
-    rm_tree(dir);
-    mkdir(dir, 0755);
-    if ((rc = mdb_env_create(&env)) || (rc = mdb_env_set_mapsize(env, 1ull << 30)) ||
-        (rc = mdb_env_open(env, dir, nosync ? MDB_NOSYNC : 0, 0644)))
-        goto fail;
-    double t0 = now_s(), t;
-    do {
-        MDB_val k = {KEY_LEN, key}, v = {VAL_LEN, val};
-        make_key(&rs, key);
-        if ((rc = mdb_txn_begin(env, NULL, 0, &txn)))
-            goto fail;
-        if ((rc = mdb_dbi_open(txn, NULL, 0, &dbi)) || (rc = mdb_put(txn, dbi, &k, &v, 0))) {
-            mdb_txn_abort(txn);
-            goto fail;
-        }
-        if ((rc = mdb_txn_commit(txn)))
-            goto fail;
-        n++;
-        t = now_s();
-    } while (t - t0 < secs);
-    t = now_s();
-    mdb_env_close(env);
-    r->tps = (double)n / (t - t0);
-    r->usecs = 1e6 / r->tps;
-    return;
-fail:
-    if (env)
-        mdb_env_close(env);
-    r->na = 1;
-    snprintf(r->why, sizeof r->why, "%s", mdb_strerror(rc));
+static double tps(const struct tour_row *r)
+{
+    return r ? r->res.tps : 0;
 }
 
 int cmd_tour(int argc, char **argv)
 {
-    double secs = 2.0;
-    const char *dir = "commitlab-tour.d";
-    struct row rows[8];
-    int nrows = 0;
+    double secs = 3.0;
+    char dirbuf[4200];
+    const char *dir = NULL, *out = "tour.jsonl";
+    int quiet = 0;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
             char *end;
             secs = strtod(argv[++i], &end);
-            if (*end || secs <= 0 || secs > 600)
-                cli_usage_error("tour", "--seconds takes a number of seconds in (0, 600], got '%s'", argv[i]);
+            if (*end || !(secs > 0 && secs <= 600))
+                cli_usage_error("tour", "--seconds: '%s' is not accepted; expected seconds in (0, 600]", argv[i]);
         } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
             dir = argv[++i];
+        } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
+            out = argv[++i];
+        } else if (strcmp(argv[i], "--quiet") == 0) {
+            quiet = 1;
         } else {
-            cli_usage_error("tour", "unknown argument '%s' (accepted: --seconds N, --dir D)", argv[i]);
+            cli_usage_error("tour", "unknown argument '%s' (accepted: --seconds S, --dir D, --out FILE, --quiet)",
+                            argv[i]);
         }
     }
+    if (!dir) {
+        tour_dir(dirbuf, sizeof dirbuf);
+        dir = dirbuf;
+    }
 
-    printf("commitlab tour: single-put transactions (%d-byte keys, %d-byte values), 1 client,\n"
-           "%.0f s per row, in %s (removed afterwards)\n\n", KEY_LEN, VAL_LEN, secs, dir);
-    static const struct { enum cl_sync_policy p; enum cl_sync_method m; } cl_rows[] = {
-        {CL_SYNC_NONE, CL_METHOD_FDATASYNC}, {CL_SYNC_COMMIT, CL_METHOD_FDATASYNC},
-        {CL_SYNC_COMMIT, CL_METHOD_FSYNC},   {CL_SYNC_COMMIT, CL_METHOD_DSYNC},
-        {CL_SYNC_COMMIT, CL_METHOD_DIRECT},
+    struct tour_series series[] = {
+        {"commitlab", "commit", 0, {{{0}}}}, {"commitlab", "group", 0, {{{0}}}}, {"commitlab", "uring", 0, {{{0}}}},
+        {"commitlab", "none", 0, {{{0}}}},   {"lmdb", "commit", 0, {{{0}}}},     {"lmdb", "none", 0, {{{0}}}},
+        {"rocksdb", "commit", 0, {{{0}}}},   {"sqlite", "commit", 0, {{{0}}}},
     };
-    for (size_t i = 0; i < sizeof cl_rows / sizeof *cl_rows; i++) {
-        struct row *r = &rows[nrows++];
-        memset(r, 0, sizeof *r);
-        run_commitlab(dir, cl_rows[i].p, cl_rows[i].m, secs, r);
-    }
-    for (int nosync = 0; nosync < 2; nosync++) {
-        struct row *r = &rows[nrows++];
-        memset(r, 0, sizeof *r);
-        run_lmdb(dir, nosync, secs, r);
-    }
-    rm_tree(dir);
+    size_t nseries = sizeof series / sizeof *series;
 
-    for (int i = 0; i < nrows; i++) {
-        char label[96];
-        snprintf(label, sizeof label, "%s %s", rows[i].engine, rows[i].config);
-        if (rows[i].na)
-            printf("        %-50s %13s  (%s)\n", label, "n/a", rows[i].why);
-        else
-            printf("        %-50s %13.3f ops/sec  %6.0f usecs/op\n", label, rows[i].tps, rows[i].usecs);
+    FILE *jf = fopen(out, "w");
+    if (!jf) {
+        fprintf(stderr, "commitlab tour: %s: %s\n", out, strerror(errno));
+        return 1;
     }
-    /* What the table shows, in words. */
-    const struct row *none = &rows[0], *commit = &rows[1], *lmdb = &rows[5], *lmdb_ns = &rows[6];
-    printf("\n");
-    if (!commit->na && !lmdb->na)
-        printf("- commitlab --sync commit (one fdatasync per commit) runs at %.2fx LMDB durable\n"
-               "  (LMDB makes two durability points per commit: data pages, then the meta page).\n",
-               commit->tps / lmdb->tps);
-    if (!none->na && !commit->na)
-        printf("- not syncing at all is %.0fx faster than syncing every commit here: that gap is\n"
-               "  what group commit tries to close without giving up durability.\n",
-               none->tps / commit->tps);
-    if (!none->na && !lmdb_ns->na)
-        printf("- without syncs, commitlab runs at %.2fx LMDB MDB_NOSYNC.\n", none->tps / lmdb_ns->tps);
-    return 0;
+    printf("commitlab tour: one put per transaction (16-byte keys, 100-byte values, 100,000 keys),\n"
+           "%.0f s measured per row after 0.5 s warm-up, clients are threads; in %s\n", secs, dir);
+    bench_warn_volatile(dir);
+    {
+        struct bench_env e;
+        bench_env_probe(dir, &e);
+        printf("filesystem: %s on %s (%s), kernel %s, %d cores\n\n", e.fs_type,
+               e.mount_source[0] ? e.mount_source : "?", e.mount_options, e.kernel, e.cores);
+    }
+    bench_table_header(stdout);
+    fflush(stdout);
+
+    unsigned total = 0, done = 0;
+    for (size_t s = 0; s < nseries; s++)
+        total += NCLIENTS;
+    double t_start = bench_now();
+    int tty = !quiet && isatty(STDERR_FILENO);
+    unsigned failed = 0;
+
+    for (size_t s = 0; s < nseries; s++) {
+        struct tour_series *se = &series[s];
+        const struct bench_driver *d = bench_driver_find(se->engine);
+        if (!d || !d->built) {
+            printf("%-9s %-8s %7s %13s  (not built: install its -dev package and rebuild)\n", se->engine, se->sync,
+                   "-", "n/a");
+            done += NCLIENTS;
+            continue;
+        }
+        for (size_t c = 0; c < NCLIENTS; c++) {
+            struct tour_row *row = &se->rows[c];
+            bench_config_defaults(&row->cfg);
+            row->cfg.engine = se->engine;
+            row->cfg.sync = se->sync;
+            row->cfg.clients = tour_clients[c];
+            row->cfg.duration = secs;
+            row->cfg.warmup = 0.5;
+            row->cfg.dir = dir;
+            if (tty) {
+                char label[200];
+                bench_label(&row->cfg, label, sizeof label);
+                double el = bench_now() - t_start;
+                fprintf(stderr, "\r\033[K[run %u of %u] %s  elapsed %.0f s", done + 1, total, label, el);
+                fflush(stderr);
+            }
+            bench_run(&row->cfg, &row->res, NULL, NULL);
+            row->ran = 1;
+            done++;
+            if (tty)
+                fprintf(stderr, "\r\033[K");
+            bench_table_row(stdout, &row->cfg, &row->res);
+            fflush(stdout);
+            if (bench_json_append(jf, &row->cfg, &row->res, done, total))
+                failed++;
+            if (row->res.status == RUN_ERROR)
+                failed++;
+            /* A configuration the engine cannot do is n/a at any client count:
+             * one row says so. */
+            if (row->res.status == RUN_NA) {
+                done += (unsigned)(NCLIENTS - c - 1);
+                break;
+            }
+        }
+    }
+    fclose(jf);
+    rmdir(dir);
+
+    /* What the table shows, in words, with its numbers. */
+    const struct tour_row *c1 = row_of(series, nseries, "commitlab", "commit", 0, 1);
+    const struct tour_row *c64 = row_of(series, nseries, "commitlab", "commit", 0, 64);
+    const struct tour_row *n1 = row_of(series, nseries, "commitlab", "none", 0, 1);
+    const struct tour_row *l1 = row_of(series, nseries, "lmdb", "commit", 0, 1);
+    const struct tour_row *l64 = row_of(series, nseries, "lmdb", "commit", 0, 64);
+    const struct tour_row *ln1 = row_of(series, nseries, "lmdb", "none", 0, 1);
+    const struct tour_row *r1 = row_of(series, nseries, "rocksdb", "commit", 0, 1);
+    const struct tour_row *r64 = row_of(series, nseries, "rocksdb", "commit", 0, 64);
+    printf("\nWhat this shows (%.0f s in all; JSON lines in %s):\n", bench_now() - t_start, out);
+    if (c1 && l1)
+        printf("- One client, durable: commitlab --sync commit (one fdatasync per commit) runs at %.2fx LMDB,\n"
+               "  which makes two durability points per commit (data pages, then the meta page).\n",
+               tps(c1) / tps(l1));
+    if (c1 && n1)
+        printf("- Not syncing at all is %.0fx faster than syncing every commit (%.0f vs %.0f tps): that gap\n"
+               "  is what group commit tries to close without giving up durability.\n",
+               tps(n1) / tps(c1), tps(n1), tps(c1));
+    if (l1 && l64)
+        printf("- LMDB durable %s %.0f tps at 1 client to %.0f at 64: one writer at a time,\n"
+               "  each commit paying its own syncs, so more clients only queue.\n",
+               tps(l64) / tps(l1) < 1.5 ? "stays flat, from" : "goes from", tps(l1), tps(l64));
+    if (c64 && l64) {
+        double cps = c64->res.syncs > 0 ? (double)c64->res.txns / (double)c64->res.syncs : 0;
+        printf("- At 64 clients commitlab --sync commit reaches %.0f tps = %.1fx LMDB; %.1f commits share each\n"
+               "  sync, because a committer queued behind a sync finds its record already durable.\n",
+               tps(c64), tps(c64) / tps(l64), cps);
+    }
+    for (size_t s = 0; s < nseries; s++) {
+        const char *p = series[s].sync;
+        if (strcmp(series[s].engine, "commitlab") || (strcmp(p, "group") && strcmp(p, "uring")))
+            continue;
+        const struct tour_row *g64 = row_of(series, nseries, "commitlab", p, 0, 64);
+        if (g64 && l64)
+            printf("- %s commit at 64 clients: %.0f tps = %.1fx LMDB durable.\n",
+                   strcmp(p, "group") == 0 ? "Group" : "io_uring", tps(g64), tps(g64) / tps(l64));
+        else if (series[s].rows[0].ran && series[s].rows[0].res.status == RUN_NA)
+            printf("- --sync %s is n/a: %s.\n", p, series[s].rows[0].res.reason);
+    }
+    if (r1 && r64)
+        printf("- RocksDB sync=true goes from %.0f tps at 1 client to %.0f at 64 (%.1fx): its write thread\n"
+               "  batches concurrent writers behind one WAL sync.\n", tps(r1), tps(r64), tps(r64) / tps(r1));
+    if (n1 && ln1)
+        printf("- Without syncs the stores run at memory speed: commitlab %.0f tps, LMDB MDB_NOSYNC %.0f tps;\n"
+               "  a power failure can lose whatever the OS had not yet written back.\n", tps(n1), tps(ln1));
+
+    for (size_t s = 0; s < nseries; s++)
+        for (size_t c = 0; c < NCLIENTS; c++)
+            if (series[s].rows[c].ran)
+                bench_result_free(&series[s].rows[c].res);
+    return failed ? 1 : 0;
 }

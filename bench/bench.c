@@ -1,0 +1,622 @@
+/*
+ * bench.c -- `commitlab bench`: parses the options, expands comma lists
+ * into the cross product of runs, and runs them one after another with a
+ * table (or CSV) on stdout, JSON lines appended to --out, and a progress
+ * line on stderr.  The runner is bench_run.c; the engines are driver_*.c;
+ * the workloads bench_workload.c.
+ *
+ * Argument errors are one line naming the flag and what it accepts, exit 2
+ * (brief, section 4), and are all found before the first run starts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "commitlab.h"
+
+/* ---- drivers ----------------------------------------------------------------- */
+
+const struct bench_driver *const bench_drivers[] = {
+    &bench_driver_commitlab, &bench_driver_lmdb, &bench_driver_rocksdb, &bench_driver_sqlite};
+const size_t bench_ndrivers = sizeof bench_drivers / sizeof *bench_drivers;
+
+const struct bench_driver *bench_driver_find(const char *name)
+{
+    for (size_t i = 0; i < bench_ndrivers; i++)
+        if (strcmp(bench_drivers[i]->name, name) == 0)
+            return bench_drivers[i];
+    return NULL;
+}
+
+void bench_list_engines(FILE *f)
+{
+    fprintf(f, "engines in this build of commitlab bench:\n\n");
+    for (size_t i = 0; i < bench_ndrivers; i++) {
+        const struct bench_driver *d = bench_drivers[i];
+        const char *v = d->built && d->version ? d->version() : NULL;
+        fprintf(f, "%-10s %s%s%s%s\n  %s\n\n", d->name, d->built ? "built" : "not built", v ? " (" : "",
+                v ? v : "", v ? ")" : "", d->maps);
+    }
+}
+
+/* ---- knobs ------------------------------------------------------------------- */
+
+enum kind { KIND_ENUM, KIND_UINT, KIND_SIZE, KIND_RATIO };
+
+struct knob_def {
+    const char *flag;
+    enum kind kind;
+    const char *choices; /* KIND_ENUM: comma-separated */
+    uint64_t min, max;   /* KIND_UINT, KIND_SIZE */
+};
+
+static const struct knob_def knobs[K_COUNT] = {
+    [K_ENGINE] = {"--engine", KIND_ENUM, "commitlab,lmdb,rocksdb,sqlite", 0, 0},
+    [K_WORKLOAD] = {"--workload", KIND_ENUM, "kv,tpcb", 0, 0},
+    [K_CLIENTS] = {"--clients", KIND_UINT, NULL, 1, 1024},
+    [K_SYNC] = {"--sync", KIND_ENUM, "none,periodic,commit,group,uring", 0, 0},
+    [K_SYNC_METHOD] = {"--sync-method", KIND_ENUM, "fdatasync,fsync,dsync,direct", 0, 0},
+    [K_ELR] = {"--elr", KIND_ENUM, "on,off", 0, 0},
+    [K_SEGMENTS] = {"--segments", KIND_ENUM, "fresh,recycle", 0, 0},
+    [K_SEGMENT_INIT] = {"--segment-init", KIND_ENUM, "sparse,fallocate,zero", 0, 0},
+    [K_SEGMENT_SIZE] = {"--segment-size", KIND_SIZE, NULL, 64 << 10, 1ull << 34},
+    [K_PREALLOC] = {"--prealloc", KIND_UINT, NULL, 0, 64},
+    [K_COMMIT_DELAY] = {"--commit-delay", KIND_UINT, NULL, 0, 1000000},
+    [K_COMMIT_SIBLINGS] = {"--commit-siblings", KIND_UINT, NULL, 0, 1024},
+    [K_INTERVAL] = {"--interval", KIND_UINT, NULL, 1, 3600000},
+    [K_URING_DEPTH] = {"--uring-depth", KIND_UINT, NULL, 1, 4096},
+    [K_SYNC_LATENCY] = {"--sync-latency", KIND_UINT, NULL, 0, 10000000},
+    [K_CACHE] = {"--cache", KIND_SIZE, NULL, 1 << 20, 1ull << 40},
+    [K_VALUE_SIZE] = {"--value-size", KIND_UINT, NULL, 8, 4096},
+    [K_KEYS] = {"--keys", KIND_UINT, NULL, 1, 1000000000},
+    [K_DIST] = {"--dist", KIND_ENUM, "uniform,zipf", 0, 0},
+    [K_OPS_PER_TXN] = {"--ops-per-txn", KIND_UINT, NULL, 1, 100000},
+    [K_READ_RATIO] = {"--read-ratio", KIND_RATIO, NULL, 0, 0},
+    [K_SCALE] = {"--scale", KIND_UINT, NULL, 1, 10000},
+    [K_SQLITE_SYNC] = {"--sqlite-sync", KIND_ENUM, "full,normal,off", 0, 0},
+};
+
+const char *bench_knob_flag(enum bench_knob k)
+{
+    return (unsigned)k < K_COUNT ? knobs[k].flag : "?";
+}
+
+int bench_reject_given(const struct bench_config *cfg, const enum bench_knob *ks, size_t n, const char *engine_why,
+                       char *why, size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (cfg->given[ks[i]]) {
+            snprintf(why, len, "%s: %s", knobs[ks[i]].flag, engine_why);
+            return BENCH_NA;
+        }
+    return 0;
+}
+
+int bench_sync_is_durable(const char *sync)
+{
+    return strcmp(sync, "commit") == 0 || strcmp(sync, "group") == 0 || strcmp(sync, "uring") == 0;
+}
+
+void bench_config_defaults(struct bench_config *c)
+{
+    struct cl_options o;
+    cl_options_init(&o);
+    memset(c, 0, sizeof *c);
+    c->engine = "commitlab";
+    c->workload = "kv";
+    c->clients = 1;
+    c->duration = 10;
+    c->warmup = 1;
+    c->dir = "commitlab-bench.d";
+    c->preload = 1;
+    c->seed = 1;
+    c->value_size = 100;
+    c->keys = 100000;
+    c->zipf_theta = 0.99;
+    c->ops_per_txn = 1;
+    c->scale = 1;
+    c->sync = "commit";
+    c->sync_method = cl_sync_method_name(o.method);
+    c->elr = o.elr;
+    c->segments = "fresh";
+    c->segment_init = "zero";
+    c->segment_size = o.segment_size;
+    c->commit_delay_us = o.commit_delay_us;
+    c->commit_siblings = o.commit_siblings;
+    c->interval_ms = o.interval_ms;
+    c->uring_depth = o.uring_depth;
+    c->sync_latency_us = o.sync_latency_us;
+    c->cache_bytes = o.cache_size;
+}
+
+static int in_choices(const char *choices, const char *v)
+{
+    size_t n = strlen(v);
+    for (const char *p = choices; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+static void accepted(const struct knob_def *k, char *buf, size_t len)
+{
+    switch (k->kind) {
+    case KIND_ENUM: {
+        size_t j = 0;
+        for (const char *p = k->choices; *p && j + 3 < len; p++) {
+            if (*p == ',') {
+                buf[j++] = ',';
+                buf[j++] = ' ';
+            } else {
+                buf[j++] = *p;
+            }
+        }
+        buf[j] = 0;
+        snprintf(buf + j, len - j, " (comma lists allowed)");
+        break;
+    }
+    case KIND_UINT:
+        snprintf(buf, len, "an integer in [%llu, %llu] (comma lists allowed)", (unsigned long long)k->min,
+                 (unsigned long long)k->max);
+        break;
+    case KIND_SIZE:
+        snprintf(buf, len, "a size with optional k/M/G in [%llu, %llu] bytes (comma lists allowed)",
+                 (unsigned long long)k->min, (unsigned long long)k->max);
+        break;
+    case KIND_RATIO:
+        snprintf(buf, len, "a fraction in [0, 1] (comma lists allowed)");
+        break;
+    }
+}
+
+/* Checks one value of a knob; exits 2 naming the flag when it is bad. */
+static void validate(enum bench_knob kk, const char *v)
+{
+    const struct knob_def *k = &knobs[kk];
+    char acc[256];
+    uint64_t u;
+    char *end;
+    int ok = 0;
+
+    switch (k->kind) {
+    case KIND_ENUM:
+        ok = in_choices(k->choices, v);
+        break;
+    case KIND_UINT:
+        errno = 0;
+        u = strtoull(v, &end, 10);
+        ok = *v >= '0' && *v <= '9' && !*end && !errno && u >= k->min && u <= k->max;
+        break;
+    case KIND_SIZE:
+        ok = *v >= '0' && *v <= '9' && cli_parse_size(v, &u) == 0 && u >= k->min && u <= k->max;
+        break;
+    case KIND_RATIO: {
+        double d = strtod(v, &end);
+        ok = *v && !*end && d >= 0 && d <= 1;
+        break;
+    }
+    }
+    if (!ok) {
+        accepted(k, acc, sizeof acc);
+        cli_usage_error("bench", "%s: '%s' is not accepted; expected %s", k->flag, v, acc);
+    }
+}
+
+/* ---- the sweep ----------------------------------------------------------------- */
+
+struct knob_values {
+    char **v;
+    size_t n;
+};
+
+static void split_list(enum bench_knob k, const char *arg, struct knob_values *kv)
+{
+    char *copy = strdup(arg), *save = NULL;
+    if (!copy)
+        cli_usage_error("bench", "out of memory");
+    if (!*arg)
+        cli_usage_error("bench", "%s: empty value", knobs[k].flag);
+    for (size_t i = 0; i < kv->n; i++)
+        free(kv->v[i]);
+    kv->n = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        validate(k, t);
+        char **nv = realloc(kv->v, (kv->n + 1) * sizeof *nv);
+        if (!nv || !(nv[kv->n] = strdup(t)))
+            cli_usage_error("bench", "out of memory");
+        kv->v = nv;
+        kv->n++;
+    }
+    if (kv->n == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
+        cli_usage_error("bench", "%s: '%s' has an empty item in its list", knobs[k].flag, arg);
+    free(copy);
+}
+
+/* Applies one knob value (already validated) to c. */
+static void apply(struct bench_config *c, enum bench_knob k, const char *v)
+{
+    uint64_t u = 0;
+    if (knobs[k].kind == KIND_UINT)
+        u = strtoull(v, NULL, 10);
+    else if (knobs[k].kind == KIND_SIZE)
+        cli_parse_size(v, &u);
+    c->given[k] = 1;
+    switch (k) {
+    case K_ENGINE: c->engine = v; break;
+    case K_WORKLOAD: c->workload = v; break;
+    case K_CLIENTS: c->clients = (unsigned)u; break;
+    case K_SYNC: c->sync = v; break;
+    case K_SYNC_METHOD: c->sync_method = v; break;
+    case K_ELR: c->elr = strcmp(v, "on") == 0; break;
+    case K_SEGMENTS: c->segments = v; break;
+    case K_SEGMENT_INIT: c->segment_init = v; break;
+    case K_SEGMENT_SIZE: c->segment_size = u; break;
+    case K_PREALLOC: c->prealloc = (uint32_t)u; break;
+    case K_COMMIT_DELAY: c->commit_delay_us = (uint32_t)u; break;
+    case K_COMMIT_SIBLINGS: c->commit_siblings = (uint32_t)u; break;
+    case K_INTERVAL: c->interval_ms = (uint32_t)u; break;
+    case K_URING_DEPTH: c->uring_depth = (uint32_t)u; break;
+    case K_SYNC_LATENCY: c->sync_latency_us = (uint32_t)u; break;
+    case K_CACHE: c->cache_bytes = u; break;
+    case K_VALUE_SIZE: c->value_size = (uint32_t)u; break;
+    case K_KEYS: c->keys = u; break;
+    case K_DIST: c->zipf = strcmp(v, "zipf") == 0; break;
+    case K_OPS_PER_TXN: c->ops_per_txn = (uint32_t)u; break;
+    case K_READ_RATIO: c->read_ratio = strtod(v, NULL); break;
+    case K_SCALE: c->scale = (uint32_t)u; break;
+    case K_SQLITE_SYNC: c->sqlite_sync = v; break;
+    case K_COUNT: break;
+    }
+}
+
+/* Outermost first; clients vary fastest so that a table reads as
+ * "this engine and policy at 1, 16, 64 clients". */
+static const enum bench_knob sweep_order[] = {
+    K_WORKLOAD, K_ENGINE, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE,
+    K_PREALLOC, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_SYNC_LATENCY, K_CACHE,
+    K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE, K_SQLITE_SYNC, K_CLIENTS,
+};
+
+static struct bench_config *expand(const struct bench_config *base, struct knob_values *vals, size_t *nout)
+{
+    size_t total = 1, nk = sizeof sweep_order / sizeof *sweep_order;
+    for (size_t i = 0; i < nk; i++)
+        if (vals[sweep_order[i]].n)
+            total *= vals[sweep_order[i]].n;
+    if (total > 100000)
+        cli_usage_error("bench", "the comma lists expand to %zu runs (at most 100000)", total);
+    struct bench_config *out = calloc(total, sizeof *out);
+    size_t idx[K_COUNT] = {0};
+    if (!out)
+        cli_usage_error("bench", "out of memory");
+    for (size_t r = 0; r < total; r++) {
+        struct bench_config *c = &out[r];
+        *c = *base;
+        size_t vl = 0;
+        c->varying[0] = 0;
+        for (size_t i = 0; i < nk; i++) {
+            enum bench_knob k = sweep_order[i];
+            if (!vals[k].n)
+                continue;
+            apply(c, k, vals[k].v[idx[k]]);
+            if (vals[k].n > 1 && k != K_ENGINE && k != K_SYNC && k != K_CLIENTS && vl < sizeof c->varying)
+                vl += (size_t)snprintf(c->varying + vl, sizeof c->varying - vl, "%s%s=%s", vl ? " " : "",
+                                       knobs[k].flag + 2, vals[k].v[idx[k]]);
+        }
+        /* advance the odometer: the last knob in sweep_order fastest */
+        for (size_t i = nk; i-- > 0;) {
+            enum bench_knob k = sweep_order[i];
+            if (!vals[k].n)
+                continue;
+            if (++idx[k] < vals[k].n)
+                break;
+            idx[k] = 0;
+        }
+    }
+    *nout = total;
+    return out;
+}
+
+void bench_warn_volatile(const char *dir)
+{
+    struct bench_env e;
+    mkdir(dir, 0755);
+    bench_env_probe(dir, &e);
+    if (e.volatile_fs)
+        fprintf(stderr, "commitlab bench: warning: %s is on %s: nothing is durable there, and a sync "
+                        "returns at memory speed\n", dir, e.fs_type);
+}
+
+struct progress {
+    int on;
+    size_t i, n;
+    double start, run_start, est_run;
+    const struct bench_config *cfg;
+};
+
+static void fmt_time(char *buf, size_t len, double s)
+{
+    if (s < 0)
+        s = 0;
+    unsigned t = (unsigned)(s + 0.5);
+    snprintf(buf, len, "%u:%02u", t / 60, t % 60);
+}
+
+static void progress_tick(void *arg)
+{
+    struct progress *p = arg;
+    if (!p->on)
+        return;
+    double now = bench_now(), el = now - p->start, in_run = now - p->run_start;
+    double left_this = p->est_run - in_run;
+    if (left_this < 0)
+        left_this = 0;
+    double eta = left_this + p->est_run * (double)(p->n - p->i - 1);
+    char label[256], e1[16], e2[16];
+    bench_label(p->cfg, label, sizeof label);
+    fmt_time(e1, sizeof e1, el);
+    fmt_time(e2, sizeof e2, eta);
+    fprintf(stderr, "\r\033[K[run %zu of %zu] %.60s  elapsed %s  ETA %s", p->i + 1, p->n, label, e1, e2);
+    fflush(stderr);
+}
+
+unsigned bench_sweep(const struct bench_config *cfgs, size_t n, const struct bench_sweep_opts *o,
+                     struct bench_result *results)
+{
+    struct progress p = {0};
+    unsigned failed = 0;
+    struct bench_result *r = malloc(sizeof *r);
+
+    if (!r)
+        return (unsigned)n;
+    p.on = !o->quiet && isatty(STDERR_FILENO);
+    p.n = n;
+    p.start = bench_now();
+    if (o->format == FMT_CSV)
+        bench_csv_header(stdout);
+    else
+        bench_table_header(stdout);
+    fflush(stdout);
+    for (size_t i = 0; i < n; i++) {
+        p.i = i;
+        p.cfg = &cfgs[i];
+        p.run_start = bench_now();
+        if (i == 0)
+            p.est_run = cfgs[i].warmup + (cfgs[i].txns ? 1 : cfgs[i].duration) + 0.5;
+        progress_tick(&p);
+        bench_run(&cfgs[i], r, progress_tick, &p);
+        if (p.on)
+            fprintf(stderr, "\r\033[K");
+        /* ETA: the mean time of a run so far */
+        p.est_run = (bench_now() - p.start) / (double)(i + 1);
+        if (r->status == RUN_ERROR)
+            failed++;
+        if (o->format == FMT_CSV)
+            bench_csv_row(stdout, &cfgs[i], r);
+        else
+            bench_table_row(stdout, &cfgs[i], r);
+        fflush(stdout);
+        if (o->jsonl && bench_json_append(o->jsonl, &cfgs[i], r, (unsigned)i + 1, (unsigned)n)) {
+            fprintf(stderr, "commitlab bench: writing the JSON line failed: %s\n", strerror(errno));
+            failed++;
+        }
+        if (results)
+            results[i] = *r;
+        else
+            bench_result_free(r);
+    }
+    free(r);
+    return failed;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: commitlab bench [options]     (comma lists run the cross product)\n"
+            "\n"
+            "  --engine LIST        commitlab, lmdb, rocksdb, sqlite (default commitlab);\n"
+            "                       --list-engines says which are built and how knobs map\n"
+            "  --workload LIST      kv (default) or tpcb (pgbench's TPC-B-like transaction)\n"
+            "  --clients LIST       client threads (default 1), e.g. 1,16,64\n"
+            "  --duration S         measured seconds (default 10), or\n"
+            "  --txns N             measure N transactions\n"
+            "  --warmup S           unmeasured seconds first (default 1)\n"
+            "  --dir D              parent of the run directories (default ./commitlab-bench.d);\n"
+            "                       each run uses a fresh D/ENGINE.db, removed afterwards\n"
+            "  --reuse              keep D/ENGINE.db between runs; skip a preload it already has\n"
+            "  --no-preload         start from an empty store (kv)\n"
+            "  --verify             after the run, reopen the store and read every key back\n"
+            "  --seed N             PRNG seed (default 1)\n"
+            "kv workload:\n"
+            "  --value-size LIST    bytes (default 100; keys are 16 bytes)\n"
+            "  --keys LIST          key space (default 100000)\n"
+            "  --dist LIST          uniform (default) or zipf; --zipf-theta X (default 0.99)\n"
+            "  --ops-per-txn LIST   operations per transaction (default 1)\n"
+            "  --read-ratio LIST    fraction of operations that are reads (default 0)\n"
+            "tpcb workload:\n"
+            "  --scale LIST         branches, as pgbench -s (default 1)\n"
+            "commit path (commitlab maps all; other engines what they can, else n/a):\n"
+            "  --sync LIST          none, periodic, commit (default), group, uring\n"
+            "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
+            "  --elr LIST           on (default), off\n"
+            "  --segments LIST      fresh (default), recycle\n"
+            "  --segment-init LIST  zero (default), sparse, fallocate\n"
+            "  --segment-size LIST  e.g. 16M;  --prealloc LIST  segments prepared ahead\n"
+            "  --commit-delay LIST  us;  --commit-siblings LIST;  --interval LIST  ms (periodic)\n"
+            "  --uring-depth LIST;  --sync-latency LIST  us (emulated);  --cache LIST  e.g. 64M\n"
+            "  --lmdb-flags SET     nometasync,writemap,mapasync (one set, not a list)\n"
+            "  --sqlite-sync LIST   full, normal, off (default: from --sync)\n"
+            "output:\n"
+            "  --out FILE.jsonl     append one JSON object per run (docs/bench.md)\n"
+            "  --format table|csv   stdout format (default table)\n"
+            "  --quiet              no progress line on stderr\n");
+}
+
+static const char *need_arg(int argc, char **argv, int *i, const char *flag, const char **inline_val)
+{
+    if (*inline_val) {
+        const char *v = *inline_val;
+        *inline_val = NULL;
+        return v;
+    }
+    if (*i + 1 >= argc)
+        cli_usage_error("bench", "%s needs a value (see commitlab bench --help)", flag);
+    return argv[++*i];
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    struct bench_config base;
+    struct knob_values vals[K_COUNT];
+    struct bench_sweep_opts so = {0};
+    const char *out_path = NULL;
+    int list_engines = 0;
+
+    bench_config_defaults(&base);
+    memset(vals, 0, sizeof vals);
+
+    for (int i = 1; i < argc; i++) {
+        char flagbuf[64];
+        const char *arg = argv[i], *inl = NULL;
+        const char *eq = strchr(arg, '=');
+        if (strncmp(arg, "--", 2) == 0 && eq && (size_t)(eq - arg) < sizeof flagbuf) {
+            memcpy(flagbuf, arg, (size_t)(eq - arg));
+            flagbuf[eq - arg] = 0;
+            arg = flagbuf;
+            inl = eq + 1;
+        }
+        int k;
+        for (k = 0; k < K_COUNT; k++)
+            if (strcmp(arg, knobs[k].flag) == 0)
+                break;
+        if (k < K_COUNT) {
+            split_list((enum bench_knob)k, need_arg(argc, argv, &i, arg, &inl), &vals[k]);
+            continue;
+        }
+        char *end;
+        if (strcmp(arg, "--duration") == 0) {
+            const char *v = need_arg(argc, argv, &i, arg, &inl);
+            base.duration = strtod(v, &end);
+            if (*end || !*v || !(base.duration > 0 && base.duration <= 86400))
+                cli_usage_error("bench", "--duration: '%s' is not accepted; expected seconds in (0, 86400]", v);
+            base.txns = 0;
+        } else if (strcmp(arg, "--txns") == 0) {
+            const char *v = need_arg(argc, argv, &i, arg, &inl);
+            errno = 0;
+            base.txns = strtoull(v, &end, 10);
+            if (*end || !*v || *v == '-' || errno || base.txns == 0)
+                cli_usage_error("bench", "--txns: '%s' is not accepted; expected a positive integer", v);
+        } else if (strcmp(arg, "--warmup") == 0) {
+            const char *v = need_arg(argc, argv, &i, arg, &inl);
+            base.warmup = strtod(v, &end);
+            if (*end || !*v || !(base.warmup >= 0 && base.warmup <= 3600))
+                cli_usage_error("bench", "--warmup: '%s' is not accepted; expected seconds in [0, 3600]", v);
+        } else if (strcmp(arg, "--dir") == 0) {
+            base.dir = need_arg(argc, argv, &i, arg, &inl);
+            if (!*base.dir)
+                cli_usage_error("bench", "--dir: expected a directory path");
+        } else if (strcmp(arg, "--seed") == 0) {
+            const char *v = need_arg(argc, argv, &i, arg, &inl);
+            base.seed = strtoull(v, &end, 10);
+            if (*end || !*v || *v == '-')
+                cli_usage_error("bench", "--seed: '%s' is not accepted; expected a non-negative integer", v);
+        } else if (strcmp(arg, "--zipf-theta") == 0) {
+            const char *v = need_arg(argc, argv, &i, arg, &inl);
+            base.zipf_theta = strtod(v, &end);
+            if (*end || !*v || !(base.zipf_theta > 0 && base.zipf_theta < 1))
+                cli_usage_error("bench", "--zipf-theta: '%s' is not accepted; expected a number in (0, 1)", v);
+        } else if (strcmp(arg, "--lmdb-flags") == 0) {
+            const char *v = need_arg(argc, argv, &i, arg, &inl);
+            char *copy = strdup(v), *save = NULL;
+            base.lmdb_flags = 0;
+            base.lmdb_flags_given = 1;
+            for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+                if (strcmp(t, "nometasync") == 0)
+                    base.lmdb_flags |= LMDB_F_NOMETASYNC;
+                else if (strcmp(t, "writemap") == 0)
+                    base.lmdb_flags |= LMDB_F_WRITEMAP;
+                else if (strcmp(t, "mapasync") == 0)
+                    base.lmdb_flags |= LMDB_F_MAPASYNC;
+                else
+                    cli_usage_error("bench", "--lmdb-flags: '%s' is not accepted; expected a set of "
+                                             "nometasync, writemap, mapasync", t);
+            }
+            free(copy);
+        } else if (strcmp(arg, "--out") == 0) {
+            out_path = need_arg(argc, argv, &i, arg, &inl);
+        } else if (strcmp(arg, "--format") == 0) {
+            const char *v = need_arg(argc, argv, &i, arg, &inl);
+            if (strcmp(v, "table") == 0)
+                so.format = FMT_TABLE;
+            else if (strcmp(v, "csv") == 0)
+                so.format = FMT_CSV;
+            else
+                cli_usage_error("bench", "--format: '%s' is not accepted; expected table or csv", v);
+        } else if (strcmp(arg, "--reuse") == 0 && !inl) {
+            base.reuse = 1;
+        } else if (strcmp(arg, "--no-preload") == 0 && !inl) {
+            base.preload = 0;
+        } else if (strcmp(arg, "--verify") == 0 && !inl) {
+            base.verify = 1;
+        } else if (strcmp(arg, "--quiet") == 0 && !inl) {
+            so.quiet = 1;
+        } else if (strcmp(arg, "--list-engines") == 0 && !inl) {
+            list_engines = 1;
+        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            cli_usage_error("bench", "unknown option '%s' (see commitlab bench --help)", argv[i]);
+        }
+    }
+    if (list_engines) {
+        bench_list_engines(stdout);
+        return 0;
+    }
+    /* An engine asked for by name must at least exist; one that is not
+     * built gives n/a rows (so a sweep still runs on the others). */
+    if (!base.preload && vals[K_WORKLOAD].n) {
+        for (size_t j = 0; j < vals[K_WORKLOAD].n; j++)
+            if (strcmp(vals[K_WORKLOAD].v[j], "tpcb") == 0)
+                cli_usage_error("bench", "--no-preload: the tpcb workload needs its tables preloaded");
+    }
+
+    size_t nruns;
+    struct bench_config *cfgs = expand(&base, vals, &nruns);
+    if (out_path) {
+        so.jsonl = fopen(out_path, "a");
+        if (!so.jsonl) {
+            fprintf(stderr, "commitlab bench: --out %s: %s\n", out_path, strerror(errno));
+            return 1;
+        }
+    }
+    bench_warn_volatile(base.dir);
+    unsigned failed = bench_sweep(cfgs, nruns, &so, NULL);
+    if (so.jsonl && fclose(so.jsonl)) {
+        fprintf(stderr, "commitlab bench: --out %s: %s\n", out_path, strerror(errno));
+        failed++;
+    }
+    /* remove the parent directory if the runs left it empty */
+    if (!base.reuse)
+        rmdir(base.dir);
+    for (int k = 0; k < K_COUNT; k++) {
+        for (size_t j = 0; j < vals[k].n; j++)
+            free(vals[k].v[j]);
+        free(vals[k].v);
+    }
+    free(cfgs);
+    return failed ? 1 : 0;
+}

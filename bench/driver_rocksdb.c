@@ -1,0 +1,305 @@
+/*
+ * driver_rocksdb.c -- the benchmark driver for RocksDB (optional peer,
+ * built when librocksdb-dev is present), through RocksDB's C API.
+ *
+ * A client transaction is a WriteBatchWithIndex (reads see the batch's own
+ * writes) written with one DB::Write; RocksDB's WriteThread batches
+ * concurrent writers behind a leader (group commit is how RocksDB always
+ * commits).  --sync commit/group = WriteOptions.sync=true; --sync none =
+ * sync=false (the WAL is written, never synced by the write);
+ * --sync periodic = sync=false plus a thread calling FlushWAL(sync=true)
+ * every --interval ms.  --sync-method fsync = use_fsync; --segments
+ * recycle = recycle_log_file_num=4; --cache = block cache capacity.
+ * Counters come from RocksDB's statistics: WAL syncs and bytes, flush and
+ * compaction bytes, memtable flushes (as "checkpoints") and write-stall
+ * time (as their pauses).
+ */
+#include "bench.h"
+
+#ifdef CL_HAVE_ROCKSDB
+#include <pthread.h>
+#include <rocksdb/c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct rdb {
+    rocksdb_t *db;
+    rocksdb_options_t *opt;
+    rocksdb_writeoptions_t *wo;
+    rocksdb_readoptions_t *ro;
+    rocksdb_cache_t *cache;
+    rocksdb_block_based_table_options_t *bbto;
+    pthread_t syncer;
+    int syncer_running;
+    volatile int stop;
+    unsigned interval_ms;
+};
+
+static const enum bench_knob rocks_no[] = {
+    K_ELR, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_COMMIT_DELAY, K_COMMIT_SIBLINGS,
+    K_URING_DEPTH, K_SYNC_LATENCY, K_SQLITE_SYNC,
+};
+
+static int rocks_check(const struct bench_config *cfg, char *why, size_t len)
+{
+    if (strcmp(cfg->sync, "uring") == 0) {
+        snprintf(why, len, "--sync uring: RocksDB does not write its WAL through io_uring");
+        return BENCH_NA;
+    }
+    if (strcmp(cfg->sync_method, "fdatasync") && strcmp(cfg->sync_method, "fsync")) {
+        snprintf(why, len, "--sync-method %s: RocksDB syncs its WAL with fdatasync or fsync (use_fsync) only",
+                 cfg->sync_method);
+        return BENCH_NA;
+    }
+    if (cfg->lmdb_flags_given) {
+        snprintf(why, len, "--lmdb-flags applies to LMDB only");
+        return BENCH_NA;
+    }
+    return bench_reject_given(cfg, rocks_no, sizeof rocks_no / sizeof *rocks_no,
+                              "no RocksDB option maps to it", why, len);
+}
+
+static void rocks_describe(const struct bench_config *cfg, char *buf, size_t len)
+{
+    int periodic = strcmp(cfg->sync, "periodic") == 0;
+    int n = snprintf(buf, len, "sync=%s%s", bench_sync_is_durable(cfg->sync) ? "true" : "false",
+                     periodic ? " +FlushWAL(sync) every interval" : "");
+    if (n > 0 && (size_t)n < len && strcmp(cfg->sync_method, "fsync") == 0)
+        n += snprintf(buf + n, len - (size_t)n, " use_fsync=1");
+    if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
+        snprintf(buf + n, len - (size_t)n, " recycle_log_file_num=4");
+}
+
+static void *syncer_main(void *arg)
+{
+    struct rdb *r = arg;
+    while (!r->stop) {
+        struct timespec ts = {r->interval_ms / 1000, (long)(r->interval_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        char *err = NULL;
+        rocksdb_flush_wal(r->db, 1, &err);
+        if (err) {
+            fprintf(stderr, "rocksdb FlushWAL: %s\n", err);
+            rocksdb_free(err);
+        }
+    }
+    return NULL;
+}
+
+static void rocks_free(struct rdb *r)
+{
+    if (r->syncer_running) {
+        r->stop = 1;
+        pthread_join(r->syncer, NULL);
+    }
+    if (r->db)
+        rocksdb_close(r->db);
+    if (r->wo)
+        rocksdb_writeoptions_destroy(r->wo);
+    if (r->ro)
+        rocksdb_readoptions_destroy(r->ro);
+    if (r->opt)
+        rocksdb_options_destroy(r->opt);
+    if (r->bbto)
+        rocksdb_block_based_options_destroy(r->bbto);
+    if (r->cache)
+        rocksdb_cache_destroy(r->cache);
+    free(r);
+}
+
+static int rocks_open(struct bench_db *db)
+{
+    const struct bench_config *cfg = db->cfg;
+    struct rdb *r = calloc(1, sizeof *r);
+    char *err = NULL;
+
+    if (!r) {
+        snprintf(db->err, sizeof db->err, "out of memory");
+        return BENCH_ERR;
+    }
+    r->opt = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(r->opt, 1);
+    rocksdb_options_increase_parallelism(r->opt, (int)sysconf(_SC_NPROCESSORS_ONLN));
+    rocksdb_options_enable_statistics(r->opt);
+    if (strcmp(cfg->sync_method, "fsync") == 0)
+        rocksdb_options_set_use_fsync(r->opt, 1);
+    if (strcmp(cfg->segments, "recycle") == 0)
+        rocksdb_options_set_recycle_log_file_num(r->opt, 4);
+    if (cfg->given[K_CACHE]) {
+        r->cache = rocksdb_cache_create_lru(cfg->cache_bytes);
+        r->bbto = rocksdb_block_based_options_create();
+        rocksdb_block_based_options_set_block_cache(r->bbto, r->cache);
+        rocksdb_options_set_block_based_table_factory(r->opt, r->bbto);
+    }
+    r->wo = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_set_sync(r->wo, bench_sync_is_durable(cfg->sync) ? 1 : 0);
+    r->ro = rocksdb_readoptions_create();
+    r->db = rocksdb_open(r->opt, db->path, &err);
+    if (err) {
+        snprintf(db->err, sizeof db->err, "rocksdb_open %.120s: %.120s", db->path, err);
+        rocksdb_free(err);
+        r->db = NULL;
+        rocks_free(r);
+        return BENCH_ERR;
+    }
+    if (strcmp(cfg->sync, "periodic") == 0) {
+        r->interval_ms = cfg->interval_ms ? cfg->interval_ms : 1;
+        if (pthread_create(&r->syncer, NULL, syncer_main, r) == 0)
+            r->syncer_running = 1;
+    }
+    db->impl = r;
+    return BENCH_OK;
+}
+
+static void rocks_close(struct bench_db *db)
+{
+    if (db->impl)
+        rocks_free(db->impl);
+    db->impl = NULL;
+}
+
+static int rocks_conn_open(struct bench_conn *c)
+{
+    c->impl = rocksdb_writebatch_wi_create(0, 1);
+    return c->impl ? BENCH_OK : BENCH_ERR;
+}
+
+static void rocks_conn_close(struct bench_conn *c)
+{
+    if (c->impl)
+        rocksdb_writebatch_wi_destroy(c->impl);
+    c->impl = NULL;
+}
+
+static int rocks_begin(struct bench_conn *c, int rdonly)
+{
+    (void)rdonly;
+    rocksdb_writebatch_wi_clear(c->impl);
+    return BENCH_OK;
+}
+
+static int rocks_put(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl)
+{
+    rocksdb_writebatch_wi_put(c->impl, k, kl, v, vl);
+    return BENCH_OK;
+}
+
+static int rocks_get(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
+{
+    struct rdb *r = c->db->impl;
+    char *err = NULL;
+    size_t len = 0;
+    char *v = rocksdb_writebatch_wi_get_from_batch_and_db(c->impl, r->db, r->ro, k, kl, &len, &err);
+    if (err) {
+        snprintf(c->err, sizeof c->err, "rocksdb get: %s", err);
+        rocksdb_free(err);
+        return BENCH_ERR;
+    }
+    if (!v)
+        return BENCH_NOTFOUND;
+    memcpy(buf, v, len < cap ? len : cap);
+    *vl = len;
+    rocksdb_free(v);
+    return BENCH_OK;
+}
+
+static int rocks_commit(struct bench_conn *c)
+{
+    struct rdb *r = c->db->impl;
+    char *err = NULL;
+    if (rocksdb_writebatch_wi_count(c->impl) == 0)
+        return BENCH_OK;
+    rocksdb_write_writebatch_wi(r->db, r->wo, c->impl, &err);
+    rocksdb_writebatch_wi_clear(c->impl);
+    if (err) {
+        snprintf(c->err, sizeof c->err, "rocksdb write: %s", err);
+        rocksdb_free(err);
+        return BENCH_ERR;
+    }
+    return BENCH_OK;
+}
+
+static void rocks_abort(struct bench_conn *c)
+{
+    rocksdb_writebatch_wi_clear(c->impl);
+}
+
+/* "rocksdb.wal.synced COUNT : 12" or, for a histogram,
+ * "rocksdb.db.flush.micros P50 : ... COUNT : 3 SUM : 1234". */
+static int64_t stat_field(const char *s, const char *name, const char *field)
+{
+    size_t nl = strlen(name);
+    for (const char *p = s; (p = strstr(p, name)) != NULL; p += nl) {
+        if ((p != s && p[-1] != '\n') || p[nl] != ' ')
+            continue;
+        const char *eol = strchr(p, '\n');
+        const char *f = strstr(p + nl, field);
+        if (!f || (eol && f > eol))
+            return -1;
+        return strtoll(f + strlen(field), NULL, 10);
+    }
+    return -1;
+}
+
+static void rocks_stats(struct bench_db *db, struct bench_engine_stats *st)
+{
+    struct rdb *r = db->impl;
+    char *s = rocksdb_options_statistics_get_string(r->opt);
+    memset(st, 0xff, sizeof *st);
+    if (!s)
+        return;
+    st->syncs = stat_field(s, "rocksdb.wal.synced", "COUNT : ");
+    st->wal_bytes = stat_field(s, "rocksdb.wal.bytes", "COUNT : ");
+    int64_t fb = stat_field(s, "rocksdb.flush.write.bytes", "COUNT : ");
+    int64_t cb = stat_field(s, "rocksdb.compact.write.bytes", "COUNT : ");
+    if (fb >= 0 && cb >= 0)
+        st->data_bytes = fb + cb;
+    st->checkpoints = stat_field(s, "rocksdb.db.flush.micros", "COUNT : ");
+    st->checkpoint_pause_us = stat_field(s, "rocksdb.stall.micros", "COUNT : ");
+    rocksdb_free(s);
+}
+
+static const char *rocks_version(void)
+{
+#ifdef CL_ROCKSDB_VERSION
+    return CL_ROCKSDB_VERSION;
+#else
+    return NULL;
+#endif
+}
+
+const struct bench_driver bench_driver_rocksdb = {
+    .name = "rocksdb",
+    .built = 1,
+    .maps = "--sync commit/group = WriteOptions.sync=true (RocksDB always group-commits);\n"
+            "  --sync none = sync=false; --sync periodic = sync=false + FlushWAL(sync) every --interval;\n"
+            "  --sync-method fsync = use_fsync; --segments recycle = recycle_log_file_num=4;\n"
+            "  --cache = block cache; uring, dsync/direct and the other log knobs are n/a;\n"
+            "  counters from RocksDB statistics (WAL syncs/bytes, flushes, write stalls)",
+    .check = rocks_check,
+    .describe = rocks_describe,
+    .open = rocks_open,
+    .close = rocks_close,
+    .conn_open = rocks_conn_open,
+    .conn_close = rocks_conn_close,
+    .begin = rocks_begin,
+    .put = rocks_put,
+    .get = rocks_get,
+    .commit = rocks_commit,
+    .abort = rocks_abort,
+    .stats = rocks_stats,
+    .version = rocks_version,
+};
+
+#else /* !CL_HAVE_ROCKSDB */
+
+const struct bench_driver bench_driver_rocksdb = {
+    .name = "rocksdb",
+    .built = 0,
+    .maps = "not built: install librocksdb-dev and rebuild",
+};
+
+#endif

@@ -1,0 +1,262 @@
+/*
+ * check_cli.c -- `commitlab bench` as a user meets it, run as the real
+ * binary: bad arguments exit 2 with one line naming the flag; the JSON
+ * line of a run parses (jansson) and carries every documented field
+ * (docs/bench.md); --list-engines says exactly which engines are built.
+ */
+#include <check.h>
+#include <jansson.h>
+
+#include "bench_run_util.h"
+
+static char *scratch;
+
+static void setup(void)
+{
+    scratch = tu_mkdtemp("bench-cli");
+}
+
+static void teardown(void)
+{
+    tu_rmdir(scratch);
+    free(scratch);
+}
+
+/* ---- bad arguments ------------------------------------------------------- */
+
+static const struct {
+    const char *args[6];
+    const char *flag; /* must appear in the one-line message */
+} bad[] = {
+    {{"--sync", "sometimes"}, "--sync"},
+    {{"--sync", "commit,,none"}, "--sync"},
+    {{"--sync-method", "osync"}, "--sync-method"},
+    {{"--engine", "mysql"}, "--engine"},
+    {{"--engine", "lmdb,bdb"}, "--engine"},
+    {{"--workload", "tpcc"}, "--workload"},
+    {{"--clients", "0"}, "--clients"},
+    {{"--clients", "1,x"}, "--clients"},
+    {{"--clients"}, "--clients"},
+    {{"--duration", "-3"}, "--duration"},
+    {{"--duration", "soon"}, "--duration"},
+    {{"--txns", "0"}, "--txns"},
+    {{"--value-size", "100000"}, "--value-size"},
+    {{"--read-ratio", "1.5"}, "--read-ratio"},
+    {{"--dist", "pareto"}, "--dist"},
+    {{"--segments", "reuse"}, "--segments"},
+    {{"--segment-size", "12q"}, "--segment-size"},
+    {{"--elr", "maybe"}, "--elr"},
+    {{"--lmdb-flags", "nosync"}, "--lmdb-flags"},
+    {{"--sqlite-sync", "extra"}, "--sqlite-sync"},
+    {{"--format", "xml"}, "--format"},
+    {{"--no-such-flag"}, "--no-such-flag"},
+};
+
+START_TEST(test_bad_arguments)
+{
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *args[8] = {"bench"};
+        size_t n = 1;
+        for (size_t j = 0; j < 6 && bad[i].args[j]; j++)
+            args[n++] = bad[i].args[j];
+        args[n] = NULL;
+        struct cl_run r = run_cl(scratch, args);
+        ck_assert_msg(r.status == 2, "%s %s: exit %d, want 2", bad[i].args[0], bad[i].args[1] ? bad[i].args[1] : "",
+                      r.status);
+        ck_assert_msg(strstr(r.err, bad[i].flag), "%s: message does not name the flag: %s", bad[i].flag, r.err);
+        char *nl = strchr(r.err, '\n');
+        ck_assert_msg(nl && nl[1] == 0, "%s: not one line: %s", bad[i].flag, r.err);
+        ck_assert_msg(r.out[0] == 0, "%s: something was run: %s", bad[i].flag, r.out);
+        run_free(&r);
+    }
+}
+END_TEST
+
+START_TEST(test_accepted_values_named)
+{
+    const char *args[] = {"bench", "--sync", "fast", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_int_eq(r.status, 2);
+    const char *names[] = {"none", "periodic", "commit", "group", "uring"};
+    for (size_t i = 0; i < 5; i++)
+        ck_assert_msg(strstr(r.err, names[i]), "accepted value %s not named: %s", names[i], r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* ---- --list-engines --------------------------------------------------------- */
+
+static int listed_as(const char *out, const char *engine, const char *what)
+{
+    char line[64];
+    snprintf(line, sizeof line, "\n%-10s %s", engine, what);
+    return strstr(out, line) != NULL;
+}
+
+START_TEST(test_list_engines)
+{
+    const char *args[] = {"bench", "--list-engines", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(listed_as(r.out, "commitlab", "built"), "%s", r.out);
+    ck_assert_msg(listed_as(r.out, "lmdb", "built"), "%s", r.out);
+#ifdef CL_HAVE_ROCKSDB
+    ck_assert_msg(listed_as(r.out, "rocksdb", "built"), "%s", r.out);
+#else
+    ck_assert_msg(listed_as(r.out, "rocksdb", "not built"), "%s", r.out);
+#endif
+#ifdef CL_HAVE_SQLITE
+    ck_assert_msg(listed_as(r.out, "sqlite", "built"), "%s", r.out);
+#else
+    ck_assert_msg(listed_as(r.out, "sqlite", "not built"), "%s", r.out);
+#endif
+    run_free(&r);
+}
+END_TEST
+
+/* An engine listed as built runs; an unbuilt one is an n/a row, not an
+ * error and not a substitute. */
+START_TEST(test_listed_engines_run)
+{
+    const char *engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite"};
+    for (size_t i = 0; i < 4; i++) {
+        const char *args[] = {"bench", "--engine", engines[i], "--txns", "20", "--warmup", "0", "--keys", "100",
+                              "--quiet", "--dir", "d", NULL};
+        struct cl_run r = run_cl(scratch, args);
+        ck_assert_msg(r.status == 0, "%s: exit %d: %s", engines[i], r.status, r.err);
+        int built = 1;
+#ifndef CL_HAVE_ROCKSDB
+        built &= strcmp(engines[i], "rocksdb") != 0;
+#endif
+#ifndef CL_HAVE_SQLITE
+        built &= strcmp(engines[i], "sqlite") != 0;
+#endif
+        ck_assert_msg(built == (strstr(r.out, "n/a") == NULL), "%s: %s", engines[i], r.out);
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* ---- the JSON line ------------------------------------------------------------ */
+
+/* Every field docs/bench.md documents (dotted paths). */
+static const char *const documented[] = {
+    "schema", "time", "run", "runs", "engine", "workload", "status", "reason", "engine_settings",
+    "config.engine", "config.workload", "config.clients", "config.duration_s", "config.txns", "config.warmup_s",
+    "config.dir", "config.reuse", "config.preload", "config.verify", "config.seed", "config.value_size",
+    "config.key_size", "config.keys", "config.dist", "config.zipf_theta", "config.ops_per_txn",
+    "config.read_ratio", "config.scale", "config.sync", "config.sync_durable", "config.sync_method",
+    "config.elr", "config.segments", "config.segment_init", "config.segment_size", "config.prealloc",
+    "config.commit_delay_us", "config.commit_siblings", "config.interval_ms", "config.uring_depth",
+    "config.sync_latency_us", "config.cache_bytes", "config.sync_latency_emulated", "config.lmdb_flags",
+    "config.sqlite_sync",
+    "metrics.txns", "metrics.ops", "metrics.seconds", "metrics.tps", "metrics.latency_us.min",
+    "metrics.latency_us.mean", "metrics.latency_us.p50", "metrics.latency_us.p90", "metrics.latency_us.p99",
+    "metrics.latency_us.p999", "metrics.latency_us.max", "metrics.syncs", "metrics.syncs_per_commit",
+    "metrics.commits_per_sync", "metrics.engine_commits", "metrics.log_bytes", "metrics.log_bytes_per_commit",
+    "metrics.data_bytes", "metrics.data_bytes_per_commit", "metrics.io_write_bytes_per_commit",
+    "metrics.io_wchar_per_commit", "metrics.device_bytes_per_commit", "metrics.cpu_us_per_txn",
+    "metrics.checkpoints", "metrics.checkpoint_pause_us", "metrics.preload_s", "metrics.timeline",
+    "metrics.verified", "metrics.verified_keys",
+    "env.kernel", "env.os", "env.machine", "env.hostname", "env.cpu_model", "env.cores", "env.fs_type",
+    "env.fs_magic", "env.mount_point", "env.mount_source", "env.mount_options", "env.super_options",
+    "env.device", "env.dev_id", "env.volatile_fs", "env.engine_version", "env.commitlab_version",
+};
+
+static json_t *at(json_t *o, const char *path)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *cur = o;
+    for (char *save = NULL, *t = strtok_r(buf, ".", &save); t && cur; t = strtok_r(NULL, ".", &save))
+        cur = json_is_object(cur) ? json_object_get(cur, t) : NULL;
+    return cur;
+}
+
+START_TEST(test_json_lines)
+{
+    const char *args[] = {"bench", "--engine", "commitlab,lmdb", "--sync", "commit,group", "--duration", "1.2",
+                          "--warmup", "0.2", "--keys", "500", "--quiet", "--dir", "d", "--out", "runs.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    run_free(&r);
+
+    char path[4096];
+    snprintf(path, sizeof path, "%s/runs.jsonl", scratch);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[65536];
+    int n = 0, ok = 0, na = 0;
+    while (fgets(line, sizeof line, f)) {
+        json_error_t e;
+        json_t *o = json_loads(line, 0, &e);
+        ck_assert_msg(o != NULL, "line %d does not parse: %s", n + 1, e.text);
+        for (size_t i = 0; i < sizeof documented / sizeof *documented; i++)
+            ck_assert_msg(at(o, documented[i]) != NULL, "line %d lacks %s", n + 1, documented[i]);
+        ck_assert_str_eq(json_string_value(at(o, "schema")), "commitlab-bench/1");
+        const char *status = json_string_value(at(o, "status"));
+        if (strcmp(status, "ok") == 0) {
+            ok++;
+            ck_assert(json_is_number(at(o, "metrics.tps")) && json_number_value(at(o, "metrics.tps")) > 0);
+            ck_assert(json_number_value(at(o, "metrics.latency_us.p50")) <=
+                      json_number_value(at(o, "metrics.latency_us.p99")));
+            ck_assert(json_number_value(at(o, "metrics.latency_us.p99")) <=
+                      json_number_value(at(o, "metrics.latency_us.max")));
+            ck_assert(json_array_size(at(o, "metrics.timeline")) >= 1);
+            ck_assert(json_is_integer(at(o, "env.cores")));
+            ck_assert(json_string_length(at(o, "env.fs_type")) > 0);
+            if (strcmp(json_string_value(at(o, "engine")), "commitlab") == 0)
+                ck_assert(json_is_integer(at(o, "metrics.syncs")));
+            else /* LMDB keeps no sync counter: null, not a made-up number */
+                ck_assert(json_is_null(at(o, "metrics.syncs")));
+        } else {
+            /* group is not built everywhere: n/a with a reason, no metrics */
+            ck_assert_str_eq(status, "n/a");
+            na++;
+            ck_assert(json_string_length(at(o, "reason")) > 0);
+            ck_assert(json_is_null(at(o, "metrics.tps")));
+        }
+        json_decref(o);
+        n++;
+    }
+    fclose(f);
+    ck_assert_int_eq(n, 4);
+    ck_assert_int_ge(ok, 2); /* commitlab and LMDB --sync commit */
+    ck_assert_int_eq(ok + na, 4);
+}
+END_TEST
+
+START_TEST(test_csv)
+{
+    const char *args[] = {"bench", "--engine", "lmdb", "--txns", "50", "--warmup", "0", "--keys", "100",
+                          "--format", "csv", "--quiet", "--dir", "d", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strncmp(r.out, "time,engine,workload,clients,", 29) == 0, "%s", r.out);
+    char *second = strchr(r.out, '\n');
+    ck_assert(second && strstr(second, ",lmdb,kv,1,commit,"));
+    run_free(&r);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    if (!find_binary(argc, argv))
+        return 77;
+    Suite *s = suite_create("bench/cli");
+    TCase *tc = tcase_create("cli");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_bad_arguments);
+    tcase_add_test(tc, test_accepted_values_named);
+    tcase_add_test(tc, test_list_engines);
+    tcase_add_test(tc, test_listed_engines_run);
+    tcase_add_test(tc, test_json_lines);
+    tcase_add_test(tc, test_csv);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,121 @@
+/*
+ * check_drivers.c -- every engine driver of `commitlab bench` runs a small
+ * kv workload from an empty store (durable and not, one and several
+ * clients), and after a close and reopen every key the run wrote reads
+ * back with its exact value, and no other key exists (--verify).  Also a
+ * short tpcb run per engine.  Runs the real binary.
+ */
+#include <check.h>
+#include <jansson.h>
+
+#include "bench_run_util.h"
+
+static char *scratch;
+
+static void setup(void)
+{
+    scratch = tu_mkdtemp("bench-drv");
+}
+
+static void teardown(void)
+{
+    tu_rmdir(scratch);
+    free(scratch);
+}
+
+static int built(const char *engine)
+{
+#ifndef CL_HAVE_ROCKSDB
+    if (strcmp(engine, "rocksdb") == 0)
+        return 0;
+#endif
+#ifndef CL_HAVE_SQLITE
+    if (strcmp(engine, "sqlite") == 0)
+        return 0;
+#endif
+    (void)engine;
+    return 1;
+}
+
+static void read_back(const char *engine)
+{
+    if (!built(engine))
+        return;
+    const char *args[] = {"bench", "--engine", engine, "--sync", "commit,none", "--clients", "1,4", "--txns",
+                          "400", "--warmup", "0", "--keys", "3000", "--no-preload", "--verify", "--quiet",
+                          "--dir", "d", "--out", "v.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "%s: exit %d: %s%s", engine, r.status, r.out, r.err);
+    run_free(&r);
+
+    char path[4096];
+    snprintf(path, sizeof path, "%s/v.jsonl", scratch);
+    json_error_t e;
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    char line[65536];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        json_t *o = json_loads(line, 0, &e);
+        ck_assert_msg(o, "%s: bad JSON: %s", engine, e.text);
+        const char *status = json_string_value(json_object_get(o, "status"));
+        ck_assert_msg(strcmp(status, "ok") == 0, "%s: %s: %s", engine, status,
+                      json_string_value(json_object_get(o, "reason")));
+        json_t *m = json_object_get(o, "metrics");
+        ck_assert_msg(json_is_true(json_object_get(m, "verified")), "%s: not verified", engine);
+        /* 400 one-put transactions over 3000 keys touch at least a few hundred */
+        ck_assert_int_ge(json_integer_value(json_object_get(m, "verified_keys")), 300);
+        ck_assert_int_eq(json_integer_value(json_object_get(m, "txns")), 400);
+        json_decref(o);
+        n++;
+    }
+    fclose(f);
+    ck_assert_int_eq(n, 4);
+}
+
+START_TEST(test_commitlab) { read_back("commitlab"); }
+END_TEST
+START_TEST(test_lmdb) { read_back("lmdb"); }
+END_TEST
+START_TEST(test_rocksdb) { read_back("rocksdb"); }
+END_TEST
+START_TEST(test_sqlite) { read_back("sqlite"); }
+END_TEST
+
+START_TEST(test_tpcb)
+{
+    const char *engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite"};
+    for (size_t i = 0; i < 4; i++) {
+        if (!built(engines[i]))
+            continue;
+        const char *args[] = {"bench", "--engine", engines[i], "--workload", "tpcb", "--sync", "none",
+                              "--clients", "2", "--txns", "300", "--warmup", "0", "--verify", "--quiet",
+                              "--dir", "d", NULL};
+        struct cl_run r = run_cl(scratch, args);
+        ck_assert_msg(r.status == 0, "%s tpcb: exit %d: %s%s", engines[i], r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.out, "read back 100011 keys: ok"), "%s tpcb: %s", engines[i], r.out);
+        run_free(&r);
+    }
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    if (!find_binary(argc, argv))
+        return 77;
+    Suite *s = suite_create("bench/drivers");
+    TCase *tc = tcase_create("drivers");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_commitlab);
+    tcase_add_test(tc, test_lmdb);
+    tcase_add_test(tc, test_rocksdb);
+    tcase_add_test(tc, test_sqlite);
+    tcase_add_test(tc, test_tpcb);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
