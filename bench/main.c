@@ -52,7 +52,10 @@ static void usage(FILE *f)
             "                       every page and record checksum\n"
             "  bench [options]      run a transaction workload on commitlab, LMDB, RocksDB, SQLite\n"
             "                       (comma lists sweep; --list-engines; --help for every option)\n"
-            "  probe, crash, matrix, report\n"
+            "  probe [--dir D] [--seconds N] [--json FILE] [--only SECTION]\n"
+            "                       pg_test_fsync's tests and more: what a sync costs here, and\n"
+            "                       whether it can be trusted\n"
+            "  crash, matrix, report\n"
             "                       planned; not built yet\n");
 }
 
@@ -75,6 +78,8 @@ int main(int argc, char **argv)
         return cmd_inspect(argc - 1, argv + 1);
     if (strcmp(cmd, "tour") == 0)
         return cmd_tour(argc - 1, argv + 1);
+    if (strcmp(cmd, "probe") == 0)
+        return cmd_probe(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "crash") ||

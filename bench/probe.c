@@ -1,0 +1,559 @@
+/*
+ * probe.c -- `commitlab probe`: what does a sync cost on this filesystem,
+ * and can it be trusted?
+ *
+ * First the five tests of PostgreSQL's pg_test_fsync, with its headings,
+ * labels, order, number format and methodology (a 16 MiB file written and
+ * fsynced first so that earlier tests do not skew later ones; each test
+ * loops until an alarm fires; open_* methods use O_DIRECT), so that the two
+ * outputs can be set side by side.  Then what pg_test_fsync does not do:
+ * latency distributions, io_uring chains, the experiments of the seeds
+ * (ZODB syncs per transaction, WAL segment preparation, many small
+ * O_APPEND writes) and a verdict in plain words.
+ *
+ * This file owns the command line, the private work directory inside
+ * --dir (removed at exit, and on SIGINT/SIGTERM/SIGHUP), the timer, and the
+ * printing of rows; the sections live in probe_pg.c, probe_uring.c,
+ * probe_exp.c and probe_verdict.c, the JSON record in probe_json.c.
+ *
+ * Interrupts are cooperative: the first signal sets probe_alarm (so every
+ * timed loop ends at once) and probe_interrupted; the main thread notices
+ * at the next row, finishes the line as pg_test_fsync does, removes the
+ * work directory and exits 128+signal.  A second signal unlinks the test
+ * file from the handler and exits at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "probe.h"
+
+atomic_int probe_alarm;
+atomic_int probe_interrupted;
+
+static struct probe_ctx *g_ctx; /* for cleanup on the exit paths */
+static int g_midline;           /* a row label is printed, its numbers are not */
+
+static const char *const section_names[SEC_COUNT] = {
+    [SEC_SYNC1] = "sync1",     [SEC_SYNC2] = "sync2",       [SEC_OPENSYNC] = "opensync",
+    [SEC_FDSYNC] = "fdsync",   [SEC_NOSYNC] = "nosync",     [SEC_LATENCY] = "latency",
+    [SEC_URING] = "uring",     [SEC_ZODB] = "zodb",         [SEC_SEGMENTS] = "segments",
+    [SEC_APPENDS] = "appends", [SEC_VERDICT] = "verdict",
+};
+#define SECTION_LIST "pg, sync1, sync2, opensync, fdsync, nosync, latency, uring, zodb, segments, appends, verdict"
+
+/* ---- time ---------------------------------------------------------------- */
+
+double probe_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    atomic_store(&probe_alarm, 1);
+}
+
+/* Like pg_test_fsync's alarm(secs_per_test), but to the microsecond. */
+void probe_timer_start(double secs)
+{
+    struct itimerval it = {0};
+    atomic_store(&probe_alarm, atomic_load(&probe_interrupted) ? 1 : 0);
+    it.it_value.tv_sec = (time_t)secs;
+    it.it_value.tv_usec = (suseconds_t)((secs - (double)(time_t)secs) * 1e6);
+    if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
+        it.it_value.tv_usec = 1;
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+void probe_timer_stop(void)
+{
+    struct itimerval it = {0};
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Each row of the sections beyond pg_test_fsync runs a quarter of --seconds,
+ * so that `--seconds 2` does all of them in well under a minute. */
+double probe_beyond_secs(const struct probe_ctx *c)
+{
+    double s = c->secs / 4;
+    return s < 0.01 ? 0.01 : s;
+}
+
+/* ---- cleanup and exits ---------------------------------------------------- */
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb; (void)flag; (void)ftw;
+    remove(p);
+    return 0;
+}
+
+static void cleanup(void)
+{
+    if (g_ctx && g_ctx->work[0]) {
+        nftw(g_ctx->work, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        g_ctx->work[0] = '\0';
+    }
+}
+
+static void finish_line(void)
+{
+    if (g_midline && g_ctx) {
+        fputc('\n', g_ctx->out);
+        fflush(g_ctx->out);
+        g_midline = 0;
+    }
+}
+
+static void exit_if_interrupted(void)
+{
+    int sig = atomic_load(&probe_interrupted);
+    if (!sig)
+        return;
+    finish_line(); /* pg_test_fsync: "Finish incomplete line on stdout" */
+    cleanup();
+    exit(128 + sig);
+}
+
+static void on_interrupt(int sig)
+{
+    if (atomic_load(&probe_interrupted)) {
+        /* second signal: do what is async-signal-safe and leave */
+        if (g_ctx && g_ctx->work[0]) {
+            unlink(g_ctx->path);
+            rmdir(g_ctx->work);
+        }
+        _exit(128 + sig);
+    }
+    atomic_store(&probe_interrupted, sig);
+    atomic_store(&probe_alarm, 1);
+}
+
+void probe_die(struct probe_ctx *c, const char *what)
+{
+    int e = errno;
+    (void)c;
+    probe_timer_stop();
+    finish_line();
+    fprintf(stderr, "commitlab probe: %s: %s\n", what, strerror(e));
+    cleanup();
+    exit(1);
+}
+
+/* ---- rows ------------------------------------------------------------------ */
+
+void probe_label(struct probe_ctx *c, const char *label)
+{
+    exit_if_interrupted();
+    fprintf(c->out, PROBE_LABEL_FORMAT, label);
+    fflush(c->out);
+    g_midline = 1;
+}
+
+struct probe_row *probe_row_new(struct probe_ctx *c, enum probe_section s, const char *label, const char *op)
+{
+    if (c->nrows == c->caprows) {
+        size_t cap = c->caprows ? 2 * c->caprows : 64;
+        struct probe_row *n = realloc(c->rows, cap * sizeof *n);
+        if (!n)
+            probe_die(c, "out of memory");
+        c->rows = n;
+        c->caprows = cap;
+    }
+    struct probe_row *r = &c->rows[c->nrows++];
+    memset(r, 0, sizeof *r);
+    r->section = s;
+    snprintf(r->label, sizeof r->label, "%s", label);
+    r->op = op;
+    probe_label(c, label);
+    return r;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted samples. */
+static double percentile(const struct probe_lat *l, double p)
+{
+    double x = p / 100.0 * (double)l->n; /* rank, rounded up */
+    size_t k = (size_t)x;
+    if ((double)k < x)
+        k++;
+    if (k < 1)
+        k = 1;
+    if (k > l->n)
+        k = l->n;
+    return l->v[k - 1];
+}
+
+void probe_row_ok(struct probe_ctx *c, struct probe_row *r, uint64_t ops, double secs, const struct probe_lat *lat)
+{
+    exit_if_interrupted();
+    r->status = ROW_OK;
+    r->ops = ops;
+    r->secs = secs;
+    if (ops == 0 || secs <= 0) {
+        /* nothing finished inside the time: say so rather than divide by 0 */
+        probe_row_na(c, r, ROW_FAILED, "no operation completed in %.3f s", secs);
+        return;
+    }
+    fprintf(c->out, PROBE_OPS_FORMAT, (double)ops / secs, secs / (double)ops * 1e6);
+    if (lat && lat->n) {
+        qsort(lat->v, lat->n, sizeof *lat->v, cmp_double);
+        r->has_latency = 1;
+        r->p50_us = percentile(lat, 50);
+        r->p99_us = percentile(lat, 99);
+        r->max_us = lat->v[lat->n - 1];
+        fprintf(c->out, "  p50 %6.0f  p99 %6.0f  max %6.0f", r->p50_us, r->p99_us, r->max_us);
+    }
+    fputc('\n', c->out);
+    fflush(c->out);
+    g_midline = 0;
+}
+
+void probe_row_na(struct probe_ctx *c, struct probe_row *r, enum probe_status st, const char *fmt, ...)
+{
+    va_list ap;
+    r->status = st;
+    r->reason[0] = '\0';
+    if (fmt) {
+        va_start(ap, fmt);
+        vsnprintf(r->reason, sizeof r->reason, fmt, ap);
+        va_end(ap);
+    }
+    const char *word = st == ROW_NA ? "n/a" : st == ROW_NA_FS ? "n/a*" : "failed";
+    fprintf(c->out, PROBE_NA_FORMAT, word);
+    /* pg_test_fsync's own rows print the bare word, as it does; the rest
+     * say why, since there is no footnote for them */
+    if (r->reason[0] && (r->section > SEC_NOSYNC || st == ROW_FAILED))
+        fprintf(c->out, " (%s)", r->reason);
+    fputc('\n', c->out);
+    fflush(c->out);
+    g_midline = 0;
+}
+
+void probe_progress(const struct probe_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    if (!c->tty)
+        return;
+    fputs("commitlab probe: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void lat_add(struct probe_lat *l, double us)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 4096;
+        double *n = realloc(l->v, cap * sizeof *n);
+        if (!n)
+            return; /* keep what we have: the mean is counted elsewhere */
+        l->v = n;
+        l->cap = cap;
+    }
+    l->v[l->n++] = us;
+}
+
+void lat_free(struct probe_lat *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- files --------------------------------------------------------------- */
+
+void probe_join(char *dst, size_t n, const char *dir, const char *name)
+{
+    size_t a = strlen(dir), b = strlen(name);
+    if (a + 1 + b + 1 > n) {
+        errno = ENAMETOOLONG;
+        probe_die(g_ctx, dir);
+    }
+    memcpy(dst, dir, a);
+    dst[a] = '/';
+    memcpy(dst + a + 1, name, b + 1);
+}
+
+void probe_fill_random(char *p, size_t n, uint64_t seed)
+{
+    uint64_t x = seed | 1;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        p[i] = (char)(x >> 24);
+    }
+}
+
+/* pg_test_fsync's open_direct(): O_DIRECT where the platform has it. */
+int probe_open_direct(const char *path, int flags)
+{
+    return open(path, flags | O_DIRECT, 0);
+}
+
+/* pg_test_fsync's test_open(): write the whole 16 MiB file and fsync it
+ * now, so that dirty buffers do not skew later tests. */
+int probe_prepare_file(struct probe_ctx *c)
+{
+    if (c->file_ready)
+        return 0;
+    probe_progress(c, "preparing the 16MB test file");
+    int fd = open(c->path, O_RDWR | O_CREAT, S_IRUSR | S_IWUSR);
+    if (fd < 0)
+        probe_die(c, "could not open output file");
+    size_t done = 0;
+    while (done < PROBE_FILE_SIZE) {
+        ssize_t n = write(fd, c->buf + done, PROBE_FILE_SIZE - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            probe_die(c, "write failed");
+        }
+        done += (size_t)n;
+    }
+    if (fsync(fd) != 0)
+        probe_die(c, "fsync failed");
+    close(fd);
+    c->file_ready = 1;
+    return 0;
+}
+
+/* ---- command line ------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: commitlab probe [--dir D] [--seconds N] [--json FILE|-] [--only SECTION[,SECTION...]]\n"
+            "                       [--files N]\n"
+            "\n"
+            "  --dir D        directory on the filesystem to probe (default: .); the probe works in a\n"
+            "                 private subdirectory and removes it at exit\n"
+            "  --seconds N    seconds per pg_test_fsync test (default 5, fractions allowed); each row of\n"
+            "                 the sections beyond it runs N/4\n"
+            "  --json FILE    append one JSON line with every row (FILE '-' = stdout; the table then\n"
+            "                 goes to stderr)\n"
+            "  --only LIST    run only these sections: " SECTION_LIST "\n"
+            "  --files N      files for the many-small-appends section (default 10000)\n");
+}
+
+static const char *flag_value(int argc, char **argv, int *i, const char *flag, const char *what)
+{
+    const char *a = argv[*i];
+    size_t fl = strlen(flag);
+    if (a[fl] == '=')
+        return a + fl + 1;
+    if (*i + 1 >= argc)
+        cli_usage_error("probe", "%s needs a value: %s", flag, what);
+    return argv[++*i];
+}
+
+static int flag_is(const char *a, const char *flag)
+{
+    size_t fl = strlen(flag);
+    return strncmp(a, flag, fl) == 0 && (a[fl] == '\0' || a[fl] == '=');
+}
+
+static unsigned parse_only(const char *s)
+{
+    unsigned mask = 0;
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", s);
+    for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        if (strcmp(t, "pg") == 0) {
+            mask |= (1u << SEC_SYNC1) | (1u << SEC_SYNC2) | (1u << SEC_OPENSYNC) | (1u << SEC_FDSYNC) |
+                    (1u << SEC_NOSYNC);
+            found = 1;
+        }
+        for (int i = 0; i < SEC_COUNT && !found; i++)
+            if (strcmp(t, section_names[i]) == 0) {
+                mask |= 1u << i;
+                found = 1;
+            }
+        if (!found)
+            cli_usage_error("probe", "--only: unknown section '%s' (accepted: %s)", t, SECTION_LIST);
+    }
+    if (!mask)
+        cli_usage_error("probe", "--only: no section given (accepted: %s)", SECTION_LIST);
+    return mask;
+}
+
+static void print_header(struct probe_ctx *c)
+{
+    if (c->secs == (double)(unsigned)c->secs)
+        fprintf(c->out, (unsigned)c->secs == 1 ? "%u second per test\n" : "%u seconds per test\n",
+                (unsigned)c->secs);
+    else
+        fprintf(c->out, "%g seconds per test\n", c->secs);
+    fprintf(c->out, "O_DIRECT supported on this platform for open_datasync and open_sync.\n");
+    fflush(c->out);
+}
+
+int cmd_probe(int argc, char **argv)
+{
+    struct probe_ctx ctx;
+    struct probe_ctx *c = &ctx;
+    const char *json = NULL;
+
+    memset(c, 0, sizeof *c);
+    c->dir = ".";
+    c->secs = 5;
+    c->files = 10000;
+    c->only = (1u << SEC_COUNT) - 1;
+    c->odirect_ok = -1;
+    c->fdatasync_us = -1;
+    c->write_us = -1;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (flag_is(a, "--dir")) {
+            c->dir = flag_value(argc, argv, &i, "--dir", "a directory");
+        } else if (flag_is(a, "--seconds")) {
+            const char *v = flag_value(argc, argv, &i, "--seconds", "a number of seconds > 0, e.g. 2 or 0.1");
+            char *end;
+            errno = 0;
+            double s = strtod(v, &end);
+            if (end == v || *end || errno || !(s > 0) || s > 86400)
+                cli_usage_error("probe", "--seconds: '%s' is not a number of seconds in (0, 86400], e.g. 2 or 0.1",
+                                v);
+            c->secs = s;
+        } else if (flag_is(a, "--json")) {
+            json = flag_value(argc, argv, &i, "--json", "a file name, or - for stdout");
+            if (!*json)
+                cli_usage_error("probe", "--json: expected a file name, or - for stdout");
+        } else if (flag_is(a, "--only")) {
+            c->only = parse_only(flag_value(argc, argv, &i, "--only", "a section: " SECTION_LIST));
+        } else if (flag_is(a, "--files")) {
+            const char *v = flag_value(argc, argv, &i, "--files", "a number of files, 1 to 10000000");
+            char *end;
+            errno = 0;
+            unsigned long n = strtoul(v, &end, 10);
+            if (end == v || *end || errno || n < 1 || n > 10000000 || v[0] == '-')
+                cli_usage_error("probe", "--files: '%s' is not a number of files from 1 to 10000000", v);
+            c->files = (unsigned)n;
+        } else {
+            cli_usage_error("probe", "unknown option '%s' (accepted: --dir, --seconds, --json, --only, --files)", a);
+        }
+    }
+
+    struct stat st;
+    if (stat(c->dir, &st) != 0)
+        cli_usage_error("probe", "--dir: cannot use '%s': %s", c->dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        cli_usage_error("probe", "--dir: '%s' is not a directory", c->dir);
+
+    c->out = (json && strcmp(json, "-") == 0) ? stderr : stdout;
+    c->tty = isatty(STDERR_FILENO);
+    g_ctx = c;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART; /* as pqsignal(): the timed loops must not see EINTR */
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    sa.sa_handler = on_interrupt;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+
+    snprintf(c->work, sizeof c->work, "%s/commitlab_probe.%ld", c->dir, (long)getpid());
+    if (mkdir(c->work, 0700) != 0) {
+        int e = errno;
+        c->work[0] = '\0';
+        fprintf(stderr, "commitlab probe: cannot create a directory in '%s': %s\n", c->dir, strerror(e));
+        return 1;
+    }
+    probe_join(c->path, sizeof c->path, c->work, "commitlab_probe.out");
+
+    /* pg_test_fsync's prepare_buf(): random data, aligned for O_DIRECT */
+    void *mem;
+    if (posix_memalign(&mem, 4096, PROBE_FILE_SIZE) != 0) {
+        cleanup();
+        fprintf(stderr, "commitlab probe: out of memory\n");
+        return 1;
+    }
+    c->buf = mem;
+    probe_fill_random(c->buf, PROBE_FILE_SIZE, (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
+
+    print_header(c);
+    probe_fsinfo(c);
+
+    /* the sections that use the 16 MiB file get it prepared first */
+    const unsigned uses_file = (1u << SEC_SYNC1) | (1u << SEC_SYNC2) | (1u << SEC_OPENSYNC) | (1u << SEC_FDSYNC) |
+                               (1u << SEC_NOSYNC) | (1u << SEC_LATENCY) | (1u << SEC_URING) |
+                               (1u << SEC_VERDICT);
+    if (c->only & uses_file)
+        probe_prepare_file(c);
+
+    if (c->only & (1u << SEC_SYNC1))
+        probe_sync(c, 1);
+    if (c->only & (1u << SEC_SYNC2))
+        probe_sync(c, 2);
+    if (c->only & (1u << SEC_OPENSYNC))
+        probe_open_syncs(c);
+    if (c->only & (1u << SEC_FDSYNC))
+        probe_fd_sync(c);
+    if (c->only & (1u << SEC_NOSYNC))
+        probe_non_sync(c);
+    if (c->only & (1u << SEC_LATENCY))
+        probe_latency(c);
+    if (c->only & (1u << SEC_URING))
+        probe_uring(c);
+    if (c->only & (1u << SEC_ZODB))
+        probe_zodb(c);
+    if (c->only & (1u << SEC_SEGMENTS))
+        probe_segments(c);
+    if (c->only & (1u << SEC_APPENDS))
+        probe_appends(c);
+    if (c->only & (1u << SEC_VERDICT))
+        probe_verdict(c);
+    exit_if_interrupted();
+    probe_timer_stop();
+    cleanup();
+
+    int rc = 0;
+    if (json) {
+        FILE *f = strcmp(json, "-") == 0 ? stdout : fopen(json, "a");
+        if (!f) {
+            fprintf(stderr, "commitlab probe: --json: cannot open '%s': %s\n", json, strerror(errno));
+            rc = 1;
+        } else {
+            if (probe_json_write(f, c, section_names) != 0 || (f != stdout ? fclose(f) : fflush(f)) != 0) {
+                fprintf(stderr, "commitlab probe: --json: writing '%s' failed\n", json);
+                rc = 1;
+            }
+        }
+    }
+    for (size_t i = 0; i < c->nrows; i++)
+        if (c->rows[i].status == ROW_FAILED)
+            rc = rc ? rc : 1;
+    free(c->rows);
+    free(c->buf);
+    g_ctx = NULL;
+    return rc;
+}

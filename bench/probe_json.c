@@ -1,0 +1,205 @@
+/*
+ * probe_json.c -- the probe's machine-readable record: one JSON object on
+ * one line (so a file of several runs is JSON Lines), with the
+ * configuration, the environment, every row and the verdict.
+ *
+ * This is the only place that knows the JSON layout, written with careful
+ * fprintf and one string escaper; when the project takes a JSON library
+ * for the benchmark, only this file changes.
+ *
+ *   {"tool":"commitlab probe","version":"0.1","time":"...Z",
+ *    "config":{"dir":..,"seconds":..,"beyond_seconds":..,"files":..,"sections":[..],
+ *              "block_size":8192,"file_size":16777216},
+ *    "environment":{"kernel":..,"machine":..,"fs_type":..,"fs_magic":..,"mount_source":..,
+ *                   "mount_point":..,"mount_options":..,"device":..,"device_class":..,
+ *                   "write_cache":..,"loop_backing_file":..,"in_memory":bool},
+ *    "rows":[{"section":..,"label":..,"op":..,"status":"ok"|"n/a"|"n/a*"|"failed",
+ *             "reason":..,"ops":..,"seconds":..,"ops_per_sec":..,"usecs_per_op":..,
+ *             "p50_usecs":..,"p99_usecs":..,"max_usecs":..}, ...],
+ *    "verdict":null | {"durability":"none"|"suspect"|"plausible"|"unknown","text":..,
+ *               "fdatasync_usecs":..,"write_usecs":..,"o_direct":bool,"o_direct_reason":..}}
+ *
+ * Absent numbers are null; a row that was not measured has no ops fields.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include "commitlab.h"
+#include "probe.h"
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*p < 0x20 || *p == 0x7f)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.10g", v);
+    else
+        fputs("null", f);
+}
+
+static void json_key(FILE *f, int *first, const char *k)
+{
+    if (!*first)
+        fputc(',', f);
+    *first = 0;
+    json_str(f, k);
+    fputc(':', f);
+}
+
+static void kv_str(FILE *f, int *first, const char *k, const char *v)
+{
+    json_key(f, first, k);
+    if (v)
+        json_str(f, v);
+    else
+        fputs("null", f);
+}
+
+static void kv_num(FILE *f, int *first, const char *k, double v)
+{
+    json_key(f, first, k);
+    json_num(f, v);
+}
+
+static void kv_bool(FILE *f, int *first, const char *k, int v)
+{
+    json_key(f, first, k);
+    fputs(v ? "true" : "false", f);
+}
+
+static const char *status_name(enum probe_status s)
+{
+    switch (s) {
+    case ROW_OK: return "ok";
+    case ROW_NA: return "n/a";
+    case ROW_NA_FS: return "n/a*";
+    case ROW_FAILED: return "failed";
+    }
+    return "failed";
+}
+
+int probe_json_write(FILE *f, const struct probe_ctx *c, const char *const *section_names)
+{
+    struct utsname u;
+    char when[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    int first = 1, sub;
+
+    if (uname(&u) != 0)
+        memset(&u, 0, sizeof u);
+    if (gmtime_r(&now, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+
+    char version[16];
+    snprintf(version, sizeof version, "%d.%d", CL_VERSION_MAJOR, CL_VERSION_MINOR);
+
+    fputc('{', f);
+    kv_str(f, &first, "tool", "commitlab probe");
+    kv_str(f, &first, "version", version);
+    kv_str(f, &first, "time", when);
+
+    json_key(f, &first, "config");
+    fputc('{', f);
+    sub = 1;
+    kv_str(f, &sub, "dir", c->dir);
+    kv_num(f, &sub, "seconds", c->secs);
+    kv_num(f, &sub, "beyond_seconds", probe_beyond_secs(c));
+    kv_num(f, &sub, "files", c->files);
+    json_key(f, &sub, "sections");
+    fputc('[', f);
+    for (int i = 0, n = 0; i < SEC_COUNT; i++)
+        if (c->only & (1u << i)) {
+            if (n++)
+                fputc(',', f);
+            json_str(f, section_names[i]);
+        }
+    fputc(']', f);
+    kv_num(f, &sub, "block_size", PROBE_BLCKSZ);
+    kv_num(f, &sub, "file_size", PROBE_FILE_SIZE);
+    fputc('}', f);
+
+    const struct probe_fsinfo *fs = &c->fs;
+    char magic[24];
+    snprintf(magic, sizeof magic, "0x%lx", fs->magic);
+    json_key(f, &first, "environment");
+    fputc('{', f);
+    sub = 1;
+    kv_str(f, &sub, "kernel", u.release);
+    kv_str(f, &sub, "machine", u.machine);
+    kv_str(f, &sub, "fs_type", fs->fstype);
+    kv_str(f, &sub, "fs_magic", magic);
+    kv_str(f, &sub, "mount_source", fs->source[0] ? fs->source : NULL);
+    kv_str(f, &sub, "mount_point", fs->mountpoint[0] ? fs->mountpoint : NULL);
+    kv_str(f, &sub, "mount_options", fs->options[0] ? fs->options : NULL);
+    kv_str(f, &sub, "device", fs->device[0] ? fs->device : NULL);
+    kv_str(f, &sub, "device_class", fs->device_class[0] ? fs->device_class : NULL);
+    kv_str(f, &sub, "write_cache", fs->write_cache[0] ? fs->write_cache : NULL);
+    kv_str(f, &sub, "loop_backing_file", fs->backing[0] ? fs->backing : NULL);
+    kv_bool(f, &sub, "in_memory", fs->in_memory);
+    fputc('}', f);
+
+    json_key(f, &first, "rows");
+    fputc('[', f);
+    for (size_t i = 0; i < c->nrows; i++) {
+        const struct probe_row *r = &c->rows[i];
+        if (i)
+            fputc(',', f);
+        fputc('{', f);
+        sub = 1;
+        kv_str(f, &sub, "section", section_names[r->section]);
+        kv_str(f, &sub, "label", r->label);
+        kv_str(f, &sub, "op", r->op);
+        kv_str(f, &sub, "status", status_name(r->status));
+        kv_str(f, &sub, "reason", r->reason[0] ? r->reason : NULL);
+        if (r->status == ROW_OK) {
+            kv_num(f, &sub, "ops", (double)r->ops);
+            kv_num(f, &sub, "seconds", r->secs);
+            kv_num(f, &sub, "ops_per_sec", (double)r->ops / r->secs);
+            kv_num(f, &sub, "usecs_per_op", r->secs / (double)r->ops * 1e6);
+            kv_num(f, &sub, "p50_usecs", r->has_latency ? r->p50_us : NAN);
+            kv_num(f, &sub, "p99_usecs", r->has_latency ? r->p99_us : NAN);
+            kv_num(f, &sub, "max_usecs", r->has_latency ? r->max_us : NAN);
+        }
+        fputc('}', f);
+    }
+    fputc(']', f);
+
+    json_key(f, &first, "verdict");
+    if (c->durability) {
+        fputc('{', f);
+        sub = 1;
+        kv_str(f, &sub, "durability", c->durability);
+        kv_str(f, &sub, "text", c->verdict);
+        kv_num(f, &sub, "fdatasync_usecs", c->fdatasync_us >= 0 ? c->fdatasync_us : NAN);
+        kv_num(f, &sub, "write_usecs", c->write_us >= 0 ? c->write_us : NAN);
+        kv_bool(f, &sub, "o_direct", c->odirect_ok == 1);
+        kv_str(f, &sub, "o_direct_reason", c->odirect_why[0] ? c->odirect_why : NULL);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    fputs("}\n", f);
+    return ferror(f) ? -1 : 0;
+}
