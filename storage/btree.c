@@ -4,10 +4,22 @@
  * store_verify.  Pages come from storage/pager.c; their bytes are
  * page_format.h.
  *
- * Writes (store_apply, under the tree lock's write side):
- *   - A node is copied out of its frame into a private struct node, changed
- *     there, and written back whole (pg_overwrite), so the writer holds no
- *     pin across a descent and a 16-frame cache always suffices.
+ * Writes (store_apply, under the tree lock's write side), two paths:
+ *   - In place (fast_apply), whenever the leaf needs no split, merge or
+ *     compaction: the descent binary-searches each pinned page's slots,
+ *     remembering the path; then, if some page of the path belongs to an
+ *     older epoch, path_touch copies the path top down (a page copy is one
+ *     memcpy into a new frame; the parent, already current, is repointed in
+ *     place); then the leaf's cell is written into the gap or over the old
+ *     cell and the slot array moved by one slot (page_format.h).  The
+ *     frames changed are pinned and made writable by pg_make_writable,
+ *     which keeps eviction off them; checkpoint_finish writes only frozen
+ *     frames, which the writer never changes.  At most two pins at a time.
+ *     Whether the fast path applies is decided before anything changes.
+ *   - General (tree_modify), for the rest: a node is copied out of its
+ *     frame into a private struct node, changed there, and written back
+ *     whole (pg_overwrite, packed), so the writer holds no pin across a
+ *     descent and a 16-frame cache always suffices.
  *   - Copy-on-write: a node written back goes to its own page when that
  *     page belongs to the current epoch, else to a newly allocated page,
  *     and the old one is freed (pager.c decides when it is reusable).  The
@@ -22,9 +34,11 @@
  *   - Values above PG_INLINE_MAX go to overflow pages, written before the
  *     leaf and freed when their key is replaced or deleted.
  *
- * Reads (store_get/store_scan, read side) hold at most one pin at a time
- * (scans copy each leaf), so no number of reader threads can exhaust the
- * cache.
+ * Reads (store_get/store_scan, read side) search the pinned pages in the
+ * cache directly and hold at most one pin at a time (a scan lets go of its
+ * leaf while it reads an overflow value, then pins the leaf again: under
+ * the read lock it cannot change), so no number of reader threads can
+ * exhaust the cache.  A scan's callback runs with the leaf pinned.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -575,6 +589,244 @@ static int root_collapse(struct store *s)
     return 0;
 }
 
+/* ---- in-place changes (writer fast path) ------------------------------------------ */
+
+/* Bytes of the cell at off of a node page; 0 when it does not lie within the page. */
+static size_t raw_cell_size(const uint8_t *p, int leaf, size_t off)
+{
+    size_t hdr = leaf ? LEAF_CELL_HDR : BRANCH_CELL_HDR, sz;
+
+    if (off < NODE_OFF_SLOTS || off + hdr > PG_SIZE)
+        return 0;
+    sz = hdr + get_le16(p + off);
+    if (leaf)
+        sz += (get_le16(p + off + 2) & LEAF_F_OVFL) ? 8 : get_le32(p + off + 4);
+    return off + sz <= PG_SIZE ? sz : 0;
+}
+
+/* The lowest cell offset: the free gap is [slots end, this). */
+static size_t raw_cell_lo(const uint8_t *p, unsigned n)
+{
+    size_t lo = PG_SIZE;
+    for (unsigned i = 0; i < n; i++) {
+        size_t off = pg_slot(p, i);
+        if (off < lo)
+            lo = off;
+    }
+    return lo;
+}
+
+/* A node's used space (slots and cells, not holes); SIZE_MAX when a cell is out of bounds. */
+static size_t raw_used(const uint8_t *p, int leaf, unsigned n)
+{
+    size_t used = 0;
+    for (unsigned i = 0; i < n; i++) {
+        size_t sz = raw_cell_size(p, leaf, pg_slot(p, i));
+        if (sz == 0)
+            return SIZE_MAX;
+        used += 2 + sz;
+    }
+    return used;
+}
+
+static void raw_set_child(uint8_t *p, unsigned i, uint64_t pgno)
+{
+    if (i == 0)
+        put_le64(p + NODE_OFF_LINK, pgno);
+    else
+        put_le64(p + pg_slot(p, i - 1) + 2, pgno);
+}
+
+static void leaf_cell_put(uint8_t *q, const struct cell *c)
+{
+    put_le16(q, c->klen);
+    put_le16(q + 2, c->flags);
+    put_le32(q + 4, c->vlen);
+    memcpy(q + LEAF_CELL_HDR, c->key, c->klen);
+    q += LEAF_CELL_HDR + c->klen;
+    if (c->flags & LEAF_F_OVFL)
+        put_le64(q, c->ptr);
+    else if (c->vlen)
+        memcpy(q, c->val, c->vlen);
+}
+
+/* The pages from the root down to a leaf, and the child taken at each branch. */
+struct path {
+    int depth;                  /* branch levels; pgno[depth] is the leaf */
+    uint64_t pgno[MAX_DEPTH];
+    uint64_t epoch[MAX_DEPTH];
+    unsigned idx[MAX_DEPTH];
+};
+
+/* Makes every page of the path belong to the current epoch, top down: a
+ * page of an older epoch is copied whole into a new page (one memcpy) and
+ * its parent -- already current -- is pointed at the copy in place.
+ * Returns the leaf's frame pinned and writable. */
+static int path_touch(struct store *s, struct path *pa, struct frame **out)
+{
+    struct frame *parent = NULL, *f = NULL;
+    int k = 0, rc = 0;
+
+    while (k < pa->depth && pa->epoch[k] == s->cur_epoch)
+        k++;
+    if (k > 0) {
+        rc = pg_fetch(s, pa->pgno[k - 1], &parent);
+        if (rc)
+            return rc;
+        pg_make_writable(s, parent);
+    }
+    for (int lvl = k; lvl <= pa->depth; lvl++) {
+        rc = pg_fetch(s, pa->pgno[lvl], &f);
+        if (rc)
+            break;
+        if (pa->epoch[lvl] != s->cur_epoch) {
+            uint64_t old = pa->pgno[lvl], np = pg_alloc(s);
+            struct frame *nf = NULL;
+            rc = pg_overwrite_pinned(s, np, f->buf, &nf);
+            pg_unpin(s, f);
+            f = NULL;
+            if (rc)
+                break;
+            pg_free(s, old, pa->epoch[lvl]);
+            f = nf;
+            pa->pgno[lvl] = np;
+            pa->epoch[lvl] = s->cur_epoch;
+            if (parent)
+                raw_set_child(parent->buf, pa->idx[lvl - 1], np);
+            else
+                s->root = np;
+        } else {
+            pg_make_writable(s, f);
+        }
+        if (parent)
+            pg_unpin(s, parent);
+        parent = f;
+        f = NULL;
+    }
+    if (rc) {
+        if (parent)
+            pg_unpin(s, parent);
+        return rc;
+    }
+    *out = parent;
+    return 0;
+}
+
+/* Applies op by changing its leaf in place when no split, merge or
+ * compaction is needed: a binary search of each page's slots on the way
+ * down, then one cell written and at most one memmove of the slot array.
+ * Returns 1, having changed nothing, when the general path must do it
+ * (including any page that does not look right: it reports the damage). */
+static int fast_apply(struct store *s, const struct wop *op)
+{
+    struct path pa;
+    struct frame *f = NULL;
+    uint64_t pgno = s->root, old_ovfl = 0;
+    size_t slots_end, lo, sz = 0, old_sz = 0, old_off = 0, at = 0;
+    unsigned n, i;
+    int level, rc, eq, all_cur = 1;
+    uint8_t *p;
+
+    for (level = 0;; level++) {
+        if (level >= MAX_DEPTH)
+            return 1;
+        rc = pg_fetch(s, pgno, &f);
+        if (rc)
+            return rc;
+        p = f->buf;
+        n = pg_nkeys(p);
+        pa.pgno[level] = pgno;
+        pa.epoch[level] = pg_epoch(p);
+        all_cur &= pa.epoch[level] == s->cur_epoch;
+        if (pg_type(p) == PG_LEAF)
+            break;
+        if (pg_type(p) != PG_BRANCH || NODE_OFF_SLOTS + 2 * (size_t)n > PG_SIZE)
+            goto fallback;
+        i = raw_upper(p, 0, op->key, op->klen);
+        if (i > 0 && raw_cell_size(p, 0, pg_slot(p, i - 1)) == 0)
+            goto fallback;
+        pa.idx[level] = i;
+        pgno = raw_child(p, i);
+        pg_unpin(s, f);
+    }
+    pa.depth = level;
+
+    slots_end = NODE_OFF_SLOTS + 2 * (size_t)n;
+    if (slots_end > PG_SIZE)
+        goto fallback;
+    lo = raw_cell_lo(p, n);
+    if (lo < slots_end)
+        goto fallback;
+    i = raw_lower(p, 1, op->key, op->klen, &eq);
+    if (op->del && !eq) {
+        pg_unpin(s, f);
+        return 0; /* absent: nothing changes */
+    }
+    if (eq) {
+        old_off = pg_slot(p, i);
+        old_sz = raw_cell_size(p, 1, old_off);
+        if (old_sz == 0)
+            goto fallback;
+        if (get_le16(p + old_off + 2) & LEAF_F_OVFL)
+            old_ovfl = get_le64(p + old_off + LEAF_CELL_HDR + op->klen);
+    }
+    if (!op->del)
+        sz = cell_size(1, &op->cell);
+    if (op->del || sz < old_sz) { /* shrinking: a non-root leaf must stay at least NODE_MIN_FILL */
+        size_t used = raw_used(p, 1, n), after;
+        if (used == SIZE_MAX)
+            goto fallback;
+        after = used - old_sz + sz - (op->del ? 2 : 0);
+        if (pa.depth > 0 ? after < NODE_MIN_FILL : n == 1 && op->del)
+            goto fallback;
+    }
+    if (op->del)
+        at = 0;
+    else if (eq && sz <= old_sz)
+        at = old_off;                   /* over the old cell */
+    else if (sz + (eq ? 0 : 2) <= lo - slots_end)
+        at = lo - sz;                   /* from the gap */
+    else
+        goto fallback;                  /* split, or compaction */
+
+    /* From here on the change happens. */
+    if (old_ovfl) {
+        rc = ovfl_free(s, old_ovfl);
+        if (rc) {
+            pg_unpin(s, f);
+            return rc;
+        }
+    }
+    if (all_cur) {
+        pg_make_writable(s, f);
+    } else {
+        pg_unpin(s, f);
+        rc = path_touch(s, &pa, &f);
+        if (rc)
+            return rc;
+    }
+    p = f->buf; /* same bytes as before, possibly in a new page */
+    if (op->del) {
+        memmove(p + NODE_OFF_SLOTS + 2 * i, p + NODE_OFF_SLOTS + 2 * (i + 1), 2 * (size_t)(n - i - 1));
+        put_le16(p + PG_OFF_NKEYS, (uint16_t)(n - 1));
+        atomic_fetch_sub(&s->nentries, 1);
+    } else {
+        leaf_cell_put(p + at, &op->cell);
+        if (!eq) {
+            memmove(p + NODE_OFF_SLOTS + 2 * (i + 1), p + NODE_OFF_SLOTS + 2 * i, 2 * (size_t)(n - i));
+            put_le16(p + PG_OFF_NKEYS, (uint16_t)(n + 1));
+            atomic_fetch_add(&s->nentries, 1);
+        }
+        put_le16(p + NODE_OFF_SLOTS + 2 * i, (uint16_t)at);
+    }
+    pg_unpin(s, f);
+    return 0;
+
+fallback:
+    pg_unpin(s, f);
+    return 1;
+}
+
 static int apply_one(struct store *s, const struct store_op *o)
 {
     struct wop op = {.key = o->key, .klen = (uint16_t)o->klen, .del = o->del};
@@ -606,6 +858,9 @@ static int apply_one(struct store *s, const struct store_op *o)
         atomic_fetch_add(&s->nentries, 1);
         return 0;
     }
+    rc = fast_apply(s, &op);
+    if (rc <= 0)
+        return rc;
     rc = tree_modify(s, s->root, &op, 0, &up);
     if (rc || !up.changed)
         return rc;
@@ -725,15 +980,11 @@ int store_scan(struct store *s, const void *lo, size_t lolen, const void *hi, si
                store_scan_fn fn, void *arg)
 {
     struct scan_level st[MAX_DEPTH];
-    uint8_t *leaf = malloc(PG_SIZE), *vbuf = malloc(CL_MAX_VALUE);
+    struct frame *lf = NULL; /* the leaf being scanned, pinned */
+    uint8_t *vbuf = NULL, kbuf[CL_MAX_KEY];
     uint64_t pgno;
     int sp = 0, first = 1, rc = 0, eq;
 
-    if (!leaf || !vbuf) {
-        free(leaf);
-        free(vbuf);
-        return CL_ENOMEM;
-    }
     pthread_rwlock_rdlock(&s->tree_lock);
     pgno = s->root;
     while (pgno) {
@@ -750,8 +1001,7 @@ int store_scan(struct store *s, const void *lo, size_t lolen, const void *hi, si
                 goto out;
             uint16_t t = pg_type(f->buf);
             if (t == PG_LEAF) {
-                memcpy(leaf, f->buf, PG_SIZE);
-                pg_unpin(s, f);
+                lf = f;
                 break;
             }
             if (t != PG_BRANCH) {
@@ -765,6 +1015,7 @@ int store_scan(struct store *s, const void *lo, size_t lolen, const void *hi, si
             pgno = raw_child(f->buf, i);
             pg_unpin(s, f);
         }
+        const uint8_t *leaf = lf->buf;
         unsigned n = pg_nkeys(leaf), i = first && lo ? raw_lower(leaf, 1, lo, lolen, &eq) : 0;
         first = 0;
         for (; i < n; i++) {
@@ -774,21 +1025,38 @@ int store_scan(struct store *s, const void *lo, size_t lolen, const void *hi, si
             if (hi && pg_keycmp(k, kl, hi, hilen) >= 0)
                 goto out;
             v = k + kl;
-            if (flags & LEAF_F_OVFL) {
-                if (vl > CL_MAX_VALUE) {
-                    pg_set_bad(s, pgno);
-                    rc = CL_ECORRUPT;
-                    goto out;
-                }
-                rc = ovfl_read(s, get_le64(v), vl, vbuf, CL_MAX_VALUE);
+            if (!(flags & LEAF_F_OVFL)) {
+                rc = fn(arg, k, kl, v, vl);
                 if (rc)
                     goto out;
-                v = vbuf;
+                continue;
             }
-            rc = fn(arg, k, kl, v, vl);
+            /* An overflow value: hold no leaf pin while reading its pages.
+             * The leaf cannot change meanwhile (read lock), only be evicted. */
+            if (vl > CL_MAX_VALUE || kl > CL_MAX_KEY) {
+                pg_set_bad(s, pgno);
+                rc = CL_ECORRUPT;
+                goto out;
+            }
+            if (!vbuf && !(vbuf = malloc(CL_MAX_VALUE))) {
+                rc = CL_ENOMEM;
+                goto out;
+            }
+            uint64_t first_ovfl = get_le64(v);
+            memcpy(kbuf, k, kl);
+            pg_unpin(s, lf);
+            lf = NULL;
+            rc = ovfl_read(s, first_ovfl, vl, vbuf, CL_MAX_VALUE);
+            if (rc == 0)
+                rc = fn(arg, kbuf, kl, vbuf, vl);
+            if (rc == 0)
+                rc = pg_fetch(s, pgno, &lf);
             if (rc)
                 goto out;
+            leaf = lf->buf;
         }
+        pg_unpin(s, lf);
+        lf = NULL;
         /* up to the next unvisited child */
         while (sp > 0 && st[sp - 1].idx >= st[sp - 1].n)
             sp--;
@@ -802,8 +1070,9 @@ int store_scan(struct store *s, const void *lo, size_t lolen, const void *hi, si
         pg_unpin(s, f);
     }
 out:
+    if (lf)
+        pg_unpin(s, lf);
     pthread_rwlock_unlock(&s->tree_lock);
-    free(leaf);
     free(vbuf);
     return rc;
 }

@@ -43,8 +43,9 @@
  *    32     8  link      branch: child 0 (keys below the first separator);
  *                        leaf: 0
  *    40  2*n   slots     u16 offset of each cell, in key order
- *     ...      free
- *     ...      cells     packed at the end of the page, any order
+ *     ...      gap       free, up to the lowest cell
+ *     ...      cells     towards the end of the page, in any order, with
+ *                        possibly holes (free bytes) between them
  *
  *   leaf cell:   u16 klen | u16 flags | u32 vlen | key[klen] |
  *                  flags == 0:            value[vlen]   (vlen <= PG_INLINE_MAX)
@@ -52,10 +53,23 @@
  *   branch cell: u16 klen | u64 child | key[klen]
  *                  child holds the keys >= key (and < the next separator)
  *
+ * A slotted page, changed in place (storage/btree.c): a lookup is a binary
+ * search of the slots on the page itself; an insert takes its cell from the
+ * top of the gap and moves the later slots by 2 bytes; a replace writes
+ * over the old cell when the new one is no longer, else takes the gap; a
+ * delete drops the slot.  Space given up becomes a hole, reclaimed when the
+ * page is next written whole (split, merge, or a change the gap cannot
+ * hold), which packs the cells against the end again.  The bytes of the gap
+ * and of holes are unspecified, not necessarily zero; the page checksum
+ * covers them as it covers everything.  Every cell lies after the slot
+ * array and within the page, and cells do not overlap.  STORE_VERSION
+ * stays 1: no reader of version 1 ever depended on packed cells or zeroed
+ * free space, so pages with holes read the same with every version-1 reader.
+ *
  * Keys are 1..CL_MAX_KEY bytes, compared with memcmp over the common
  * length, the shorter first on a tie.  Keys within a page strictly ascend.
- * A node's used space is the sum over its cells of 2 (slot) + cell size;
- * it is at most NODE_CAP.  A non-root node under NODE_MIN_FILL is merged
+ * A node's used space is the sum over its cells of 2 (slot) + cell size
+ * (holes not counted); it is at most NODE_CAP.  A non-root node under NODE_MIN_FILL is merged
  * with or borrows from a sibling.  Values longer than PG_INLINE_MAX live
  * in overflow pages, so a leaf cell is at most 2 + 8 + 512 + 1024 = 1546
  * bytes (a leaf holds at least 2) and a branch cell at most 2 + 10 + 512 =

@@ -14,10 +14,13 @@
  *      checkpoint_begin pending_cur becomes pending_frozen, which turns
  *      reusable only once that checkpoint's meta is durable.
  *   3. The writer changes page contents only of current-epoch pages
- *      (pg_overwrite); frozen pages are copied by btree.c.  So
+ *      (pg_overwrite, or in place in a frame it holds pinned after
+ *      pg_make_writable); frozen pages are copied by btree.c.  So
  *      checkpoint_finish may write frozen frames while store_apply runs: it
  *      pins the frame and sets io = WRITE under mu, which keeps it from
- *      being evicted or reused.
+ *      being evicted or reused.  An eviction write never overlaps an
+ *      in-place change: eviction skips pinned frames, and
+ *      pg_make_writable waits for a write begun before the pin.
  *   4. Every page read from the file is checked (crc, own pgno, type)
  *      before anyone sees it; a bad one is CL_ECORRUPT with bad_page set.
  *   5. Epoch bookkeeping: after open cur_epoch = generation + 1; begin
@@ -291,8 +294,10 @@ void pg_unpin(struct store *s, struct frame *f)
 }
 
 /* Writer only: the page becomes img (header pgno, lsn and epoch filled in),
- * dirty, without reading the old contents. */
-int pg_overwrite(struct store *s, uint64_t pgno, const uint8_t *img)
+ * dirty, without reading the old contents.  img may be another frame's
+ * buffer (a copy-on-write), which the caller keeps pinned.  With pinned,
+ * the frame is returned pinned and the caller may go on changing it. */
+static int overwrite(struct store *s, uint64_t pgno, const uint8_t *img, struct frame **pinned)
 {
     struct frame *f;
     int32_t i;
@@ -332,9 +337,43 @@ int pg_overwrite(struct store *s, uint64_t pgno, const uint8_t *img)
         f->dirty = 1;
         s->ndirty++;
     }
+    if (pinned) {
+        f->pins++;
+        *pinned = f;
+    }
 out:
     pthread_mutex_unlock(&s->mu);
     return rc;
+}
+
+int pg_overwrite(struct store *s, uint64_t pgno, const uint8_t *img)
+{
+    return overwrite(s, pgno, img, NULL);
+}
+
+int pg_overwrite_pinned(struct store *s, uint64_t pgno, const uint8_t *img, struct frame **out)
+{
+    return overwrite(s, pgno, img, out);
+}
+
+/* Writer only, f pinned by the caller and holding a page of the current
+ * epoch.  Waits out a write of the frame already under way (an eviction
+ * begun before the pin); no new one can start while the pin is held, and
+ * checkpoint_finish writes only frozen frames.  So the caller may change
+ * f->buf until it unpins.  The page is marked dirty and stamped with the
+ * commit LSN. */
+void pg_make_writable(struct store *s, struct frame *f)
+{
+    pthread_mutex_lock(&s->mu);
+    while (f->io)
+        cache_wait(s);
+    put_le64(f->buf + PG_OFF_LSN, s->cur_lsn);
+    f->ref = 1;
+    if (!f->dirty) {
+        f->dirty = 1;
+        s->ndirty++;
+    }
+    pthread_mutex_unlock(&s->mu);
 }
 
 uint64_t pg_alloc(struct store *s)

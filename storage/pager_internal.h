@@ -23,8 +23,11 @@
 enum frame_io { FRAME_IO_NONE = 0, FRAME_IO_LOAD, FRAME_IO_WRITE };
 
 /* One cache slot.  Every field but buf is guarded by store.mu.  buf is
- * written only by the thread that loads the frame (io == LOAD) or by the
- * writer under mu (pg_overwrite); it is read by pinners and page writers. */
+ * written only by the thread that loads the frame (io == LOAD), by the
+ * writer under mu (pg_overwrite), or by the writer without mu in a frame of
+ * the current epoch that it holds pinned after pg_make_writable (no eviction
+ * or checkpoint write of it can run then); it is read by pinners and page
+ * writers. */
 struct frame {
     uint8_t *buf;
     uint64_t pgno;
@@ -85,6 +88,10 @@ struct store {
 int pg_fetch(struct store *s, uint64_t pgno, struct frame **out);   /* pinned, verified */
 void pg_unpin(struct store *s, struct frame *f);
 int pg_overwrite(struct store *s, uint64_t pgno, const uint8_t *img); /* writer: whole page, dirty */
+/* writer: as pg_overwrite, and the frame comes back pinned for more changes */
+int pg_overwrite_pinned(struct store *s, uint64_t pgno, const uint8_t *img, struct frame **out);
+/* writer: a pinned current-epoch frame may now be changed in place (dirty, LSN stamped) */
+void pg_make_writable(struct store *s, struct frame *f);
 uint64_t pg_alloc(struct store *s);                                  /* writer: a free page number */
 void pg_free(struct store *s, uint64_t pgno, uint64_t epoch);        /* writer */
 int pg_read_disk(struct store *s, uint64_t pgno, uint8_t *buf);      /* bypasses the cache */

@@ -1,6 +1,7 @@
 /* check_btree.c -- the page store's B+tree against a reference model: random operations with a small
  * cache and checkpoints, splits and merges, checkpoints beside writers, shadow-paging crash safety,
- * a damaged page found by verify and by reads, size limits, readers beside a writer. */
+ * a damaged page found by verify and by reads, size limits, readers beside a writer, changes made in
+ * place in a leaf. */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -894,6 +895,168 @@ START_TEST(test_readers_writer)
 }
 END_TEST
 
+/* ---- (8) changes made in place in a leaf -------------------------------------------------------- */
+
+/* A value of length vl for round r: its bytes say which round wrote it. */
+static size_t fill_val(uint8_t *v, size_t vl, uint64_t r)
+{
+    for (size_t i = 0; i < vl; i++)
+        v[i] = (uint8_t)(r * 31 + i);
+    return vl;
+}
+
+/* Lengths that move a cell around its leaf: shorter, longer, the same, inline <-> overflow. */
+static size_t pick_len(uint64_t *rng)
+{
+    uint64_t u = tu_range(rng, 10);
+    if (u < 6)
+        return tu_range(rng, 301);
+    if (u < 8)
+        return 100;
+    return PG_INLINE_MAX + 1 + tu_range(rng, 3000);
+}
+
+static void put_model(struct store *s, struct model *m, const char *k, const uint8_t *v, size_t vl,
+                      uint64_t *lsn, uint64_t seed)
+{
+    ck_assert_msg(put1(s, k, strlen(k), v, vl, ++*lsn) == 0, "seed %llu: put %s", (unsigned long long)seed, k);
+    model_put(m, k, strlen(k), v, vl);
+}
+
+static void del_model(struct store *s, struct model *m, const char *k, uint64_t *lsn, uint64_t seed)
+{
+    ck_assert_msg(del1(s, k, strlen(k), ++*lsn) == 0, "seed %llu: del %s", (unsigned long long)seed, k);
+    model_del(m, k, strlen(k));
+}
+
+/* Same-size and different-size replaces, inserts, overflow values in and out, deletes down to
+ * merges and to an empty tree -- in a root leaf and in a deep tree, with checkpoints between (so
+ * paths of older epochs are copied before a change) and a 16-page cache (so changed pages are
+ * evicted and read back), checked against the model and verified after reopening. */
+START_TEST(test_in_place)
+{
+    uint64_t seed = tu_seed(0x1A9C), rng = seed, lsn = 0, ops = tu_iterations(20000);
+    char *dir = tu_mkdtemp("btree-inplace");
+    struct store *s = open_store(dir, 16, 0, NULL);
+    struct store_stats st, st2;
+    struct model m = {0};
+    static uint8_t v[CL_MAX_VALUE];
+    char k[16];
+    const unsigned n = 4000;
+
+    /* A root leaf alone: fill it, rewrite every value at new lengths, empty it, twice. */
+    for (int round = 0; round < 2; round++) {
+        for (unsigned i = 0; i < 20; i++) {
+            seq_key(k, i);
+            put_model(s, &m, k, v, fill_val(v, 50, i), &lsn, seed);
+        }
+        store_get_stats(s, &st);
+        ck_assert_uint_eq(st.depth, 1);
+        for (unsigned r = 0; r < 400; r++) {
+            seq_key(k, (unsigned)tu_range(&rng, 20));
+            put_model(s, &m, k, v, fill_val(v, tu_range(&rng, 140), r), &lsn, seed);
+        }
+        check_all(s, &m, seed);
+        if (round == 0)
+            checkpoint(s, lsn); /* the second round starts from a frozen root */
+        for (unsigned i = 0; i < 20; i++) {
+            seq_key(k, i);
+            del_model(s, &m, k, &lsn, seed);
+        }
+        store_get_stats(s, &st);
+        ck_assert_uint_eq(st.depth, 0);
+        ck_assert_uint_eq(st.nentries, 0);
+        check_all(s, &m, seed);
+    }
+
+    /* A deep tree. */
+    for (unsigned i = 0; i < n; i++) {
+        seq_key(k, i);
+        put_model(s, &m, k, v, fill_val(v, 100, i), &lsn, seed);
+    }
+    store_get_stats(s, &st);
+    ck_assert_uint_ge(st.depth, 3);
+    checkpoint(s, lsn);
+
+    /* After the first change has copied the path, same-size replaces in that leaf allocate no page
+     * and leave everything else as it was. */
+    seq_key(k, n / 2);
+    put_model(s, &m, k, v, fill_val(v, 100, 1), &lsn, seed);
+    store_get_stats(s, &st);
+    for (unsigned r = 2; r < 1000; r++) {
+        seq_key(k, n / 2 + (r % 3)); /* neighbours: the same leaf, bar a rare boundary */
+        put_model(s, &m, k, v, fill_val(v, 100, r), &lsn, seed);
+    }
+    store_get_stats(s, &st2);
+    ck_assert_uint_le(st2.pages, st.pages + st.depth);
+    ck_assert_uint_le(st2.pages - st2.free_pages, st.pages - st.free_pages + st.depth);
+    check_all(s, &m, seed);
+
+    /* Replaces at random lengths, a few inserts and deletes, checkpoints now and then. */
+    for (uint64_t op = 0; op < ops; op++) {
+        unsigned id = (unsigned)tu_range(&rng, n + n / 8);
+        seq_key(k, id);
+        if (tu_range(&rng, 10) == 0)
+            del_model(s, &m, k, &lsn, seed);
+        else
+            put_model(s, &m, k, v, fill_val(v, pick_len(&rng), op), &lsn, seed);
+        if (op % 16 == 0) {
+            int eq;
+            size_t i = model_lower(&m, k, strlen(k), &eq);
+            if (i < m.n)
+                check_get(s, &m, m.e[i].k, m.e[i].kl, seed);
+            check_get(s, &m, (const uint8_t *)k, strlen(k), seed);
+        }
+        if (op % 2500 == 2499)
+            checkpoint(s, lsn);
+    }
+    check_all(s, &m, seed);
+    checkpoint(s, lsn);
+    reopen(&s, dir, 16);
+    check_verify(s, seed);
+    check_all(s, &m, seed);
+
+    /* Deletes in random order until leaves merge and the tree shrinks, then everything. */
+    store_get_stats(s, &st);
+    unsigned *order = malloc((n + n / 8) * sizeof *order);
+    ck_assert_ptr_nonnull(order);
+    for (unsigned i = 0; i < n + n / 8; i++)
+        order[i] = i;
+    for (unsigned i = n + n / 8; i > 1; i--) {
+        unsigned j = (unsigned)tu_range(&rng, i), t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    for (unsigned i = 0; i < n + n / 8; i++) {
+        seq_key(k, order[i]);
+        del_model(s, &m, k, &lsn, seed);
+        if (i == n - n / 10) {
+            store_get_stats(s, &st2);
+            ck_assert_uint_lt(st2.depth, st.depth);
+            check_all(s, &m, seed);
+            checkpoint(s, lsn);
+            reopen(&s, dir, 16);
+            check_verify(s, seed);
+            check_all(s, &m, seed);
+        }
+    }
+    free(order);
+    store_get_stats(s, &st);
+    ck_assert_uint_eq(st.depth, 0);
+    ck_assert_uint_eq(st.nentries, 0);
+    ck_assert_uint_eq(m.n, 0);
+    checkpoint(s, lsn);
+    reopen(&s, dir, 16);
+    check_verify(s, seed);
+    store_get_stats(s, &st);
+    ck_assert_uint_eq(st.free_pages + 2, st.pages);
+    store_close(s);
+    model_free(&m);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
 static void add_case(Suite *s, const char *name, const TTest *t)
 {
     TCase *tc = tcase_create(name);
@@ -914,6 +1077,7 @@ int main(void)
     add_case(s, "checkpoint_concurrent", test_checkpoint_concurrent);
     add_case(s, "readers_writer", test_readers_writer);
     add_case(s, "random_model", test_random_model);
+    add_case(s, "in_place", test_in_place);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
