@@ -57,10 +57,10 @@ extern "C" {
  * cl_commit returns 0 is stated in wal/wal.h next to its policy table. */
 enum cl_sync_policy {
     CL_SYNC_NONE = 0,   /* write(2) only: survives a process crash, not power loss */
-    CL_SYNC_PERIODIC,   /* background sync every interval_ms (not built yet) */
+    CL_SYNC_PERIODIC,   /* write only; a background thread syncs every interval_ms */
     CL_SYNC_COMMIT,     /* each commit writes and syncs its own record */
-    CL_SYNC_GROUP,      /* leader/follower group commit (not built yet) */
-    CL_SYNC_URING       /* io_uring linked write->fsync (not built yet) */
+    CL_SYNC_GROUP,      /* leader/follower group commit */
+    CL_SYNC_URING       /* io_uring linked write->fsync chains, several in flight */
 };
 
 /* Which system call makes bytes durable. */

@@ -39,6 +39,7 @@
 #include "commitlab.h"
 #include "store.h"
 #include "vfs.h"
+#include "vfs_latency.h"
 #include "wal.h"
 
 struct ws_entry {
@@ -59,6 +60,7 @@ struct cl_db {
     char *dir;
     struct cl_options opt;
     struct vfs *vfs;
+    struct vfs *latency_vfs;     /* the emulated slow device wrapper, when asked for */
     struct store *store;
     struct wal *wal;
     uint64_t segment_size;
@@ -121,7 +123,7 @@ static int check_options(const struct cl_options *o)
         return CL_EINVAL;
     if (!wal_policy_for(o->sync))
         return CL_ENOTSUP;
-    if (o->segments == CL_SEGMENTS_RECYCLE || o->sync_latency_us)
+    if (o->segments == CL_SEGMENTS_RECYCLE)
         return CL_ENOTSUP;
     return 0;
 }
@@ -342,6 +344,7 @@ static void db_free(struct cl_db *db)
     pthread_mutex_destroy(&db->ckpt_run);
     pthread_mutex_destroy(&db->ckpt_mu);
     pthread_cond_destroy(&db->ckpt_cv);
+    vfs_destroy(db->latency_vfs);
     free(db->dir);
     free(db);
 }
@@ -391,6 +394,14 @@ int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
         goto fail;
     }
     db->vfs = db->opt.vfs ? db->opt.vfs : vfs_posix();
+    if (db->opt.sync_latency_us) {
+        db->latency_vfs = vfs_latency_new(db->vfs, db->opt.sync_latency_us);
+        if (!db->latency_vfs) {
+            rc = CL_ENOMEM;
+            goto fail;
+        }
+        db->vfs = db->latency_vfs;
+    }
 
     if (db->opt.create) {
         rc = vfs_mkdir(db->vfs, dir);
@@ -428,6 +439,8 @@ int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
     struct wal_config wc = {
         .vfs = db->vfs, .dir = dir, .db_id = meta.db_id, .segment_size = db->segment_size,
         .policy = db->opt.sync, .method = db->opt.method, .segment_init = db->opt.segment_init,
+        .interval_ms = db->opt.interval_ms, .commit_delay_us = db->opt.commit_delay_us,
+        .commit_siblings = db->opt.commit_siblings, .uring_depth = db->opt.uring_depth,
     };
     rc = wal_open(&wc, new_segno, &db->wal);
     if (rc)
@@ -479,6 +492,8 @@ int cl_txn_begin(struct cl_db *db, unsigned flags, struct cl_txn **out)
         return CL_ENOMEM;
     t->db = db;
     t->flags = flags;
+    if (!(flags & CL_TXN_RDONLY))
+        wal_txn_active(db->wal, +1); /* for the group policy's commit_siblings */
     *out = t;
     return 0;
 }
@@ -689,6 +704,8 @@ out:
 
 static void txn_free(struct cl_txn *t)
 {
+    if (!(t->flags & CL_TXN_RDONLY))
+        wal_txn_active(t->db->wal, -1);
     for (size_t i = 0; i < t->n; i++) {
         free(t->ws[i].key);
         free(t->ws[i].val);
@@ -778,8 +795,10 @@ int cl_stats(struct cl_db *db, struct cl_stats *out)
     memset(out, 0, sizeof *out);
     wal_get_stats(db->wal, &ws);
     store_get_stats(db->store, &ss);
-    vfs_counters_get(db->vfs, VFS_CLASS_DATA, &data);
-    vfs_counters_get(db->vfs, VFS_CLASS_META, &meta);
+    /* The real I/O is counted by the layer under the latency emulation. */
+    struct vfs *counted = db->opt.vfs ? db->opt.vfs : vfs_posix();
+    vfs_counters_get(counted, VFS_CLASS_DATA, &data);
+    vfs_counters_get(counted, VFS_CLASS_META, &meta);
     out->commits = __atomic_load_n(&db->commits, __ATOMIC_RELAXED);
     out->syncs = ws.syncs;
     out->wal_bytes = ws.bytes;

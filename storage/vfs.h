@@ -20,6 +20,7 @@
 #ifndef CL_VFS_H
 #define CL_VFS_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,7 +58,43 @@ struct vfs_io {
     const void *buf;     /* WRITE */
     size_t len;          /* WRITE */
     uint64_t off;        /* WRITE */
-    int result;          /* out: 0 or -errno; ops after the first failure get -ECANCELED */
+    int result;          /* out: 0 or -errno; ops after the first failure get -ECANCELED.
+                          * Through a ring, a WRITE reports the bytes written (>= 0,
+                          * possibly fewer than len) or -errno. */
+};
+
+/* ---- asynchronous chains (io_uring) ------------------------------------------
+ * Optional: a backend without them leaves the ring_* members NULL, and
+ * vfs_ring_open() returns -ENOSYS.  The POSIX backend maps them to io_uring
+ * and fails ring_open with -ENOSYS or -EPERM where the kernel refuses it.
+ *
+ * A ring runs up to depth chains at once.  A chain is ios[0..n-1] linked in
+ * order (IOSQE_IO_LINK): each op starts only after the previous one
+ * completed in full; after a failure or a short write the later links
+ * complete with -ECANCELED.  Different chains are independent: they run,
+ * and complete, in any order.
+ *   ring_submit  queues one chain (1 <= n <= VFS_RING_MAX_LINKS) under the
+ *                caller's tag and returns at once: 0, -EBUSY when depth
+ *                chains are not yet reaped, or -errno with nothing queued.
+ *                ios and the buffers they name stay the caller's, untouched,
+ *                until the chain is reaped.
+ *   ring_reap    reports one finished chain: returns 1 with *tag and *ios
+ *                (the array given to submit) set and every ios[i].result
+ *                filled; 0 when nothing has finished (wait = 0) or when
+ *                ring_wake was called (wait = 1); or -errno.  With wait = 1
+ *                and nothing in flight it sleeps until ring_wake.
+ *   ring_wake    makes a ring_reap sleeping in another thread return 0 (or
+ *                the next one, if none sleeps).  Safe from any thread.
+ *   ring_close   waits for the chains still in flight, then frees.
+ * Submit, reap and close are called by one thread at a time (the caller
+ * serialises them).  Counters count each op as its synchronous call would,
+ * when the chain is reaped; sync_ns is approximated by the chain's time
+ * from submit to reap (for chains with a sync).
+ */
+#define VFS_RING_MAX_LINKS 8
+struct vfs_ring {
+    struct vfs *vfs;     /* owner */
+    unsigned depth;      /* chains in flight at most */
 };
 
 typedef int (*vfs_list_fn)(void *arg, const char *name);
@@ -84,6 +121,12 @@ struct vfs_ops {
      * provides its own path; this is the portable one. */
     int (*submit)(struct vfs *v, struct vfs_io *ios, int n);
     void (*destroy)(struct vfs *v);
+    /* Asynchronous chains (above); NULL when the backend has none. */
+    int (*ring_open)(struct vfs *v, unsigned depth, struct vfs_ring **out);
+    int (*ring_submit)(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_t tag);
+    int (*ring_reap)(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs_io **ios);
+    int (*ring_wake)(struct vfs_ring *r);
+    void (*ring_close)(struct vfs_ring *r);
 };
 
 struct vfs {
@@ -118,6 +161,17 @@ static inline int vfs_list(struct vfs *v, const char *d, vfs_list_fn fn, void *a
 static inline int vfs_exists(struct vfs *v, const char *p) { return v->ops->exists(v, p); }
 static inline int vfs_submit(struct vfs *v, struct vfs_io *ios, int n) { return v->ops->submit(v, ios, n); }
 static inline void vfs_destroy(struct vfs *v) { if (v && v->ops->destroy) v->ops->destroy(v); }
+static inline int vfs_ring_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
+{
+    *out = NULL;
+    return v->ops->ring_open ? v->ops->ring_open(v, depth, out) : -ENOSYS;
+}
+static inline int vfs_ring_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_t tag)
+{ return r->vfs->ops->ring_submit(r, ios, n, tag); }
+static inline int vfs_ring_reap(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs_io **ios)
+{ return r->vfs->ops->ring_reap(r, wait, tag, ios); }
+static inline int vfs_ring_wake(struct vfs_ring *r) { return r->vfs->ops->ring_wake(r); }
+static inline void vfs_ring_close(struct vfs_ring *r) { if (r) r->vfs->ops->ring_close(r); }
 
 /* Sums the counters of one class (or all classes with cls = VFS_NCLASS). */
 void vfs_counters_get(struct vfs *v, enum vfs_class cls, struct vfs_counters *out);

@@ -39,6 +39,11 @@
  * durable once both directories are synced; data written through a handle
  * after its file was unlinked or replaced is not tracked.
  *
+ * Rings: chains run synchronously at submit through the table above (see
+ * vfs_fault.h); only their reporting is asynchronous, shuffled by a
+ * splitmix64 of the ring seed, under the ring's own mutex (never held while
+ * the layer's mutex is taken).
+ *
  * Callers: tests and the crash harness build it over vfs_posix(); the engine
  * sees only the struct vfs table.
  */
@@ -114,6 +119,8 @@ struct fault_vfs {
     uint64_t crash_seed;
     uint64_t sync_left, write_left;
     int sync_err, write_err;
+    uint64_t short_left;  /* ring writes until the armed short write; 0: none */
+    uint64_t ring_seed, rings_opened;
     struct fstate *files;
     struct dchange **dc;
     size_t ndc, capdc;
@@ -1162,6 +1169,155 @@ static int f_submit(struct vfs *v, struct vfs_io *ios, int n)
     return vfs_submit_sequential(v, ios, n);
 }
 
+/* ---- rings ------------------------------------------------------------- */
+
+struct fring_done {
+    uint64_t tag;
+    struct vfs_io *ios;
+};
+
+struct fault_ring {
+    struct vfs_ring base;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t rng;
+    struct fring_done *done; /* finished, not yet reported (depth slots) */
+    unsigned ndone;
+    int woken;
+};
+
+/* Bytes the write about to be submitted through a ring may write: len, or
+ * a prefix when it is the armed short write. */
+static size_t ring_write_len(struct fault_vfs *fv, const struct vfs_io *io)
+{
+    size_t len = io->len, cut = io->len / 2;
+    if (io->f->flags & VFS_O_DIRECT)
+        cut &= ~(size_t)(VFS_DIRECT_ALIGN - 1);
+    pthread_mutex_lock(&fv->mu);
+    if (fv->short_left > 1) {
+        fv->short_left--;
+    } else if (fv->short_left == 1 && cut > 0) {
+        fv->short_left = 0;
+        len = cut;
+    } /* else too short to cut: the next write is */
+    pthread_mutex_unlock(&fv->mu);
+    return len;
+}
+
+static int fr_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
+{
+    struct fault_vfs *fv = FV(v);
+    struct fault_ring *fr;
+
+    *out = NULL;
+    if (depth == 0 || depth > 4096)
+        return -EINVAL;
+    fr = calloc(1, sizeof *fr);
+    if (!fr || !(fr->done = calloc(depth, sizeof *fr->done))) {
+        free(fr);
+        return -ENOMEM;
+    }
+    pthread_mutex_init(&fr->mu, NULL);
+    pthread_cond_init(&fr->cv, NULL);
+    pthread_mutex_lock(&fv->mu);
+    fr->rng = fv->ring_seed ^ (0x5851F42D4C957F2Dull * ++fv->rings_opened);
+    pthread_mutex_unlock(&fv->mu);
+    fr->base.vfs = v;
+    fr->base.depth = depth;
+    *out = &fr->base;
+    return 0;
+}
+
+static int fr_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_t tag)
+{
+    struct fault_ring *fr = (struct fault_ring *)r;
+    struct fault_vfs *fv = FV(r->vfs);
+    int failed = 0;
+
+    if (n < 1 || n > VFS_RING_MAX_LINKS)
+        return -EINVAL;
+    pthread_mutex_lock(&fr->mu);
+    unsigned busy = fr->ndone;
+    pthread_mutex_unlock(&fr->mu);
+    if (busy >= r->depth)
+        return -EBUSY;
+    for (int i = 0; i < n; i++) {
+        struct vfs_io *io = &ios[i];
+        if (failed) {
+            io->result = -ECANCELED;
+            continue;
+        }
+        switch (io->op) {
+        case VFS_IO_WRITE: {
+            size_t len = ring_write_len(fv, io);
+            int rc = len ? f_pwrite(io->f, io->buf, len, io->off) : 0;
+            io->result = rc ? rc : (int)len;
+            failed = rc != 0 || len < io->len;
+            break;
+        }
+        case VFS_IO_FSYNC:
+            io->result = f_sync(io->f, 0);
+            failed = io->result != 0;
+            break;
+        case VFS_IO_FDATASYNC:
+            io->result = f_sync(io->f, 1);
+            failed = io->result != 0;
+            break;
+        default:
+            io->result = -EINVAL;
+            failed = 1;
+            break;
+        }
+    }
+    pthread_mutex_lock(&fr->mu);
+    fr->done[fr->ndone].tag = tag;
+    fr->done[fr->ndone].ios = ios;
+    fr->ndone++;
+    pthread_cond_broadcast(&fr->cv);
+    pthread_mutex_unlock(&fr->mu);
+    return 0;
+}
+
+static int fr_reap(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs_io **ios)
+{
+    struct fault_ring *fr = (struct fault_ring *)r;
+    int rc = 0;
+
+    pthread_mutex_lock(&fr->mu);
+    while (wait && fr->ndone == 0 && !fr->woken)
+        pthread_cond_wait(&fr->cv, &fr->mu);
+    if (fr->ndone) {
+        unsigned k = (unsigned)(sm64(&fr->rng) % fr->ndone);
+        *tag = fr->done[k].tag;
+        *ios = fr->done[k].ios;
+        fr->done[k] = fr->done[--fr->ndone];
+        rc = 1;
+    } else {
+        fr->woken = 0;
+    }
+    pthread_mutex_unlock(&fr->mu);
+    return rc;
+}
+
+static int fr_wake(struct vfs_ring *r)
+{
+    struct fault_ring *fr = (struct fault_ring *)r;
+    pthread_mutex_lock(&fr->mu);
+    fr->woken = 1;
+    pthread_cond_broadcast(&fr->cv);
+    pthread_mutex_unlock(&fr->mu);
+    return 0;
+}
+
+static void fr_close(struct vfs_ring *r)
+{
+    struct fault_ring *fr = (struct fault_ring *)r;
+    pthread_cond_destroy(&fr->cv);
+    pthread_mutex_destroy(&fr->mu);
+    free(fr->done);
+    free(fr);
+}
+
 static void f_destroy(struct vfs *v)
 {
     struct fault_vfs *fv = FV(v);
@@ -1204,6 +1360,11 @@ static const struct vfs_ops fault_ops = {
     .exists = f_exists,
     .submit = f_submit,
     .destroy = f_destroy,
+    .ring_open = fr_open,
+    .ring_submit = fr_submit,
+    .ring_reap = fr_reap,
+    .ring_wake = fr_wake,
+    .ring_close = fr_close,
 };
 
 /* ---- public ------------------------------------------------------------ */
@@ -1258,6 +1419,22 @@ void vfs_fault_fail_write(struct vfs *v, uint64_t n, int err)
     pthread_mutex_lock(&fv->mu);
     fv->write_left = n;
     fv->write_err = err ? err : -EIO;
+    pthread_mutex_unlock(&fv->mu);
+}
+
+void vfs_fault_ring_seed(struct vfs *v, uint64_t seed)
+{
+    struct fault_vfs *fv = FV(v);
+    pthread_mutex_lock(&fv->mu);
+    fv->ring_seed = seed;
+    pthread_mutex_unlock(&fv->mu);
+}
+
+void vfs_fault_short_write(struct vfs *v, uint64_t n)
+{
+    struct fault_vfs *fv = FV(v);
+    pthread_mutex_lock(&fv->mu);
+    fv->short_left = n;
     pthread_mutex_unlock(&fv->mu);
 }
 

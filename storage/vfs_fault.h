@@ -53,6 +53,22 @@ void vfs_fault_crash_at(struct vfs *v, uint64_t n, enum vfs_crash_model model, u
 void vfs_fault_fail_sync(struct vfs *v, uint64_t n, int err);
 void vfs_fault_fail_write(struct vfs *v, uint64_t n, int err);
 
+/* Rings (vfs.h, "asynchronous chains"): a chain is performed at submit, op
+ * by op, through this layer's own pwrite/fsync/fdatasync -- so it is
+ * tracked, each op counts as an operation for crash_at, and injected
+ * faults hit it -- and a failure or a short write turns the later links
+ * into -ECANCELED.  Finished chains are then reported by ring_reap in an
+ * order drawn from the ring seed, not in submission order, so that callers
+ * meet out-of-order completion.  The seed applies to rings opened after
+ * the call (default 0). */
+void vfs_fault_ring_seed(struct vfs *v, uint64_t seed);
+
+/* The n-th write submitted through a ring from now writes only its first
+ * half (rounded down to VFS_DIRECT_ALIGN on an O_DIRECT file) and reports
+ * that count, as a short write; a write too short to cut is written whole
+ * and the next one is cut instead.  n >= 1; 0 disarms. */
+void vfs_fault_short_write(struct vfs *v, uint64_t n);
+
 /* Operations performed so far; whether a crash has happened. */
 uint64_t vfs_fault_ops(struct vfs *v);
 int vfs_fault_crashed(struct vfs *v);

@@ -16,6 +16,11 @@
  *     VFS_O_DSYNC file counts as one write and one dsync_write; sync_ns is
  *     the CLOCK_MONOTONIC time spent inside fsync/fdatasync (sync_dir counts
  *     as an fsync of class VFS_CLASS_OTHER).
+ *   - rings (vfs.h, "asynchronous chains") are io_uring instances: a chain
+ *     becomes n SQEs linked with IOSQE_IO_LINK, each tagged with its slot
+ *     and index; a chain is reported once all its CQEs have arrived.  The
+ *     SQ is guarded by a mutex only because ring_wake (a NOP SQE) may come
+ *     from any thread; the CQ and the slots belong to the one reaper.
  *
  * Callers: the WAL, the page store and the engine through vfs.h; the fault
  * layer (vfs_fault.c) wraps this backend and reuses the shared helpers.
@@ -25,6 +30,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <liburing.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,6 +388,242 @@ static void px_destroy(struct vfs *v)
     (void)v; /* the shared instance lives as long as the process */
 }
 
+/* ---- io_uring chains ---------------------------------------------------- */
+
+#define RING_WAKE_DATA UINT64_MAX
+
+struct px_chain {
+    int used;              /* submitted and not yet reaped */
+    int left;              /* CQEs still to come */
+    int n;
+    uint64_t tag, t0;
+    struct vfs_io *ios;
+};
+
+struct px_ring {
+    struct vfs_ring base;
+    struct io_uring ring;
+    pthread_mutex_t sq_mu; /* the submission queue (submit and wake) */
+    struct px_chain *chains; /* depth slots */
+};
+
+static int px_ring_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
+{
+    struct px_ring *pr;
+    struct io_uring_probe *probe;
+    unsigned entries = 8;
+    int rc;
+
+    *out = NULL;
+    if (depth == 0 || depth > 4096)
+        return -EINVAL;
+    while (entries < depth * 2 + 2)
+        entries *= 2;
+    pr = calloc(1, sizeof *pr);
+    if (!pr)
+        return -ENOMEM;
+    pr->chains = calloc(depth, sizeof *pr->chains);
+    if (!pr->chains) {
+        free(pr);
+        return -ENOMEM;
+    }
+    rc = io_uring_queue_init(entries, &pr->ring, 0);
+    if (rc < 0) {
+        free(pr->chains);
+        free(pr);
+        return rc; /* -ENOSYS: no io_uring; -EPERM: disabled by policy */
+    }
+    probe = io_uring_get_probe_ring(&pr->ring);
+    if (!probe || !io_uring_opcode_supported(probe, IORING_OP_WRITE) ||
+        !io_uring_opcode_supported(probe, IORING_OP_FSYNC) ||
+        !io_uring_opcode_supported(probe, IORING_OP_NOP)) {
+        if (probe)
+            io_uring_free_probe(probe);
+        io_uring_queue_exit(&pr->ring);
+        free(pr->chains);
+        free(pr);
+        return -ENOSYS;
+    }
+    io_uring_free_probe(probe);
+    pthread_mutex_init(&pr->sq_mu, NULL);
+    pr->base.vfs = v;
+    pr->base.depth = depth;
+    *out = &pr->base;
+    return 0;
+}
+
+static int px_ring_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_t tag)
+{
+    struct px_ring *pr = (struct px_ring *)r;
+    struct px_chain *c = NULL;
+    unsigned slot;
+    int rc;
+
+    if (n < 1 || n > VFS_RING_MAX_LINKS)
+        return -EINVAL;
+    for (slot = 0; slot < r->depth; slot++) {
+        if (!pr->chains[slot].used) {
+            c = &pr->chains[slot];
+            break;
+        }
+    }
+    if (!c)
+        return -EBUSY;
+    pthread_mutex_lock(&pr->sq_mu);
+    if (io_uring_sq_space_left(&pr->ring) < (unsigned)n) {
+        pthread_mutex_unlock(&pr->sq_mu);
+        return -EBUSY;
+    }
+    for (int i = 0; i < n; i++) {
+        struct io_uring_sqe *sqe = io_uring_get_sqe(&pr->ring);
+        int fd = ((struct posix_file *)ios[i].f)->fd;
+        switch (ios[i].op) {
+        case VFS_IO_WRITE:
+            io_uring_prep_write(sqe, fd, ios[i].buf, (unsigned)ios[i].len, ios[i].off);
+            break;
+        case VFS_IO_FSYNC:
+            io_uring_prep_fsync(sqe, fd, 0);
+            break;
+        default:
+            io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+            break;
+        }
+        if (i < n - 1)
+            io_uring_sqe_set_flags(sqe, IOSQE_IO_LINK);
+        io_uring_sqe_set_data64(sqe, ((uint64_t)slot << 8) | (uint64_t)i);
+        ios[i].result = -EINPROGRESS;
+    }
+    c->used = 1;
+    c->left = n;
+    c->n = n;
+    c->tag = tag;
+    c->ios = ios;
+    c->t0 = now_ns();
+    /* The SQEs are in the ring now: a failed enter leaves them there, and
+     * the next submit (or close) hands them to the kernel. */
+    do
+        rc = io_uring_submit(&pr->ring);
+    while (rc == -EINTR);
+    pthread_mutex_unlock(&pr->sq_mu);
+    return rc < 0 && rc != -EAGAIN && rc != -EBUSY ? rc : 0;
+}
+
+/* Counts one finished op as its synchronous call would. */
+static void px_ring_count(const struct vfs_io *io)
+{
+    struct vfs_file *f = io->f;
+    if (io->result == -ECANCELED)
+        return;
+    switch (io->op) {
+    case VFS_IO_WRITE:
+        if (io->result > 0) {
+            VFS_COUNT(f->vfs, f->cls, writes, 1);
+            VFS_COUNT(f->vfs, f->cls, write_bytes, (uint64_t)io->result);
+            if (f->flags & VFS_O_DSYNC)
+                VFS_COUNT(f->vfs, f->cls, dsync_writes, 1);
+        }
+        break;
+    case VFS_IO_FSYNC:
+        VFS_COUNT(f->vfs, f->cls, fsyncs, 1);
+        break;
+    default:
+        VFS_COUNT(f->vfs, f->cls, fdatasyncs, 1);
+        break;
+    }
+}
+
+static int px_ring_reap(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs_io **ios)
+{
+    struct px_ring *pr = (struct px_ring *)r;
+    if (wait) { /* SQEs a busy kernel refused at submit: hand them over before sleeping */
+        pthread_mutex_lock(&pr->sq_mu);
+        if (io_uring_sq_ready(&pr->ring))
+            io_uring_submit(&pr->ring);
+        pthread_mutex_unlock(&pr->sq_mu);
+    }
+    for (;;) {
+        struct io_uring_cqe *cqe;
+        int rc = wait ? io_uring_wait_cqe(&pr->ring, &cqe) : io_uring_peek_cqe(&pr->ring, &cqe);
+        if (rc == -EINTR && wait)
+            continue;
+        if (rc == -EAGAIN && !wait)
+            return 0;
+        if (rc < 0)
+            return rc;
+        uint64_t data = io_uring_cqe_get_data64(cqe);
+        int res = cqe->res;
+        io_uring_cqe_seen(&pr->ring, cqe);
+        if (data == RING_WAKE_DATA)
+            return 0;
+        unsigned slot = (unsigned)(data >> 8), i = (unsigned)(data & 0xff);
+        if (slot >= r->depth || !pr->chains[slot].used || i >= (unsigned)pr->chains[slot].n)
+            return -EIO; /* not ours: cannot happen */
+        struct px_chain *c = &pr->chains[slot];
+        c->ios[i].result = res;
+        px_ring_count(&c->ios[i]);
+        if (--c->left > 0)
+            continue;
+        int has_sync = 0;
+        for (int k = 0; k < c->n; k++)
+            has_sync |= c->ios[k].op != VFS_IO_WRITE || (c->ios[k].f->flags & VFS_O_DSYNC);
+        if (has_sync)
+            VFS_COUNT(c->ios[0].f->vfs, c->ios[0].f->cls, sync_ns, now_ns() - c->t0);
+        c->used = 0;
+        *tag = c->tag;
+        *ios = c->ios;
+        return 1;
+    }
+}
+
+static int px_ring_wake(struct vfs_ring *r)
+{
+    struct px_ring *pr = (struct px_ring *)r;
+    struct io_uring_sqe *sqe;
+    int rc;
+
+    pthread_mutex_lock(&pr->sq_mu);
+    sqe = io_uring_get_sqe(&pr->ring);
+    if (!sqe) { /* full of SQEs not yet entered: hand them over first */
+        io_uring_submit(&pr->ring);
+        sqe = io_uring_get_sqe(&pr->ring);
+    }
+    if (sqe) {
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data64(sqe, RING_WAKE_DATA);
+        do
+            rc = io_uring_submit(&pr->ring);
+        while (rc == -EINTR);
+        rc = rc < 0 ? rc : 0;
+    } else {
+        rc = -EBUSY;
+    }
+    pthread_mutex_unlock(&pr->sq_mu);
+    return rc;
+}
+
+static void px_ring_close(struct vfs_ring *r)
+{
+    struct px_ring *pr = (struct px_ring *)r;
+    uint64_t tag;
+    struct vfs_io *ios;
+    for (;;) { /* the kernel may still read the callers' buffers: wait */
+        int busy = 0;
+        for (unsigned s = 0; s < r->depth; s++)
+            busy |= pr->chains[s].used;
+        if (!busy)
+            break;
+        pthread_mutex_lock(&pr->sq_mu);
+        io_uring_submit(&pr->ring);
+        pthread_mutex_unlock(&pr->sq_mu);
+        if (px_ring_reap(r, 1, &tag, &ios) < 0)
+            break;
+    }
+    io_uring_queue_exit(&pr->ring);
+    pthread_mutex_destroy(&pr->sq_mu);
+    free(pr->chains);
+    free(pr);
+}
+
 static const struct vfs_ops posix_ops = {
     .open = px_open,
     .close = px_close,
@@ -399,6 +642,11 @@ static const struct vfs_ops posix_ops = {
     .exists = px_exists,
     .submit = vfs_submit_sequential,
     .destroy = px_destroy,
+    .ring_open = px_ring_open,
+    .ring_submit = px_ring_submit,
+    .ring_reap = px_ring_reap,
+    .ring_wake = px_ring_wake,
+    .ring_close = px_ring_close,
 };
 
 static struct vfs posix_vfs = {

@@ -73,6 +73,13 @@ const struct wal_policy *wal_policy_for(enum cl_sync_policy p)
         return &wal_policy_none;
     case CL_SYNC_COMMIT:
         return &wal_policy_commit;
+    case CL_SYNC_GROUP:
+        return &wal_policy_group;
+    case CL_SYNC_PERIODIC:
+        return &wal_policy_periodic;
+    case CL_SYNC_URING:
+        return &wal_policy_uring;
+
     default:
         return NULL; /* periodic, group, uring: not built yet */
     }

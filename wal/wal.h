@@ -63,6 +63,35 @@ struct wal_policy {
 extern const struct wal_policy wal_policy_none;
 extern const struct wal_policy wal_policy_commit;
 
+/* group:  leader/follower group commit.  A committer whose LSN is not yet
+ *         durable either finds a flush in progress and sleeps on its own
+ *         condition variable, or becomes the leader: it (after commit_delay
+ *         us, only if at least commit_siblings other write transactions are
+ *         active -- PostgreSQL's rule) writes everything in the log buffer,
+ *         syncs once, and wakes exactly the waiters it covered, plus the
+ *         first uncovered one to lead the next batch.  A batch is bounded by
+ *         the log buffer (buffer_size, default 1 MiB).  Durable on return:
+ *         as commit.  A failed write or sync breaks the log and wakes every
+ *         waiter with the error: no member of the batch is acknowledged.
+ * periodic: wal_commit writes the bytes (as none) and returns; a background
+ *         thread syncs every interval_ms.  Durable on return: nothing; a
+ *         commit is durable once wal_durable_lsn() passes its LSN, at most
+ *         interval_ms plus one sync's duration after it returned (the loss
+ *         window).  A failed background sync breaks the log: every later
+ *         commit fails.
+ * uring:  io_uring: each batch is a write linked (IOSQE_IO_LINK) to an
+ *         fsync/fdatasync, up to uring_depth chains in flight; the durable
+ *         LSN advances only over a contiguous prefix of completed chains, so
+ *         commits are acknowledged strictly in log order.  A short write or
+ *         a cancelled link acknowledges nothing; the remainder is resubmitted
+ *         with a fresh sync after it.  Durable on return: as commit.  An I/O
+ *         error breaks the log and fails every waiter.  Where io_uring is
+ *         unavailable (ENOSYS, EPERM, or a file layer without rings),
+ *         wal_open fails with CL_ENOTSUP: there is no silent fallback. */
+extern const struct wal_policy wal_policy_group;
+extern const struct wal_policy wal_policy_periodic;
+extern const struct wal_policy wal_policy_uring;
+
 /* The table for a policy, or NULL when it is not built yet. */
 const struct wal_policy *wal_policy_for(enum cl_sync_policy p);
 
@@ -77,6 +106,10 @@ struct wal_config {
     enum cl_sync_method method;
     enum cl_segment_init segment_init;
     size_t buffer_size;              /* log buffer bytes; 0 = default (1 MiB) */
+    uint32_t interval_ms;            /* periodic */
+    uint32_t commit_delay_us;        /* group */
+    uint32_t commit_siblings;        /* group */
+    uint32_t uring_depth;            /* uring: chains in flight */
 };
 
 /* One operation of a transaction, as the engine hands it to the log. */
@@ -97,6 +130,10 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
  * past the COMMIT record.  Errors: CL_EBROKEN, CL_ETOOBIG, -errno. */
 int wal_append_txn(struct wal *w, uint64_t txn_id, const struct wal_op *ops, size_t n,
                    uint64_t *commit_lsn);
+
+/* The engine reports write transactions beginning (+1) and ending (-1), so
+ * that the group policy can apply commit_siblings. */
+void wal_txn_active(struct wal *w, int delta);
 
 /* The policy's commit (see the policy comments). */
 int wal_commit(struct wal *w, uint64_t commit_lsn);

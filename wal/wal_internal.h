@@ -85,6 +85,11 @@ struct wal {
     struct wal_stats st;
 
     void *policy_state;          /* owned by the policy */
+    uint32_t interval_ms;        /* periodic (from wal_config) */
+    uint32_t commit_delay_us;    /* group */
+    uint32_t commit_siblings;    /* group */
+    uint32_t uring_depth;        /* uring */
+    int64_t active_txns;         /* atomic: open write transactions (wal_txn_active) */
 };
 
 /* atomics */
@@ -105,6 +110,24 @@ int wal_write_locked(struct wal *w, uint64_t lsn);
  * where wal_write_locked already did), advances durable_lsn and wakes
  * durable_cond waiters. */
 int wal_sync_locked(struct wal *w);
+
+/* The writer's pieces, for a policy that issues its own I/O (uring); all
+ * with io_mu held.  wal_open_segment_locked makes segno the current segment
+ * (cur); wal_create_segments_locked creates, durably, every segment up to
+ * the one holding target - 1 (breaking the log on failure);
+ * wal_ring_get copies buffered bytes; wal_stage_direct fills dst (aligned)
+ * with the whole blocks covering [a, stop) for an O_DIRECT write at the
+ * first block's offset -- the first block rebuilt from the saved partial
+ * tail, the last zero-padded and saved as the new tail -- and returns the
+ * padded length (0: the tail was not where it must be);
+ * wal_mark_durable_locked publishes durable_lsn = lsn after the sync that
+ * covered it (txns: complete transactions below lsn) and wakes
+ * durable_cond. */
+int wal_open_segment_locked(struct wal *w, uint64_t segno);
+int wal_create_segments_locked(struct wal *w, uint64_t target);
+void wal_ring_get(const struct wal *w, uint8_t *dst, uint64_t lsn, size_t len);
+size_t wal_stage_direct(struct wal *w, uint8_t *dst, uint64_t a, uint64_t stop);
+void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns);
 
 /* segment.c */
 int wal_segment_path(const struct wal *w, uint64_t segno, char **out);

@@ -117,6 +117,11 @@ static void ring_get(const struct wal *w, uint8_t *dst, uint64_t lsn, size_t len
     }
 }
 
+void wal_ring_get(const struct wal *w, uint8_t *dst, uint64_t lsn, size_t len)
+{
+    ring_get(w, dst, lsn, len);
+}
+
 /* ---- writing and syncing (io_mu held) ------------------------------------- */
 
 static int open_segment(struct wal *w, uint64_t segno)
@@ -145,6 +150,8 @@ static int open_segment(struct wal *w, uint64_t segno)
     return 0;
 }
 
+int wal_open_segment_locked(struct wal *w, uint64_t segno) { return open_segment(w, segno); }
+
 static int timed_pwrite(struct wal *w, const void *buf, size_t len, uint64_t off)
 {
     uint64_t t0 = w->write_is_sync ? wal_now_ns() : 0;
@@ -158,6 +165,25 @@ static int timed_pwrite(struct wal *w, const void *buf, size_t len, uint64_t off
         wal_add64(&w->st.sync_ns, wal_now_ns() - t0);
     }
     return 0;
+}
+
+size_t wal_stage_direct(struct wal *w, uint8_t *dst, uint64_t a, uint64_t stop)
+{
+    uint64_t blk = a & ~(uint64_t)(VFS_DIRECT_ALIGN - 1);
+    size_t pre = (size_t)(a - blk), len = (size_t)(stop - blk);
+    size_t padded = (len + VFS_DIRECT_ALIGN - 1) & ~(size_t)(VFS_DIRECT_ALIGN - 1);
+    if (pre) {
+        if (w->tail_block_lsn != blk)
+            return 0; /* cannot happen: the tail always precedes written_lsn */
+        memcpy(dst, w->tail_block, pre);
+    }
+    ring_get(w, dst + pre, a, (size_t)(stop - a));
+    memset(dst + len, 0, padded - len);
+    if (stop % VFS_DIRECT_ALIGN) {
+        w->tail_block_lsn = stop & ~(uint64_t)(VFS_DIRECT_ALIGN - 1);
+        memcpy(w->tail_block, dst + (w->tail_block_lsn - blk), (size_t)(stop - w->tail_block_lsn));
+    }
+    return padded;
 }
 
 /* Writes the buffered bytes [a, e) of the current segment. */
@@ -182,22 +208,12 @@ static int write_range(struct wal *w, uint64_t a, uint64_t e)
     while (a < e) {
         uint64_t blk = a & ~(uint64_t)(VFS_DIRECT_ALIGN - 1);
         uint64_t stop = blk + WAL_STAGE_SIZE < e ? blk + WAL_STAGE_SIZE : e;
-        size_t pre = (size_t)(a - blk), len = (size_t)(stop - blk);
-        size_t padded = (len + VFS_DIRECT_ALIGN - 1) & ~(size_t)(VFS_DIRECT_ALIGN - 1);
-        if (pre) {
-            if (w->tail_block_lsn != blk)
-                return CL_EINVAL; /* cannot happen: the tail always precedes written_lsn */
-            memcpy(w->stage, w->tail_block, pre);
-        }
-        ring_get(w, w->stage + pre, a, (size_t)(stop - a));
-        memset(w->stage + len, 0, padded - len);
+        size_t padded = wal_stage_direct(w, w->stage, a, stop);
+        if (!padded)
+            return CL_EINVAL;
         rc = timed_pwrite(w, w->stage, padded, wal_lsn_offset(blk, w->seg_size));
         if (rc)
             return rc;
-        if (stop % VFS_DIRECT_ALIGN) {
-            w->tail_block_lsn = stop & ~(uint64_t)(VFS_DIRECT_ALIGN - 1);
-            memcpy(w->tail_block, w->stage + (w->tail_block_lsn - blk), (size_t)(stop - w->tail_block_lsn));
-        }
         a = stop;
     }
     return 0;
@@ -213,17 +229,31 @@ static int timed_sync(struct wal *w, struct vfs_file *f)
     return rc;
 }
 
-/* Everything written is durable now: advance durable_lsn, count the
- * transactions this made durable, wake waiters. */
-static void mark_durable(struct wal *w)
+void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns)
 {
-    uint64_t n = w->written_txns - w->durable_txns;
-    w->durable_txns = w->written_txns;
+    uint64_t n = txns - w->durable_txns;
+    w->durable_txns = txns;
     wal_max64(&w->st.max_commits_per_sync, n);
     pthread_mutex_lock(&w->mu);
-    wal_store64(&w->durable_lsn, w->written_lsn);
+    wal_store64(&w->durable_lsn, lsn);
     pthread_cond_broadcast(&w->durable_cond);
     pthread_mutex_unlock(&w->mu);
+}
+
+/* Everything written is durable now: advance durable_lsn, count the
+ * transactions this made durable, wake waiters. */
+static void mark_durable(struct wal *w) { wal_mark_durable_locked(w, w->written_lsn, w->written_txns); }
+
+int wal_create_segments_locked(struct wal *w, uint64_t target)
+{
+    while (w->created_segno < wal_lsn_segno(target - 1, w->seg_size)) {
+        int rc = wal_segment_create(w, w->created_segno + 1);
+        if (rc)
+            return wal_set_broken(w, rc);
+        w->created_segno++;
+        wal_add64(&w->st.segments_created, 1);
+    }
+    return 0;
 }
 
 int wal_write_locked(struct wal *w, uint64_t lsn)
@@ -243,13 +273,9 @@ int wal_write_locked(struct wal *w, uint64_t lsn)
         return 0;
 
     /* Invariant 3, first half: every segment this write reaches exists. */
-    while (w->created_segno < wal_lsn_segno(target - 1, w->seg_size)) {
-        rc = wal_segment_create(w, w->created_segno + 1);
-        if (rc)
-            return wal_set_broken(w, rc);
-        w->created_segno++;
-        wal_add64(&w->st.segments_created, 1);
-    }
+    rc = wal_create_segments_locked(w, target);
+    if (rc)
+        return rc;
 
     while (a < target) {
         uint64_t segno = wal_lsn_segno(a, w->seg_size), stop = target, sw = 0;
@@ -551,6 +577,11 @@ static void wal_free(struct wal *w)
     free(w);
 }
 
+void wal_txn_active(struct wal *w, int delta)
+{
+    __atomic_add_fetch(&w->active_txns, delta, __ATOMIC_RELAXED);
+}
+
 int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **out)
 {
     struct wal *w;
@@ -577,6 +608,10 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     w->method = cfg->method;
     w->seg_init = cfg->segment_init;
     w->policy = pol;
+    w->interval_ms = cfg->interval_ms ? cfg->interval_ms : 200;
+    w->commit_delay_us = cfg->commit_delay_us;
+    w->commit_siblings = cfg->commit_siblings;
+    w->uring_depth = cfg->uring_depth ? cfg->uring_depth : 4;
     w->buf_cap = cfg->buffer_size ? cfg->buffer_size : WAL_DEFAULT_BUFFER;
     if (w->buf_cap < 2 * VFS_DIRECT_ALIGN)
         w->buf_cap = 2 * VFS_DIRECT_ALIGN;

@@ -160,18 +160,18 @@ START_TEST(test_policy_table)
 {
     ck_assert_ptr_eq(wal_policy_for(CL_SYNC_NONE), &wal_policy_none);
     ck_assert_ptr_eq(wal_policy_for(CL_SYNC_COMMIT), &wal_policy_commit);
-    ck_assert_ptr_null(wal_policy_for(CL_SYNC_PERIODIC));
-    ck_assert_ptr_null(wal_policy_for(CL_SYNC_GROUP));
-    ck_assert_ptr_null(wal_policy_for(CL_SYNC_URING));
+    ck_assert_ptr_eq(wal_policy_for(CL_SYNC_PERIODIC), &wal_policy_periodic);
+    ck_assert_ptr_eq(wal_policy_for(CL_SYNC_GROUP), &wal_policy_group);
+    ck_assert_int_eq(wal_policy_group.durable, 1);
+    ck_assert_int_eq(wal_policy_periodic.durable, 0);
+    ck_assert_ptr_eq(wal_policy_for(CL_SYNC_URING), &wal_policy_uring);
     ck_assert_int_eq(wal_policy_commit.durable, 1);
     ck_assert_int_eq(wal_policy_none.durable, 0);
     char *dir = tu_mkdtemp("wal-pol");
     int rc;
-    struct wal *w = tl_open(dir, NULL, SEG, CL_SYNC_GROUP, CL_METHOD_FDATASYNC, CL_SEGINIT_ZERO, 0, 0, &rc);
-    ck_assert_int_eq(rc, CL_ENOTSUP);
-    ck_assert_ptr_null(w);
-    w = tl_open(dir, NULL, SEG + 100, CL_SYNC_NONE, CL_METHOD_FDATASYNC, CL_SEGINIT_ZERO, 0, 0, &rc);
+    struct wal *w = tl_open(dir, NULL, SEG + 100, CL_SYNC_NONE, CL_METHOD_FDATASYNC, CL_SEGINIT_ZERO, 0, 0, &rc);
     ck_assert_int_eq(rc, CL_EINVAL);
+    ck_assert_ptr_null(w);
     tu_rmdir(dir);
     free(dir);
 }

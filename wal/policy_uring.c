@@ -1,0 +1,542 @@
+/*
+ * policy_uring.c -- the uring sync policy: io_uring linked write->sync
+ * chains, several in flight, acknowledged strictly in log order (contract
+ * next to wal_policy_uring in wal.h; the rings are storage/vfs.h's
+ * "asynchronous chains").
+ *
+ * A committer whose commit LSN is not durable either finds a leader and
+ * sleeps on its own condition variable (queued in LSN order), or becomes
+ * the leader.  The leader, holding io_mu for its whole tenure:
+ *   - takes the bytes buffered so far as a batch, copies them into a chain
+ *     buffer of its own (the log buffer may be reused as soon as
+ *     written_lsn passes them) and submits [write -> fsync|fdatasync]
+ *     ([write] alone under dsync/direct, whose descriptor is O_DSYNC);
+ *   - while that chain is in flight, takes the next batch as soon as bytes
+ *     arrive (an arriving committer wakes the leader out of its wait in the
+ *     ring), up to uring_depth chains at once: flush pipelining;
+ *   - reaps completions in whatever order they come, and advances
+ *     durable_lsn over the contiguous prefix of finished chains only, waking
+ *     exactly the waiters it covered;
+ *   - stops taking batches once its own commit is durable and it has led
+ *     2 * uring_depth batches (a bounded tenure), drains the chains still in
+ *     flight, and hands over to the first waiter it did not cover.
+ *
+ * Invariants:
+ *   U1  chains sit in a FIFO in LSN order; a chain's bytes end where the
+ *       next one's start.  durable_lsn moves to a chain's end only when it
+ *       and every chain before it finished with every op succeeding, so a
+ *       commit is never acknowledged before the sync covering it completed
+ *       (and every earlier byte is durable too: each chain's sync comes after
+ *       its own write, and the earlier chains' syncs came before).
+ *   U2  a short write, or a link cancelled after it, acknowledges nothing:
+ *       the remainder is resubmitted with a fresh sync after it, in the
+ *       same FIFO place.  Any other error breaks the log (never retried);
+ *       the leader drains what is in flight and every waiter fails.
+ *   U3  chains are in flight only while the leader holds io_mu, so every
+ *       other io_mu user (wal_flush, make_room, the writer's segment switch)
+ *       sees the writer's usual state: written bytes are either durable or
+ *       covered by a later sync it makes itself.
+ *   U4  a batch never crosses a SWITCH record: the leader drains every
+ *       chain, then lets wal_write_locked/wal_sync_locked cross (creating
+ *       the next segment durably, syncing the old one before writing the
+ *       new one), so the writer's segment invariants hold unchanged.
+ *   U5  O_DIRECT rewrites the partial last block; a chain that starts in
+ *       the block the previous chain ended in waits for that chain to
+ *       finish, so two writes of one block are never in flight together.
+ *
+ * Stats: syncs counts completed sync ops (every O_DSYNC write under
+ * dsync/direct); sync_ns the time during which at least one chain was in
+ * flight; max_commits_per_sync the transactions one durable advance
+ * covered.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wal_internal.h"
+
+#define URING_MAX_DEPTH   1024u
+#define URING_MAX_RETRIES 64    /* short writes in a row on one chain before giving up */
+
+/* take_batch results besides 0 (nothing to take) and 1 (submitted) */
+#define TB_CROSS 2              /* the next bytes cross into a new segment */
+#define TB_WAIT  3              /* O_DIRECT: the block's previous writer is in flight */
+
+struct uchain {
+    int busy;                   /* submitted, not reaped */
+    int done;                   /* finished, every op succeeded; waits for its FIFO turn */
+    int retries;
+    uint64_t end;               /* LSN just past its bytes */
+    uint64_t txns;              /* complete transactions below end */
+    uint8_t *buf;               /* VFS_DIRECT_ALIGN aligned */
+    size_t cap, len, written;   /* buffer size; bytes to write; bytes written so far */
+    uint64_t off;               /* file offset of buf[0] */
+    struct vfs_file *f;
+    struct vfs_io ios[2];
+    int nios;
+};
+
+struct uwaiter {
+    uint64_t lsn;
+    int queued;
+    pthread_cond_t cv;
+    struct uwaiter *next;
+};
+
+struct uring_state {
+    /* io_mu: the leader's */
+    struct vfs_ring *ring;
+    unsigned depth;
+    struct uchain *chains;      /* depth slots, a circular FIFO in LSN order */
+    unsigned fifo_head, fifo_len, inflight;
+    int tail_slot;              /* O_DIRECT: the chain that wrote the partial last block, or -1 */
+    uint64_t busy_since;
+
+    /* mu: leadership and waiters */
+    pthread_mutex_t mu;
+    int leader_active;
+    int leader_sleeping;        /* waits in the ring and could take another batch */
+    struct uwaiter *head;       /* sorted by lsn */
+};
+
+/* ---- waiters (us->mu) ----------------------------------------------------- */
+
+static void enqueue(struct uring_state *us, struct uwaiter *me)
+{
+    struct uwaiter **pp = &us->head;
+    while (*pp && (*pp)->lsn <= me->lsn)
+        pp = &(*pp)->next;
+    me->next = *pp;
+    *pp = me;
+    me->queued = 1;
+}
+
+static void dequeue(struct uring_state *us, struct uwaiter *me)
+{
+    for (struct uwaiter **pp = &us->head; *pp; pp = &(*pp)->next) {
+        if (*pp == me) {
+            *pp = me->next;
+            break;
+        }
+    }
+    me->queued = 0;
+}
+
+/* Wakes the waiters durable_lsn covers (all of them once broken); with
+ * next_leader, also the first one not covered, to lead next. */
+static void wake_covered(struct wal *w, struct uring_state *us, int next_leader)
+{
+    uint64_t durable = wal_durable_lsn(w);
+    int broken = wal_broken(w) != 0;
+    pthread_mutex_lock(&us->mu);
+    while (us->head && (broken || us->head->lsn <= durable)) {
+        struct uwaiter *x = us->head;
+        us->head = x->next;
+        x->queued = 0;
+        pthread_cond_signal(&x->cv);
+    }
+    if (next_leader && us->head)
+        pthread_cond_signal(&us->head->cv); /* stays queued until it leads */
+    pthread_mutex_unlock(&us->mu);
+}
+
+/* ---- chains (io_mu) ------------------------------------------------------- */
+
+static int submit_chain(struct wal *w, struct uring_state *us, unsigned slot)
+{
+    struct uchain *c = &us->chains[slot];
+    int k = 0, rc;
+    if (c->written < c->len) {
+        c->ios[k++] = (struct vfs_io){ .op = VFS_IO_WRITE, .f = c->f, .buf = c->buf + c->written,
+                                       .len = c->len - c->written, .off = c->off + c->written };
+    }
+    if (!w->write_is_sync) {
+        c->ios[k++] = (struct vfs_io){ .op = w->method == CL_METHOD_FSYNC ? VFS_IO_FSYNC : VFS_IO_FDATASYNC,
+                                       .f = c->f };
+    }
+    c->nios = k;
+    rc = vfs_ring_submit(us->ring, c->ios, k, slot);
+    if (rc)
+        return wal_set_broken(w, rc);
+    c->busy = 1;
+    if (us->inflight++ == 0)
+        us->busy_since = wal_now_ns();
+    return 0;
+}
+
+/* Publishes the contiguous prefix of finished chains (U1). */
+static void advance(struct wal *w, struct uring_state *us)
+{
+    struct uchain *last = NULL;
+    while (us->fifo_len && us->chains[us->fifo_head].done) {
+        last = &us->chains[us->fifo_head];
+        last->done = 0;
+        us->fifo_head = (us->fifo_head + 1) % us->depth;
+        us->fifo_len--;
+    }
+    if (!last)
+        return;
+    wal_mark_durable_locked(w, last->end, last->txns);
+    wake_covered(w, us, 0);
+}
+
+/* Reaps one finished chain: 1 reaped, 0 nothing (or woken), or an error
+ * (the log is broken then). */
+static int reap_one(struct wal *w, struct uring_state *us, int wait)
+{
+    uint64_t tag;
+    struct vfs_io *ios;
+    int rc = vfs_ring_reap(us->ring, wait, &tag, &ios);
+    if (rc <= 0)
+        return rc ? wal_set_broken(w, rc) : 0;
+    if (tag >= us->depth || !us->chains[tag].busy)
+        return wal_set_broken(w, CL_EINVAL); /* cannot happen: not a chain of ours */
+    struct uchain *c = &us->chains[tag];
+    int k = 0, err = 0, redo = 0;
+    c->busy = 0;
+    if (--us->inflight == 0)
+        wal_add64(&w->st.sync_ns, wal_now_ns() - us->busy_since);
+    if (c->written < c->len) {
+        int res = ios[k++].result;
+        if (res == -ECANCELED)
+            redo = 1; /* U2: the whole write again, with a fresh sync */
+        else if (res == 0)
+            err = -EIO; /* no progress and no error: do not spin */
+        else if (res < 0)
+            err = res;
+        else if ((size_t)res < c->len - c->written)
+            redo = 1; /* U2: short: the remainder, with a fresh sync */
+        if (res > 0) {
+            c->written += (size_t)res;
+            wal_add64(&w->st.writes, 1);
+            wal_add64(&w->st.bytes, (uint64_t)res);
+            if (w->write_is_sync)
+                wal_add64(&w->st.syncs, 1);
+        }
+    }
+    if (k < c->nios && !err) {
+        int res = ios[k].result;
+        if (res == -ECANCELED)
+            redo = 1;
+        else if (res < 0)
+            err = res; /* never retried: the pages may be lost (fsyncgate) */
+        else
+            wal_add64(&w->st.syncs, 1);
+    }
+    if (err)
+        return wal_set_broken(w, err);
+    if (redo) {
+        if (++c->retries > URING_MAX_RETRIES)
+            return wal_set_broken(w, -EIO);
+        rc = submit_chain(w, us, (unsigned)tag);
+        return rc ? rc : 1;
+    }
+    c->done = 1;
+    advance(w, us);
+    return 1;
+}
+
+/* Waits for every chain in flight.  After an error only the waiting
+ * matters (the kernel may still read the chain buffers). */
+static int drain(struct wal *w, struct uring_state *us)
+{
+    while (us->inflight) {
+        if (wal_broken(w)) {
+            uint64_t tag;
+            struct vfs_io *ios;
+            int rc = vfs_ring_reap(us->ring, 1, &tag, &ios);
+            if (rc < 0)
+                return rc; /* the ring itself failed: nothing more to learn */
+            if (rc == 1 && tag < us->depth && us->chains[tag].busy) {
+                us->chains[tag].busy = 0;
+                us->inflight--;
+            }
+            continue;
+        }
+        int rc = reap_one(w, us, 1);
+        if (rc < 0 && !wal_broken(w))
+            return rc;
+    }
+    if (wal_broken(w)) {
+        for (unsigned i = 0; i < us->depth; i++)
+            us->chains[i].done = 0;
+        us->fifo_len = 0;
+        return wal_broken(w);
+    }
+    return 0;
+}
+
+static int chain_reserve(struct uchain *c, size_t need)
+{
+    void *p;
+    if (c->cap >= need)
+        return 0;
+    need = (need + 65535) & ~(size_t)65535;
+    if (posix_memalign(&p, VFS_DIRECT_ALIGN, need))
+        return CL_ENOMEM;
+    free(c->buf);
+    c->buf = p;
+    c->cap = need;
+    return 0;
+}
+
+/* Takes the bytes buffered past written_lsn as one chain and submits it.
+ * Returns 1 (submitted), 0 (nothing to take), TB_CROSS, TB_WAIT, or an
+ * error (the log is broken then). */
+static int take_batch(struct wal *w, struct uring_state *us)
+{
+    uint64_t target, txns, sw = 0, a = w->written_lsn, stop;
+    int direct = (w->open_flags & VFS_O_DIRECT) != 0, rc;
+    unsigned slot;
+    struct uchain *c;
+
+    pthread_mutex_lock(&w->mu);
+    target = w->end_lsn;
+    txns = w->txns_appended;
+    if (w->swq_len)
+        sw = w->swq[w->swq_head];
+    pthread_mutex_unlock(&w->mu);
+    if (a >= target)
+        return 0;
+    if (sw && sw <= target)
+        return TB_CROSS;
+    if (direct && (a % VFS_DIRECT_ALIGN) && us->tail_slot >= 0 && us->chains[us->tail_slot].busy)
+        return TB_WAIT;
+    rc = wal_create_segments_locked(w, target);
+    if (rc)
+        return rc;
+    rc = wal_open_segment_locked(w, wal_lsn_segno(a, w->seg_size));
+    if (rc)
+        return wal_set_broken(w, rc);
+
+    slot = (us->fifo_head + us->fifo_len) % us->depth;
+    c = &us->chains[slot];
+    if (direct) {
+        uint64_t blk = a & ~(uint64_t)(VFS_DIRECT_ALIGN - 1);
+        stop = blk + WAL_STAGE_SIZE < target ? blk + WAL_STAGE_SIZE : target;
+        rc = chain_reserve(c, (size_t)(stop - blk) + VFS_DIRECT_ALIGN);
+        if (rc)
+            return wal_set_broken(w, rc);
+        c->len = wal_stage_direct(w, c->buf, a, stop);
+        if (!c->len)
+            return wal_set_broken(w, CL_EINVAL);
+        c->off = wal_lsn_offset(blk, w->seg_size);
+        us->tail_slot = stop % VFS_DIRECT_ALIGN ? (int)slot : -1;
+    } else {
+        stop = a + WAL_STAGE_SIZE < target ? a + WAL_STAGE_SIZE : target;
+        rc = chain_reserve(c, (size_t)(stop - a));
+        if (rc)
+            return wal_set_broken(w, rc);
+        wal_ring_get(w, c->buf, a, (size_t)(stop - a));
+        c->len = (size_t)(stop - a);
+        c->off = wal_lsn_offset(a, w->seg_size);
+    }
+    c->f = w->cur.f;
+    c->written = 0;
+    c->retries = 0;
+    c->done = 0;
+    c->end = stop;
+    c->txns = stop == target ? txns : w->written_txns;
+    w->written_txns = c->txns;
+    pthread_mutex_lock(&w->mu);
+    wal_store64(&w->written_lsn, stop); /* the bytes are copied: the ring may reuse them */
+    pthread_mutex_unlock(&w->mu);
+    us->fifo_len++;
+    rc = submit_chain(w, us, slot);
+    return rc ? rc : 1;
+}
+
+/* The leader's tenure (io_mu held): returns once lsn is durable and no
+ * chain is in flight, or with the error that broke the log. */
+static int lead(struct wal *w, struct uring_state *us, uint64_t lsn)
+{
+    unsigned tenure = 0, cap = 2 * us->depth;
+    int rc = 0, blocked;
+
+    for (;;) {
+        if ((rc = wal_broken(w)) != 0)
+            break;
+        blocked = 0;
+        while (us->fifo_len < us->depth && (wal_durable_lsn(w) < lsn || tenure < cap)) {
+            int r = take_batch(w, us);
+            if (r < 0) {
+                rc = r;
+                goto out;
+            }
+            if (r == 0 || r == TB_WAIT) {
+                blocked = r == TB_WAIT;
+                break;
+            }
+            if (r == TB_CROSS) { /* U4 */
+                rc = drain(w, us);
+                if (rc == 0)
+                    rc = wal_write_locked(w, UINT64_MAX);
+                if (rc == 0)
+                    rc = wal_sync_locked(w);
+                if (rc)
+                    goto out;
+                wake_covered(w, us, 0);
+            }
+            tenure++;
+        }
+        if (us->fifo_len == 0) {
+            if (wal_durable_lsn(w) >= lsn)
+                break;
+            /* Bytes written (by make_room or wal_flush) but not synced, and
+             * nothing new: one plain sync covers them. */
+            rc = wal_sync_locked(w);
+            if (rc)
+                goto out;
+            wake_covered(w, us, 0);
+            if (wal_durable_lsn(w) >= lsn)
+                break;
+            rc = wal_set_broken(w, CL_EINVAL); /* cannot happen: lsn was appended */
+            goto out;
+        }
+        rc = reap_one(w, us, 0);
+        if (rc < 0)
+            goto out;
+        if (rc > 0)
+            continue;
+        /* Nothing finished: sleep in the ring.  If another batch could be
+         * taken, an arriving committer wakes us (after its append). */
+        int can_take = !blocked && us->fifo_len < us->depth && (wal_durable_lsn(w) < lsn || tenure < cap);
+        pthread_mutex_lock(&us->mu);
+        if (can_take) {
+            pthread_mutex_lock(&w->mu);
+            int more = w->end_lsn > w->written_lsn;
+            pthread_mutex_unlock(&w->mu);
+            if (more) {
+                pthread_mutex_unlock(&us->mu);
+                continue;
+            }
+        }
+        us->leader_sleeping = can_take;
+        pthread_mutex_unlock(&us->mu);
+        rc = reap_one(w, us, 1);
+        pthread_mutex_lock(&us->mu);
+        us->leader_sleeping = 0;
+        pthread_mutex_unlock(&us->mu);
+        if (rc < 0)
+            goto out;
+    }
+out:
+    if (rc) {
+        wal_set_broken(w, rc);
+        drain(w, us);
+    }
+    return rc;
+}
+
+/* ---- the policy table ----------------------------------------------------- */
+
+static void uring_free(struct uring_state *us)
+{
+    if (!us)
+        return;
+    vfs_ring_close(us->ring);
+    for (unsigned i = 0; us->chains && i < us->depth; i++)
+        free(us->chains[i].buf);
+    free(us->chains);
+    pthread_mutex_destroy(&us->mu);
+    free(us);
+}
+
+static int uring_start(struct wal *w)
+{
+    struct uring_state *us = calloc(1, sizeof *us);
+    int rc;
+    if (!us)
+        return CL_ENOMEM;
+    pthread_mutex_init(&us->mu, NULL);
+    us->depth = w->uring_depth ? w->uring_depth : 4;
+    if (us->depth > URING_MAX_DEPTH)
+        us->depth = URING_MAX_DEPTH;
+    us->tail_slot = -1;
+    us->chains = calloc(us->depth, sizeof *us->chains);
+    if (!us->chains) {
+        uring_free(us);
+        return CL_ENOMEM;
+    }
+    rc = vfs_ring_open(w->vfs, us->depth, &us->ring);
+    if (rc) {
+        uring_free(us);
+        /* No io_uring here (ENOSYS: kernel; EPERM: disabled) or a file
+         * layer without rings: a clear error, never a silent fallback. */
+        if (rc == -ENOSYS || rc == -EPERM || rc == -EOPNOTSUPP)
+            return CL_ENOTSUP;
+        return rc;
+    }
+    w->policy_state = us;
+    return 0;
+}
+
+static void uring_stop(struct wal *w)
+{
+    struct uring_state *us = w->policy_state;
+    uring_free(us); /* no chain is in flight outside a tenure (U3) */
+    w->policy_state = NULL;
+}
+
+static int uring_commit(struct wal *w, uint64_t lsn)
+{
+    struct uring_state *us = w->policy_state;
+    struct uwaiter me = { .lsn = lsn };
+    int rc = 0, cv_init = 0;
+
+    if (wal_durable_lsn(w) >= lsn)
+        return 0;
+    pthread_mutex_lock(&us->mu);
+    for (;;) {
+        if ((rc = wal_broken(w)) != 0 || wal_durable_lsn(w) >= lsn)
+            break;
+        if (!us->leader_active) {
+            if (me.queued)
+                dequeue(us, &me);
+            us->leader_active = 1;
+            pthread_mutex_unlock(&us->mu);
+            pthread_mutex_lock(&w->io_mu);
+            rc = lead(w, us, lsn);
+            pthread_mutex_unlock(&w->io_mu);
+            pthread_mutex_lock(&us->mu);
+            us->leader_active = 0;
+            pthread_mutex_unlock(&us->mu);
+            wake_covered(w, us, 1);
+            pthread_mutex_lock(&us->mu);
+            if (rc)
+                break;
+            continue;
+        }
+        if (!cv_init) {
+            pthread_cond_init(&me.cv, NULL);
+            cv_init = 1;
+        }
+        if (!me.queued) {
+            enqueue(us, &me);
+            if (us->leader_sleeping && lsn > wal_load64(&w->written_lsn)) { /* ours could go out now */
+                us->leader_sleeping = 0;
+                vfs_ring_wake(us->ring);
+            }
+        }
+        pthread_cond_wait(&me.cv, &us->mu);
+    }
+    if (me.queued)
+        dequeue(us, &me);
+    /* This thread may have been signalled to lead and leave without leading
+     * (its LSN made durable by a checkpoint's flush, say): hand the lead on,
+     * so that no waiter sleeps without a leader. */
+    if (!us->leader_active && us->head)
+        pthread_cond_signal(&us->head->cv);
+    pthread_mutex_unlock(&us->mu);
+    if (cv_init)
+        pthread_cond_destroy(&me.cv);
+    return rc;
+}
+
+const struct wal_policy wal_policy_uring = {
+    .name = "uring",
+    .durable = 1,
+    .start = uring_start,
+    .commit = uring_commit,
+    .stop = uring_stop,
+};
