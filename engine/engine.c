@@ -326,16 +326,21 @@ out:
 
 /* ---- open and close ------------------------------------------------------ */
 
+static void stop_ckpt_thread(struct cl_db *db)
+{
+    if (!db->ckpt_thread_started)
+        return;
+    pthread_mutex_lock(&db->ckpt_mu);
+    db->ckpt_stop = 1;
+    pthread_cond_signal(&db->ckpt_cv);
+    pthread_mutex_unlock(&db->ckpt_mu);
+    pthread_join(db->ckpt_thread, NULL);
+    db->ckpt_thread_started = 0;
+}
+
 static void db_free(struct cl_db *db)
 {
-    if (db->ckpt_thread_started) {
-        pthread_mutex_lock(&db->ckpt_mu);
-        db->ckpt_stop = 1;
-        pthread_cond_signal(&db->ckpt_cv);
-        pthread_mutex_unlock(&db->ckpt_mu);
-        pthread_join(db->ckpt_thread, NULL);
-        db->ckpt_thread_started = 0;
-    }
+    stop_ckpt_thread(db);
     if (db->wal)
         wal_close(db->wal);
     if (db->store)
@@ -463,14 +468,7 @@ int cl_close(struct cl_db *db)
     int rc;
     if (!db)
         return CL_EINVAL;
-    if (db->ckpt_thread_started) {
-        pthread_mutex_lock(&db->ckpt_mu);
-        db->ckpt_stop = 1;
-        pthread_cond_signal(&db->ckpt_cv);
-        pthread_mutex_unlock(&db->ckpt_mu);
-        pthread_join(db->ckpt_thread, NULL);
-        db->ckpt_thread_started = 0;
-    }
+    stop_ckpt_thread(db);
     rc = db_broken(db) ? CL_EBROKEN : db_checkpoint(db);
     if (rc)
         rc = CL_EBROKEN;

@@ -31,17 +31,10 @@
 
 #include "wal_internal.h"
 
-struct gwaiter {
-    uint64_t lsn;
-    int queued;
-    pthread_cond_t cv;
-    struct gwaiter *next;
-};
-
 struct group_state {
     pthread_mutex_t mu;
     int leader_active;
-    struct gwaiter *head; /* sorted by lsn */
+    struct wal_waitq q;
 };
 
 static int group_start(struct wal *w)
@@ -64,42 +57,6 @@ static void group_stop(struct wal *w)
     w->policy_state = NULL;
 }
 
-static void enqueue(struct group_state *gs, struct gwaiter *me)
-{
-    struct gwaiter **pp = &gs->head;
-    while (*pp && (*pp)->lsn <= me->lsn)
-        pp = &(*pp)->next;
-    me->next = *pp;
-    *pp = me;
-    me->queued = 1;
-}
-
-static void dequeue(struct group_state *gs, struct gwaiter *me)
-{
-    for (struct gwaiter **pp = &gs->head; *pp; pp = &(*pp)->next)
-        if (*pp == me) {
-            *pp = me->next;
-            break;
-        }
-    me->queued = 0;
-}
-
-/* gs->mu held, leader just finished: wake the covered waiters (all of them
- * when broken) and the first uncovered one, to lead next. */
-static void wake_after_flush(struct wal *w, struct group_state *gs)
-{
-    uint64_t durable = wal_durable_lsn(w);
-    int broken = wal_broken(w) != 0;
-    while (gs->head && (broken || gs->head->lsn <= durable)) {
-        struct gwaiter *x = gs->head;
-        gs->head = x->next;
-        x->queued = 0;
-        pthread_cond_signal(&x->cv);
-    }
-    if (gs->head)
-        pthread_cond_signal(&gs->head->cv); /* stays queued until it takes the lead */
-}
-
 static void sleep_us(uint32_t us)
 {
     struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000};
@@ -110,7 +67,7 @@ static void sleep_us(uint32_t us)
 static int group_commit(struct wal *w, uint64_t lsn)
 {
     struct group_state *gs = w->policy_state;
-    struct gwaiter me = {.lsn = lsn};
+    struct wal_waiter me = {.lsn = lsn};
     int rc = 0, cv_init = 0;
 
     if (wal_durable_lsn(w) >= lsn)
@@ -121,7 +78,7 @@ static int group_commit(struct wal *w, uint64_t lsn)
             break;
         if (!gs->leader_active) {
             if (me.queued)
-                dequeue(gs, &me);
+                wal_waitq_remove(&gs->q, &me);
             gs->leader_active = 1;
             pthread_mutex_unlock(&gs->mu);
 
@@ -137,7 +94,7 @@ static int group_commit(struct wal *w, uint64_t lsn)
 
             pthread_mutex_lock(&gs->mu);
             gs->leader_active = 0;
-            wake_after_flush(w, gs);
+            wal_waitq_wake(&gs->q, wal_durable_lsn(w), wal_broken(w) != 0, 1);
             if (rc)
                 break;
             continue;
@@ -147,16 +104,14 @@ static int group_commit(struct wal *w, uint64_t lsn)
             cv_init = 1;
         }
         if (!me.queued)
-            enqueue(gs, &me);
+            wal_waitq_add(&gs->q, &me);
         pthread_cond_wait(&me.cv, &gs->mu);
     }
     if (me.queued)
-        dequeue(gs, &me);
+        wal_waitq_remove(&gs->q, &me);
     /* G2: this thread may have been signalled to lead and leave without
-     * leading (its LSN was made durable by a checkpoint's flush, say);
-     * hand the lead on so no waiter sleeps without a leader. */
-    if (!gs->leader_active && gs->head)
-        pthread_cond_signal(&gs->head->cv);
+     * leading (its LSN was made durable by a checkpoint's flush, say). */
+    wal_waitq_handoff(&gs->q, gs->leader_active);
     pthread_mutex_unlock(&gs->mu);
     if (cv_init)
         pthread_cond_destroy(&me.cv);

@@ -76,13 +76,6 @@ struct uchain {
     int nios;
 };
 
-struct uwaiter {
-    uint64_t lsn;
-    int queued;
-    pthread_cond_t cv;
-    struct uwaiter *next;
-};
-
 struct uring_state {
     /* io_mu: the leader's */
     struct vfs_ring *ring;
@@ -96,31 +89,10 @@ struct uring_state {
     pthread_mutex_t mu;
     int leader_active;
     int leader_sleeping;        /* waits in the ring and could take another batch */
-    struct uwaiter *head;       /* sorted by lsn */
+    struct wal_waitq q;         /* committers waiting, by lsn */
 };
 
 /* ---- waiters (us->mu) ----------------------------------------------------- */
-
-static void enqueue(struct uring_state *us, struct uwaiter *me)
-{
-    struct uwaiter **pp = &us->head;
-    while (*pp && (*pp)->lsn <= me->lsn)
-        pp = &(*pp)->next;
-    me->next = *pp;
-    *pp = me;
-    me->queued = 1;
-}
-
-static void dequeue(struct uring_state *us, struct uwaiter *me)
-{
-    for (struct uwaiter **pp = &us->head; *pp; pp = &(*pp)->next) {
-        if (*pp == me) {
-            *pp = me->next;
-            break;
-        }
-    }
-    me->queued = 0;
-}
 
 /* Wakes the waiters durable_lsn covers (all of them once broken); with
  * next_leader, also the first one not covered, to lead next. */
@@ -129,14 +101,7 @@ static void wake_covered(struct wal *w, struct uring_state *us, int next_leader)
     uint64_t durable = wal_durable_lsn(w);
     int broken = wal_broken(w) != 0;
     pthread_mutex_lock(&us->mu);
-    while (us->head && (broken || us->head->lsn <= durable)) {
-        struct uwaiter *x = us->head;
-        us->head = x->next;
-        x->queued = 0;
-        pthread_cond_signal(&x->cv);
-    }
-    if (next_leader && us->head)
-        pthread_cond_signal(&us->head->cv); /* stays queued until it leads */
+    wal_waitq_wake(&us->q, durable, broken, next_leader);
     pthread_mutex_unlock(&us->mu);
 }
 
@@ -481,7 +446,7 @@ static void uring_stop(struct wal *w)
 static int uring_commit(struct wal *w, uint64_t lsn)
 {
     struct uring_state *us = w->policy_state;
-    struct uwaiter me = { .lsn = lsn };
+    struct wal_waiter me = { .lsn = lsn };
     int rc = 0, cv_init = 0;
 
     if (wal_durable_lsn(w) >= lsn)
@@ -492,7 +457,7 @@ static int uring_commit(struct wal *w, uint64_t lsn)
             break;
         if (!us->leader_active) {
             if (me.queued)
-                dequeue(us, &me);
+                wal_waitq_remove(&us->q, &me);
             us->leader_active = 1;
             pthread_mutex_unlock(&us->mu);
             pthread_mutex_lock(&w->io_mu);
@@ -512,7 +477,7 @@ static int uring_commit(struct wal *w, uint64_t lsn)
             cv_init = 1;
         }
         if (!me.queued) {
-            enqueue(us, &me);
+            wal_waitq_add(&us->q, &me);
             if (us->leader_sleeping && lsn > wal_load64(&w->written_lsn)) { /* ours could go out now */
                 us->leader_sleeping = 0;
                 vfs_ring_wake(us->ring);
@@ -521,12 +486,11 @@ static int uring_commit(struct wal *w, uint64_t lsn)
         pthread_cond_wait(&me.cv, &us->mu);
     }
     if (me.queued)
-        dequeue(us, &me);
+        wal_waitq_remove(&us->q, &me);
     /* This thread may have been signalled to lead and leave without leading
      * (its LSN made durable by a checkpoint's flush, say): hand the lead on,
      * so that no waiter sleeps without a leader. */
-    if (!us->leader_active && us->head)
-        pthread_cond_signal(&us->head->cv);
+    wal_waitq_handoff(&us->q, us->leader_active);
     pthread_mutex_unlock(&us->mu);
     if (cv_init)
         pthread_cond_destroy(&me.cv);

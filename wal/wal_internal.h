@@ -129,6 +129,26 @@ void wal_ring_get(const struct wal *w, uint8_t *dst, uint64_t lsn, size_t len);
 size_t wal_stage_direct(struct wal *w, uint8_t *dst, uint64_t a, uint64_t stop);
 void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns);
 
+/* waitq.c: committers waiting for durability under a leader (group,
+ * uring).  The caller holds the mutex the waiters sleep with. */
+struct wal_waiter {
+    uint64_t lsn;
+    int queued;
+    pthread_cond_t cv;
+    struct wal_waiter *next;
+};
+struct wal_waitq {
+    struct wal_waiter *head; /* sorted by lsn */
+};
+void wal_waitq_add(struct wal_waitq *q, struct wal_waiter *me);
+void wal_waitq_remove(struct wal_waitq *q, struct wal_waiter *me);
+/* Wakes and removes the waiters durable covers (all of them when broken);
+ * with next_leader, also signals the first remaining one to lead. */
+void wal_waitq_wake(struct wal_waitq *q, uint64_t durable, int broken, int next_leader);
+/* A committer leaving while no leader is active signals the head: it may
+ * itself have been the one signalled to lead. */
+void wal_waitq_handoff(struct wal_waitq *q, int leader_active);
+
 /* segment.c */
 int wal_segment_path(const struct wal *w, uint64_t segno, char **out);
 /* Creates segment segno durably (init, header, sync, directory sync). */
