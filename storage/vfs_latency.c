@@ -16,6 +16,7 @@
  * flush pipelining is for).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,9 @@ struct lat_ring {
     struct vfs_ring *base;
     struct lat_chain *head, *tail; /* completed, in completion order (constant delay keeps it sorted) */
     unsigned inflight;             /* submitted to the base ring, not yet collected */
+    pthread_mutex_t mu;            /* guards woken; cv ends a delay wait early */
+    pthread_cond_t cv;
+    int woken;
 };
 
 static uint64_t mono_ns(void)
@@ -158,6 +162,12 @@ static int lat_ring_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
     }
     lr->r.vfs = v;
     lr->r.depth = depth;
+    pthread_mutex_init(&lr->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&lr->cv, &ca);
+    pthread_condattr_destroy(&ca);
     *out = &lr->r;
     return 0;
 }
@@ -240,13 +250,31 @@ static int lat_ring_reap(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs
                 return rc;
             continue;
         }
-        uint64_t d = lr->head->ready_ns - now;
-        struct timespec ts = {.tv_sec = (time_t)(d / 1000000000u), .tv_nsec = (long)(d % 1000000000u)};
-        nanosleep(&ts, NULL);
+        /* Wait for the head's emulated latency; ring_wake ends the wait, so
+         * the caller can submit more chains meanwhile (pipelining). */
+        uint64_t at = lr->head->ready_ns;
+        struct timespec ts = {.tv_sec = (time_t)(at / 1000000000u), .tv_nsec = (long)(at % 1000000000u)};
+        int woken;
+        pthread_mutex_lock(&lr->mu);
+        while (!lr->woken && pthread_cond_timedwait(&lr->cv, &lr->mu, &ts) != ETIMEDOUT)
+            ;
+        woken = lr->woken;
+        lr->woken = 0;
+        pthread_mutex_unlock(&lr->mu);
+        if (woken)
+            return 0;
     }
 }
 
-static int lat_ring_wake(struct vfs_ring *r) { return vfs_ring_wake(((struct lat_ring *)r)->base); }
+static int lat_ring_wake(struct vfs_ring *r)
+{
+    struct lat_ring *lr = (struct lat_ring *)r;
+    pthread_mutex_lock(&lr->mu);
+    lr->woken = 1;
+    pthread_cond_signal(&lr->cv);
+    pthread_mutex_unlock(&lr->mu);
+    return vfs_ring_wake(lr->base);
+}
 
 static void lat_ring_close(struct vfs_ring *r)
 {
@@ -259,6 +287,8 @@ static void lat_ring_close(struct vfs_ring *r)
         lr->head = c->next;
         free(c);
     }
+    pthread_cond_destroy(&lr->cv);
+    pthread_mutex_destroy(&lr->mu);
     free(lr);
 }
 
