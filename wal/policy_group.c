@@ -15,15 +15,9 @@
  * next leader.  No broadcast: a batch of N wakes N threads, not all of
  * them (no thundering herd).
  *
- * Invariants:
- *   G1  at most one leader at a time (leader_active, under gs->mu);
- *   G2  a waiter sleeps only while a leader is active or the head of the
- *       queue has been signalled to lead; every leader on finishing
- *       examines the whole queue, and a thread that leaves while no leader
- *       is active signals the head, so no waiter is forgotten;
- *   G3  a waiter is acknowledged only when durable_lsn >= its LSN; when
- *       the log breaks, every waiter is woken and fails.
- * A batch is bounded by the log buffer (wal_config.buffer_size).
+ * The protocol and its invariants are wal_leader_commit's (waitq.c),
+ * shared with the uring policy; this file is what the leader does.  A
+ * batch is bounded by the log buffer (wal_config.buffer_size).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,29 +25,23 @@
 
 #include "wal_internal.h"
 
-struct group_state {
-    pthread_mutex_t mu;
-    int leader_active;
-    struct wal_waitq q;
-};
-
 static int group_start(struct wal *w)
 {
-    struct group_state *gs = calloc(1, sizeof *gs);
-    if (!gs)
+    struct wal_leader *l = calloc(1, sizeof *l);
+    if (!l)
         return CL_ENOMEM;
-    pthread_mutex_init(&gs->mu, NULL);
-    w->policy_state = gs;
+    pthread_mutex_init(&l->mu, NULL);
+    w->policy_state = l;
     return 0;
 }
 
 static void group_stop(struct wal *w)
 {
-    struct group_state *gs = w->policy_state;
-    if (!gs)
+    struct wal_leader *l = w->policy_state;
+    if (!l)
         return;
-    pthread_mutex_destroy(&gs->mu);
-    free(gs);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
     w->policy_state = NULL;
 }
 
@@ -64,58 +52,26 @@ static void sleep_us(uint32_t us)
         ;
 }
 
+/* The leader: wait for company if there is some, then write everything
+ * buffered and sync once. */
+static int group_lead(struct wal *w, uint64_t lsn)
+{
+    int rc;
+    (void)lsn; /* everything buffered is written, which covers lsn */
+    if (w->commit_delay_us &&
+        __atomic_load_n(&w->active_txns, __ATOMIC_RELAXED) > (int64_t)w->commit_siblings)
+        sleep_us(w->commit_delay_us);
+    pthread_mutex_lock(&w->io_mu);
+    rc = wal_write_locked(w, UINT64_MAX);
+    if (rc == 0)
+        rc = wal_sync_locked(w);
+    pthread_mutex_unlock(&w->io_mu);
+    return rc;
+}
+
 static int group_commit(struct wal *w, uint64_t lsn)
 {
-    struct group_state *gs = w->policy_state;
-    struct wal_waiter me = {.lsn = lsn};
-    int rc = 0, cv_init = 0;
-
-    if (wal_durable_lsn(w) >= lsn)
-        return 0;
-    pthread_mutex_lock(&gs->mu);
-    for (;;) {
-        if ((rc = wal_broken(w)) != 0 || wal_durable_lsn(w) >= lsn)
-            break;
-        if (!gs->leader_active) {
-            if (me.queued)
-                wal_waitq_remove(&gs->q, &me);
-            gs->leader_active = 1;
-            pthread_mutex_unlock(&gs->mu);
-
-            /* Only the leader waits for company, and only if there is some. */
-            if (w->commit_delay_us &&
-                __atomic_load_n(&w->active_txns, __ATOMIC_RELAXED) > (int64_t)w->commit_siblings)
-                sleep_us(w->commit_delay_us);
-            pthread_mutex_lock(&w->io_mu);
-            rc = wal_write_locked(w, UINT64_MAX);
-            if (rc == 0)
-                rc = wal_sync_locked(w);
-            pthread_mutex_unlock(&w->io_mu);
-
-            pthread_mutex_lock(&gs->mu);
-            gs->leader_active = 0;
-            wal_waitq_wake(&gs->q, wal_durable_lsn(w), wal_broken(w) != 0, 1);
-            if (rc)
-                break;
-            continue;
-        }
-        if (!cv_init) {
-            pthread_cond_init(&me.cv, NULL);
-            cv_init = 1;
-        }
-        if (!me.queued)
-            wal_waitq_add(&gs->q, &me);
-        pthread_cond_wait(&me.cv, &gs->mu);
-    }
-    if (me.queued)
-        wal_waitq_remove(&gs->q, &me);
-    /* G2: this thread may have been signalled to lead and leave without
-     * leading (its LSN was made durable by a checkpoint's flush, say). */
-    wal_waitq_handoff(&gs->q, gs->leader_active);
-    pthread_mutex_unlock(&gs->mu);
-    if (cv_init)
-        pthread_cond_destroy(&me.cv);
-    return rc;
+    return wal_leader_commit(w, w->policy_state, lsn, group_lead, NULL);
 }
 
 const struct wal_policy wal_policy_group = {

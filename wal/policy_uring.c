@@ -85,14 +85,12 @@ struct uring_state {
     int tail_slot;              /* O_DIRECT: the chain that wrote the partial last block, or -1 */
     uint64_t busy_since;
 
-    /* mu: leadership and waiters */
-    pthread_mutex_t mu;
-    int leader_active;
+    /* leadership and waiters (ldr.mu also guards leader_sleeping) */
+    struct wal_leader ldr;
     int leader_sleeping;        /* waits in the ring and could take another batch */
-    struct wal_waitq q;         /* committers waiting, by lsn */
 };
 
-/* ---- waiters (us->mu) ----------------------------------------------------- */
+/* ---- waiters (us->ldr.mu) ----------------------------------------------------- */
 
 /* Wakes the waiters durable_lsn covers (all of them once broken); with
  * next_leader, also the first one not covered, to lead next. */
@@ -100,9 +98,9 @@ static void wake_covered(struct wal *w, struct uring_state *us, int next_leader)
 {
     uint64_t durable = wal_durable_lsn(w);
     int broken = wal_broken(w) != 0;
-    pthread_mutex_lock(&us->mu);
-    wal_waitq_wake(&us->q, durable, broken, next_leader);
-    pthread_mutex_unlock(&us->mu);
+    pthread_mutex_lock(&us->ldr.mu);
+    wal_waitq_wake(&us->ldr.q, durable, broken, next_leader);
+    pthread_mutex_unlock(&us->ldr.mu);
 }
 
 /* ---- chains (io_mu) ------------------------------------------------------- */
@@ -366,22 +364,22 @@ static int lead(struct wal *w, struct uring_state *us, uint64_t lsn)
         /* Nothing finished: sleep in the ring.  If another batch could be
          * taken, an arriving committer wakes us (after its append). */
         int can_take = !blocked && us->fifo_len < us->depth && (wal_durable_lsn(w) < lsn || tenure < cap);
-        pthread_mutex_lock(&us->mu);
+        pthread_mutex_lock(&us->ldr.mu);
         if (can_take) {
             pthread_mutex_lock(&w->mu);
             int more = w->end_lsn > w->written_lsn;
             pthread_mutex_unlock(&w->mu);
             if (more) {
-                pthread_mutex_unlock(&us->mu);
+                pthread_mutex_unlock(&us->ldr.mu);
                 continue;
             }
         }
         us->leader_sleeping = can_take;
-        pthread_mutex_unlock(&us->mu);
+        pthread_mutex_unlock(&us->ldr.mu);
         rc = reap_one(w, us, 1);
-        pthread_mutex_lock(&us->mu);
+        pthread_mutex_lock(&us->ldr.mu);
         us->leader_sleeping = 0;
-        pthread_mutex_unlock(&us->mu);
+        pthread_mutex_unlock(&us->ldr.mu);
         if (rc < 0)
             goto out;
     }
@@ -403,7 +401,7 @@ static void uring_free(struct uring_state *us)
     for (unsigned i = 0; us->chains && i < us->depth; i++)
         free(us->chains[i].buf);
     free(us->chains);
-    pthread_mutex_destroy(&us->mu);
+    pthread_mutex_destroy(&us->ldr.mu);
     free(us);
 }
 
@@ -413,7 +411,7 @@ static int uring_start(struct wal *w)
     int rc;
     if (!us)
         return CL_ENOMEM;
-    pthread_mutex_init(&us->mu, NULL);
+    pthread_mutex_init(&us->ldr.mu, NULL);
     us->depth = w->uring_depth ? w->uring_depth : 4;
     if (us->depth > URING_MAX_DEPTH)
         us->depth = URING_MAX_DEPTH;
@@ -443,58 +441,31 @@ static void uring_stop(struct wal *w)
     w->policy_state = NULL;
 }
 
+/* The leader's tenure, under io_mu (see lead()). */
+static int uring_lead(struct wal *w, uint64_t lsn)
+{
+    int rc;
+    pthread_mutex_lock(&w->io_mu);
+    rc = lead(w, w->policy_state, lsn);
+    pthread_mutex_unlock(&w->io_mu);
+    return rc;
+}
+
+/* ldr.mu held: a committer joined the queue; if the leader is asleep in
+ * the ring and this commit's bytes have not gone out, wake it to take them. */
+static void uring_joined(struct wal *w, uint64_t lsn)
+{
+    struct uring_state *us = w->policy_state;
+    if (us->leader_sleeping && lsn > wal_load64(&w->written_lsn)) {
+        us->leader_sleeping = 0;
+        vfs_ring_wake(us->ring);
+    }
+}
+
 static int uring_commit(struct wal *w, uint64_t lsn)
 {
     struct uring_state *us = w->policy_state;
-    struct wal_waiter me = { .lsn = lsn };
-    int rc = 0, cv_init = 0;
-
-    if (wal_durable_lsn(w) >= lsn)
-        return 0;
-    pthread_mutex_lock(&us->mu);
-    for (;;) {
-        if ((rc = wal_broken(w)) != 0 || wal_durable_lsn(w) >= lsn)
-            break;
-        if (!us->leader_active) {
-            if (me.queued)
-                wal_waitq_remove(&us->q, &me);
-            us->leader_active = 1;
-            pthread_mutex_unlock(&us->mu);
-            pthread_mutex_lock(&w->io_mu);
-            rc = lead(w, us, lsn);
-            pthread_mutex_unlock(&w->io_mu);
-            pthread_mutex_lock(&us->mu);
-            us->leader_active = 0;
-            pthread_mutex_unlock(&us->mu);
-            wake_covered(w, us, 1);
-            pthread_mutex_lock(&us->mu);
-            if (rc)
-                break;
-            continue;
-        }
-        if (!cv_init) {
-            pthread_cond_init(&me.cv, NULL);
-            cv_init = 1;
-        }
-        if (!me.queued) {
-            wal_waitq_add(&us->q, &me);
-            if (us->leader_sleeping && lsn > wal_load64(&w->written_lsn)) { /* ours could go out now */
-                us->leader_sleeping = 0;
-                vfs_ring_wake(us->ring);
-            }
-        }
-        pthread_cond_wait(&me.cv, &us->mu);
-    }
-    if (me.queued)
-        wal_waitq_remove(&us->q, &me);
-    /* This thread may have been signalled to lead and leave without leading
-     * (its LSN made durable by a checkpoint's flush, say): hand the lead on,
-     * so that no waiter sleeps without a leader. */
-    wal_waitq_handoff(&us->q, us->leader_active);
-    pthread_mutex_unlock(&us->mu);
-    if (cv_init)
-        pthread_cond_destroy(&me.cv);
-    return rc;
+    return wal_leader_commit(w, &us->ldr, lsn, uring_lead, uring_joined);
 }
 
 const struct wal_policy wal_policy_uring = {

@@ -149,6 +149,20 @@ void wal_waitq_wake(struct wal_waitq *q, uint64_t durable, int broken, int next_
  * itself have been the one signalled to lead. */
 void wal_waitq_handoff(struct wal_waitq *q, int leader_active);
 
+/* The leader/follower protocol (invariants in waitq.c).  A committer whose
+ * LSN is not durable either becomes the leader and calls lead() (without
+ * l->mu; it must make at least lsn durable or fail and break the log), or
+ * joins the queue -- joined() is then called once, with l->mu held -- and
+ * sleeps until a leader covers it or hands it the lead. */
+struct wal_leader {
+    pthread_mutex_t mu;
+    int active;
+    struct wal_waitq q;
+};
+int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
+                      int (*lead)(struct wal *w, uint64_t lsn),
+                      void (*joined)(struct wal *w, uint64_t lsn));
+
 /* segment.c */
 int wal_segment_path(const struct wal *w, uint64_t segno, char **out);
 /* Creates segment segno durably (init, header, sync, directory sync). */
