@@ -1,7 +1,7 @@
 /*
  * main.c -- the commitlab command: dispatches to the subcommands.  The
- * subcommands of later milestones (probe, bench, crash, matrix, report)
- * say plainly that they are not built yet rather than pretending.
+ * subcommands of later milestones (crash, matrix, report) say plainly
+ * that they are not built yet rather than pretending.
  */
 #include <stdarg.h>
 #include <stdio.h>
