@@ -28,6 +28,22 @@ struct chain {
     int active;
 };
 
+/* Queues one chain: an 8 kB write at off linked to an fsync/fdatasync.
+ * The user data says which slot and which half (write 2*slot, sync
+ * 2*slot+1). */
+static void queue_chain(struct io_uring *ring, int fd, const void *buf, uint64_t off, int datasync,
+                        unsigned slot, struct chain *ch)
+{
+    struct io_uring_sqe *w = io_uring_get_sqe(ring), *s = io_uring_get_sqe(ring);
+    io_uring_prep_write(w, fd, buf, PROBE_BLCKSZ, off);
+    w->flags |= IOSQE_IO_LINK;
+    io_uring_sqe_set_data64(w, slot * 2);
+    io_uring_prep_fsync(s, fd, datasync ? IORING_FSYNC_DATASYNC : 0);
+    io_uring_sqe_set_data64(s, slot * 2 + 1);
+    ch->t0 = probe_now();
+    ch->active = 1;
+}
+
 static void uring_row(struct probe_ctx *c, int datasync, unsigned depth)
 {
     char label[40];
@@ -55,14 +71,7 @@ static void uring_row(struct probe_ctx *c, int datasync, unsigned depth)
     probe_timer_start(probe_beyond_secs(c));
     double t0 = probe_now();
     for (unsigned slot = 0; slot < depth; slot++) {
-        struct io_uring_sqe *w = io_uring_get_sqe(&ring), *s = io_uring_get_sqe(&ring);
-        io_uring_prep_write(w, fd, c->buf, PROBE_BLCKSZ, (seq++ % nblocks) * PROBE_BLCKSZ);
-        w->flags |= IOSQE_IO_LINK;
-        io_uring_sqe_set_data64(w, slot * 2);
-        io_uring_prep_fsync(s, fd, datasync ? IORING_FSYNC_DATASYNC : 0);
-        io_uring_sqe_set_data64(s, slot * 2 + 1);
-        chains[slot].t0 = probe_now();
-        chains[slot].active = 1;
+        queue_chain(&ring, fd, c->buf, (seq++ % nblocks) * PROBE_BLCKSZ, datasync, slot, &chains[slot]);
         inflight++;
     }
     rc = io_uring_submit(&ring);
@@ -101,14 +110,7 @@ static void uring_row(struct probe_ctx *c, int datasync, unsigned depth)
         lat_add(&lat, (probe_now() - chains[slot].t0) * 1e6);
         if (atomic_load_explicit(&probe_alarm, memory_order_relaxed) || err || short_write)
             continue;
-        struct io_uring_sqe *w = io_uring_get_sqe(&ring), *s = io_uring_get_sqe(&ring);
-        io_uring_prep_write(w, fd, c->buf, PROBE_BLCKSZ, (seq++ % nblocks) * PROBE_BLCKSZ);
-        w->flags |= IOSQE_IO_LINK;
-        io_uring_sqe_set_data64(w, slot * 2);
-        io_uring_prep_fsync(s, fd, datasync ? IORING_FSYNC_DATASYNC : 0);
-        io_uring_sqe_set_data64(s, slot * 2 + 1);
-        chains[slot].t0 = probe_now();
-        chains[slot].active = 1;
+        queue_chain(&ring, fd, c->buf, (seq++ % nblocks) * PROBE_BLCKSZ, datasync, slot, &chains[slot]);
         inflight++;
         rc = io_uring_submit(&ring);
         if (rc < 0) {
