@@ -1,6 +1,8 @@
 /* testutil.c -- see testutil.h. */
 #include "testutil.h"
 
+#include <check.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -89,4 +91,13 @@ int tu_flip_byte(const char *path, uint64_t off)
     }
     close(fd);
     return 0;
+}
+
+int tu_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -29,6 +29,11 @@ static inline uint64_t tu_rand(uint64_t *s)
 }
 static inline uint64_t tu_range(uint64_t *s, uint64_t n) { return n ? tu_rand(s) % n : 0; }
 
+/* Runs a Check suite (and frees it); returns the process exit status:
+ * 0 when every test passed, 1 otherwise. */
+struct Suite;
+int tu_run_suite(struct Suite *s);
+
 /* Reads or writes a whole file (for corrupting bytes in tests). */
 int tu_read_file(const char *path, uint8_t **buf, size_t *len);
 int tu_write_file(const char *path, const uint8_t *buf, size_t len);

@@ -254,9 +254,5 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_json_lines);
     tcase_add_test(tc, test_csv);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return tu_run_suite(s);
 }

@@ -161,9 +161,5 @@ int main(void)
     tcase_add_test(tc, test_crash_then_reopen_verifies);
     tcase_add_test(tc, test_corrupt_log_record_named);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }

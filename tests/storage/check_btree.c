@@ -1078,9 +1078,5 @@ int main(void)
     add_case(s, "readers_writer", test_readers_writer);
     add_case(s, "random_model", test_random_model);
     add_case(s, "in_place", test_in_place);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return tu_run_suite(s);
 }
