@@ -71,6 +71,11 @@ enum cl_sync_method {
     CL_METHOD_DIRECT    /* O_DIRECT | O_DSYNC, aligned buffers */
 };
 
+/* Where the log's next segment file comes from.  fresh: a new file,
+ * prepared as segment_init says; a retired segment is deleted.  recycle: a
+ * segment the checkpoint retires is renamed to a future segment's name and
+ * overwritten in place (PostgreSQL's wal_recycle), as long as fewer than
+ * recycle_max future segments are ready; above that it is deleted. */
 enum cl_segment_policy { CL_SEGMENTS_FRESH = 0, CL_SEGMENTS_RECYCLE };
 enum cl_segment_init { CL_SEGINIT_ZERO = 0, CL_SEGINIT_SPARSE, CL_SEGINIT_FALLOCATE };
 
@@ -82,6 +87,8 @@ struct cl_options {
     int elr;                         /* early lock release, default 1 */
     enum cl_segment_policy segments; /* default CL_SEGMENTS_FRESH */
     enum cl_segment_init segment_init; /* default CL_SEGINIT_ZERO */
+    uint32_t recycle_max;            /* recycle: future segments kept ready at most, 1..64, default 4 */
+    uint32_t prealloc;               /* segments a background thread keeps prepared ahead, 0..64, default 0 */
     uint64_t segment_size;           /* WAL segment bytes, default 16 MiB; fixed at creation */
     uint64_t cache_size;             /* page cache bytes, default 64 MiB */
     uint64_t checkpoint_bytes;       /* WAL bytes between checkpoints, default 64 MiB; 0 = only on demand/close */
@@ -164,9 +171,23 @@ struct cl_stats {
     uint64_t end_lsn;
     uint64_t pages;             /* pages in the page file */
     uint64_t cache_hits, cache_misses, cache_evictions;
+    /* segments */
+    uint64_t segment_switches;  /* times the writer moved on to the next segment */
+    uint64_t segments_created;  /* new segment files prepared (by the writer or the prealloc thread) */
+    uint64_t segments_recycled; /* retired segments renamed to a future name for reuse */
+    uint64_t segments_reused;   /* recycled segments the writer went on to write */
+    uint64_t segments_removed;  /* retired segments deleted */
+    uint64_t segment_waits;     /* times the writer found its next segment not ready */
+    uint64_t segment_wait_us;   /* total time the writer (and the commits behind it) waited for one */
+    uint64_t max_switch_commit_us; /* the longest cl_commit during which the writer switched segments
+                                    * (since open or cl_stats_reset_max) */
+    int prealloc_error;         /* 0, or the error that stopped the prealloc thread */
     int broken;                 /* the handle is broken (sticky failure) */
 };
 int cl_stats(struct cl_db *db, struct cl_stats *out);
+/* Starts the peak values of cl_stats (max_commits_per_sync,
+ * max_switch_commit_us) afresh, e.g. at the start of a measurement. */
+void cl_stats_reset_max(struct cl_db *db);
 
 /* ---- inspection (commitlab inspect, like pg_waldump / mdb_stat) ---------- */
 

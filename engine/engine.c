@@ -77,6 +77,7 @@ struct cl_db {
     uint64_t last_ckpt_lsn;      /* atomic */
 
     uint64_t commits, checkpoints, pause_ns; /* atomic */
+    uint64_t max_switch_commit_ns;          /* atomic */
 };
 
 static uint64_t now_ns(void)
@@ -84,6 +85,13 @@ static uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void atomic_max(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
 }
 
 static int db_broken(struct cl_db *db) { return __atomic_load_n(&db->broken, __ATOMIC_ACQUIRE); }
@@ -105,6 +113,7 @@ void cl_options_init(struct cl_options *o)
     o->elr = 1;
     o->segments = CL_SEGMENTS_FRESH;
     o->segment_init = CL_SEGINIT_ZERO;
+    o->recycle_max = 4;
     o->segment_size = 16ull << 20;
     o->cache_size = 64ull << 20;
     o->checkpoint_bytes = 64ull << 20;
@@ -121,9 +130,10 @@ static int check_options(const struct cl_options *o)
         return CL_EINVAL;
     if (o->segment_size < WAL_MIN_SEGMENT || o->segment_size % WAL_SEG_HEADER)
         return CL_EINVAL;
+    if (o->prealloc > WAL_POOL_MAX ||
+        (o->segments == CL_SEGMENTS_RECYCLE && (o->recycle_max < 1 || o->recycle_max > WAL_POOL_MAX)))
+        return CL_EINVAL;
     if (!wal_policy_for(o->sync))
-        return CL_ENOTSUP;
-    if (o->segments == CL_SEGMENTS_RECYCLE)
         return CL_ENOTSUP;
     return 0;
 }
@@ -444,6 +454,7 @@ int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
     struct wal_config wc = {
         .vfs = db->vfs, .dir = dir, .db_id = meta.db_id, .segment_size = db->segment_size,
         .policy = db->opt.sync, .method = db->opt.method, .segment_init = db->opt.segment_init,
+        .segments = db->opt.segments, .recycle_max = db->opt.recycle_max, .prealloc = db->opt.prealloc,
         .interval_ms = db->opt.interval_ms, .commit_delay_us = db->opt.commit_delay_us,
         .commit_siblings = db->opt.commit_siblings, .uring_depth = db->opt.uring_depth,
     };
@@ -723,7 +734,7 @@ int cl_commit(struct cl_txn *t)
     struct cl_db *db;
     struct wal_op *wops = NULL;
     struct store_op *sops = NULL;
-    uint64_t lsn = 0;
+    uint64_t lsn = 0, t0, switches0;
     int rc = 0;
 
     if (!t)
@@ -731,6 +742,8 @@ int cl_commit(struct cl_txn *t)
     db = t->db;
     if ((t->flags & CL_TXN_RDONLY) || t->n == 0)
         goto out;
+    t0 = now_ns();
+    switches0 = wal_segment_switches(db->wal);
     wops = malloc(t->n * sizeof *wops);
     sops = malloc(t->n * sizeof *sops);
     if (!wops || !sops) {
@@ -772,6 +785,8 @@ int cl_commit(struct cl_txn *t)
         goto out;
     }
     __atomic_add_fetch(&db->commits, 1, __ATOMIC_RELAXED);
+    if (wal_segment_switches(db->wal) != switches0)
+        atomic_max(&db->max_switch_commit_ns, now_ns() - t0);
     maybe_request_checkpoint(db, lsn);
 out:
     free(wops);
@@ -781,6 +796,14 @@ out:
 }
 
 /* ---- stats --------------------------------------------------------------- */
+
+void cl_stats_reset_max(struct cl_db *db)
+{
+    if (!db)
+        return;
+    __atomic_store_n(&db->max_switch_commit_ns, 0, __ATOMIC_RELAXED);
+    wal_reset_max(db->wal);
+}
 
 int cl_stats(struct cl_db *db, struct cl_stats *out)
 {
@@ -813,6 +836,15 @@ int cl_stats(struct cl_db *db, struct cl_stats *out)
     out->cache_hits = ss.hits;
     out->cache_misses = ss.misses;
     out->cache_evictions = ss.evictions;
+    out->segment_switches = ws.segment_switches;
+    out->segments_created = ws.segments_created;
+    out->segments_recycled = ws.segments_recycled;
+    out->segments_reused = ws.segments_reused;
+    out->segments_removed = ws.segments_removed;
+    out->segment_waits = ws.segment_waits;
+    out->segment_wait_us = ws.segment_wait_ns / 1000;
+    out->max_switch_commit_us = __atomic_load_n(&db->max_switch_commit_ns, __ATOMIC_RELAXED) / 1000;
+    out->prealloc_error = ws.prealloc_error;
     out->broken = db_broken(db) != 0;
     return 0;
 }

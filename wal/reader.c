@@ -103,6 +103,26 @@ static int parse_record(const uint8_t *buf, uint64_t seg_size, uint64_t segno, u
     return 1;
 }
 
+/* 1 when segment segno (in buf) holds, at or after offset from, a whole
+ * record of an earlier life of the file: it is a recycled segment.  Such
+ * a record sits where its own LSN says, in another segment number. */
+static int recycled_after(const uint8_t *buf, uint64_t seg_size, uint64_t segno, uint64_t from)
+{
+    if (from < WAL_SEG_HEADER)
+        from = WAL_SEG_HEADER;
+    for (uint64_t off = from; off + WAL_REC_HEADER <= seg_size; off += WAL_ALIGN) {
+        const uint8_t *p = buf + off;
+        uint64_t lsn = get_le64(p + 8);
+        if (lsn % seg_size != off || lsn / seg_size == segno)
+            continue;
+        uint32_t len = get_le32(p + 4);
+        if ((uint64_t)len <= seg_size - off - WAL_REC_HEADER &&
+            crc32c(p + 4, WAL_REC_HEADER - 4 + (size_t)len) == get_le32(p))
+            return 1;
+    }
+    return 0;
+}
+
 /* 1 when some valid record of segment segno at offset >= from has a
  * sync_lsn above bad. */
 static int durable_after(const uint8_t *buf, uint64_t seg_size, uint64_t segno, uint64_t from,
@@ -131,10 +151,15 @@ static int invalid_at(struct wal_reader *r)
     uint64_t hend = off + WAL_REC_HEADER < r->seg_size ? off + WAL_REC_HEADER : r->seg_size;
     int rc;
 
+    /* Torn: a record of this log was begun at X (its LSN field says X),
+     * or -- in a segment that is not recycled, where everything past the
+     * log reads as zero -- anything but zeros is there.  In a recycled
+     * segment the bytes past the log are its earlier life's. */
     r->torn = 0;
     for (uint64_t i = off; i < hend; i++)
         if (r->seg[i]) {
-            r->torn = 1;
+            r->torn = off + 16 > r->seg_size || get_le64(r->seg + off + 8) == bad ||
+                      !recycled_after(r->seg, r->seg_size, r->segno, off);
             break;
         }
     if (durable_after(r->seg, r->seg_size, r->segno, off + WAL_ALIGN, bad))

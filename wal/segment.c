@@ -222,3 +222,62 @@ out:
     free(path);
     return rc;
 }
+
+int wal_segment_recyclable(struct wal *w, uint64_t old_segno, struct vfs_file **out)
+{
+    struct vfs_file *f;
+    uint64_t size = 0;
+    char *path;
+    int rc = wal_segment_path(w, old_segno, &path);
+    *out = NULL;
+    if (rc)
+        return rc;
+    rc = vfs_open(w->vfs, path, 0, VFS_CLASS_WAL, &f);
+    free(path);
+    if (rc)
+        return rc;
+    rc = vfs_size(f, &size);
+    if (rc == 0 && size != w->seg_size)
+        rc = 1; /* reusing it would extend it: every later sync would pay for metadata */
+    if (rc) {
+        vfs_close(f);
+        return rc;
+    }
+    *out = f;
+    return 0;
+}
+
+int wal_segment_recycle(struct wal *w, struct vfs_file *f, uint64_t old_segno, uint64_t new_segno)
+{
+    char *from = NULL, *to = NULL;
+    uint8_t *block = calloc(1, WAL_SEG_HEADER);
+    int rc = block ? 0 : CL_ENOMEM;
+
+    /* The header first, durably, under the old name: the file is renamed
+     * only once it names its new segment, so a crash leaves either a
+     * retired file below the checkpoint (deleted or recycled again by the
+     * next checkpoint) or a ready future segment.  The records of its
+     * previous life stay; their LSNs reject them.  Same size, overwritten
+     * in place: fdatasync is enough. */
+    if (rc == 0) {
+        wal_segment_header_encode(block, w->db_id, new_segno, w->seg_size);
+        rc = vfs_pwrite(f, block, WAL_SEG_HEADER, 0);
+    }
+    if (rc == 0)
+        rc = vfs_fdatasync(f);
+    int crc = vfs_close(f);
+    if (rc == 0)
+        rc = crc;
+    if (rc == 0)
+        rc = wal_segment_path(w, old_segno, &from);
+    if (rc == 0)
+        rc = wal_segment_path(w, new_segno, &to);
+    if (rc == 0)
+        rc = vfs_rename(w->vfs, from, to);
+    if (rc == 0)
+        rc = vfs_sync_dir(w->vfs, w->dir);
+    free(block);
+    free(from);
+    free(to);
+    return rc;
+}

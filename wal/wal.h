@@ -18,11 +18,28 @@
  *      the original error; nothing is retried.
  *
  * Segments: the writer starts in a fresh segment (wal_open's start_segno).
- * A segment is created zero-filled (or as segment_init says), synced, and
- * its directory synced before any record in it is written, so its name is
- * durable before anything in it is acknowledged.  When a record does not
- * fit, a SWITCH record is written and the log continues in the next
- * segment; the previous segment is synced first under durable policies.
+ * Every segment is ready -- its header names it, its bytes and its
+ * directory entry are durable -- before any record in it is written, so its
+ * name is durable before anything in it is acknowledged.  When a record
+ * does not fit, a SWITCH record is written and the log continues in the
+ * next segment; the previous segment is synced first.
+ *
+ * Where the next segment comes from (segpool.c): a segment the writer
+ * needs is either already ready (recycled by a checkpoint, or prepared by
+ * the prealloc thread) or prepared by the writer on the spot, while the
+ * commits behind it wait (counted as segment waits).
+ *   fresh    a new file: created, initialised as segment_init says,
+ *            header written, fsynced, directory synced.
+ *   recycle  wal_retire_below renames a retired segment to the next future
+ *            segment's name: header rewritten in place and fdatasynced,
+ *            renamed, directory synced; never truncated or extended.  At
+ *            most recycle_max future segments are kept; the rest are
+ *            deleted.  Its old records stay in the file and are rejected
+ *            by their LSN (docs/wal-format.md, section 6).
+ *   prealloc a background thread keeps prealloc segments ready ahead of
+ *            the writer (fresh ones; with recycle it tops up what the
+ *            checkpoints recycled).  If it fails it stops and says why in
+ *            the statistics; the writer then prepares segments itself.
  */
 #ifndef CL_WAL_H
 #define CL_WAL_H
@@ -105,6 +122,9 @@ struct wal_config {
     enum cl_sync_policy policy;
     enum cl_sync_method method;
     enum cl_segment_init segment_init;
+    enum cl_segment_policy segments;
+    uint32_t recycle_max;            /* recycle: future segments kept at most (1..WAL_POOL_MAX) */
+    uint32_t prealloc;               /* segments kept ready ahead by a thread (0..WAL_POOL_MAX) */
     size_t buffer_size;              /* log buffer bytes; 0 = default (1 MiB) */
     uint32_t interval_ms;            /* periodic */
     uint32_t commit_delay_us;        /* group */
@@ -145,9 +165,12 @@ int wal_flush(struct wal *w, uint64_t lsn, int sync);
 uint64_t wal_end_lsn(struct wal *w);      /* LSN of the next record to be appended */
 uint64_t wal_durable_lsn(struct wal *w);  /* everything below is known durable */
 int wal_broken(struct wal *w);            /* 0 or the sticky error */
+uint64_t wal_segment_switches(struct wal *w); /* wal_stats.segment_switches, cheaply */
 
-/* Deletes the segment files whose numbers are below segno (and syncs the
- * directory).  The caller guarantees nothing below is needed. */
+/* Retires the segment files whose numbers are below segno: recycles them
+ * into future segments (recycle policy, while the pool has room) or
+ * deletes them, and syncs the directory.  The caller guarantees nothing
+ * below is needed. */
 int wal_retire_below(struct wal *w, uint64_t segno);
 
 struct wal_stats {
@@ -158,14 +181,24 @@ struct wal_stats {
     uint64_t max_commits_per_sync;
     uint64_t sync_ns;          /* time spent in sync calls */
     uint64_t wait_ns;          /* time committers spent in wal_commit */
-    uint64_t segments_created;
+    uint64_t segments_created;  /* fresh segment files made (wal_open's first included) */
+    uint64_t segments_recycled; /* retired segments renamed for reuse */
+    uint64_t segments_reused;   /* recycled segments the writer went on to write */
+    uint64_t segments_removed;  /* retired segments deleted */
+    uint64_t segment_switches;  /* the writer left a segment for the next */
+    uint64_t segment_waits;     /* the writer's next segment was not ready */
+    uint64_t segment_wait_ns;   /* time the writer spent waiting for (or preparing) one */
+    int prealloc_error;         /* 0, or what stopped the prealloc thread */
 };
 void wal_get_stats(struct wal *w, struct wal_stats *out);
+void wal_reset_max(struct wal *w); /* max_commits_per_sync starts afresh */
 
 /* Writes nothing more; frees.  Call wal_flush first for a clean close. */
 void wal_close(struct wal *w);
 
 /* ---- segments ------------------------------------------------------------- */
+
+#define WAL_POOL_MAX 64u /* bound of recycle_max and prealloc */
 
 struct wal_segment_header {
     uint32_t version;

@@ -40,6 +40,24 @@
 #define WAL_ZERO_CHUNK     (1u << 20) /* segment zero-fill write size */
 #define WAL_STAGE_SIZE     (1u << 20) /* O_DIRECT staging buffer */
 
+/* The segments ready ahead of the writer (segpool.c).  Segment numbers
+ * below `taken` belong to the writer; those in [taken, next) are reserved:
+ * being prepared or ready; the first one not yet reserved is `next`.
+ * Lock order: io_mu, then pool.mu (the writer takes a segment with io_mu
+ * held; the checkpoint and prealloc threads take only pool.mu). */
+#define WAL_POOL_SLOTS 128u /* > WAL_POOL_MAX + 1 */
+enum wal_slot { WAL_SLOT_PREPARING = 1, WAL_SLOT_READY, WAL_SLOT_RECYCLED, WAL_SLOT_FAILED };
+struct wal_segpool {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;           /* a slot changed state, a segment was taken, or stop */
+    uint64_t taken, next;
+    uint8_t slot[WAL_POOL_SLOTS]; /* enum wal_slot of segno % WAL_POOL_SLOTS, for [taken, next) */
+    uint32_t recycle_max;        /* 0 unless the recycle policy */
+    uint32_t prealloc;
+    pthread_t thread;
+    int thread_started, stop;
+};
+
 struct wal_segfile {
     uint64_t segno;
     struct vfs_file *f;          /* NULL when not open */
@@ -80,6 +98,8 @@ struct wal {
     uint64_t tail_block_lsn;     /* io_mu: LSN of tail_block's first byte */
 
     int broken;                  /* atomic: 0 or the sticky error */
+
+    struct wal_segpool pool;
 
     /* statistics (atomic) */
     struct wal_stats st;
@@ -167,6 +187,26 @@ int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
 int wal_segment_path(const struct wal *w, uint64_t segno, char **out);
 /* Creates segment segno durably (init, header, sync, directory sync). */
 int wal_segment_create(struct wal *w, uint64_t segno);
+/* Opens the retired segment old_segno for reuse: 0 with *f open when it is
+ * a whole segment (exactly seg_size bytes), 1 when it is not (a file cut
+ * short by a crash during its creation: delete it instead), or -errno. */
+int wal_segment_recyclable(struct wal *w, uint64_t old_segno, struct vfs_file **f);
+/* Makes the file f (retired segment old_segno) segment new_segno durably:
+ * header block rewritten in place and fdatasynced, renamed, directory
+ * synced.  Closes f. */
+int wal_segment_recycle(struct wal *w, struct vfs_file *f, uint64_t old_segno, uint64_t new_segno);
+
+/* segpool.c: the segments ready ahead of the writer (see wal.h) */
+void wal_pool_init(struct wal *w, const struct wal_config *cfg, uint64_t first_future);
+int wal_pool_start(struct wal *w);   /* starts the prealloc thread, if asked for */
+void wal_pool_stop(struct wal *w);   /* joins it */
+void wal_pool_destroy(struct wal *w);
+/* io_mu held: makes segment segno (the next one the writer needs) ready:
+ * takes it from the pool, waits for its preparer, or prepares it. */
+int wal_pool_take(struct wal *w, uint64_t segno);
+/* A retired segment: recycled into the pool while it has room, else
+ * deleted (*removed = 1; the caller syncs the directory). */
+int wal_pool_retire(struct wal *w, uint64_t old_segno, int *removed);
 /* Encodes the header block fields into hdr (WAL_SEG_HDR_LEN bytes). */
 void wal_segment_header_encode(uint8_t *hdr, uint64_t db_id, uint64_t segno, uint64_t seg_size);
 /* Decodes and checks one header block: 0, CL_EFORMAT or CL_ECORRUPT. */

@@ -12,8 +12,9 @@
  *   2. A record is appended whole at an 8-byte aligned LSN and leaves room
  *      for a SWITCH record before its segment's end; when it would not,
  *      a SWITCH record is appended and the record starts the next segment.
- *   3. Segment s+1 exists durably (wal_segment_create) before any byte at
- *      or past a SWITCH record of segment s is written; segment s is synced
+ *   3. Segment s+1 is ready durably (wal_pool_take: recycled, prepared
+ *      ahead, or created on the spot) before any byte at or past a SWITCH
+ *      record of segment s is written; segment s is synced
  *      before any byte of segment s+1 is written (as PostgreSQL syncs a
  *      finished segment whatever the commit setting), so everything below
  *      a segment's first record is durable once the writer is in it.
@@ -62,6 +63,7 @@ int wal_set_broken(struct wal *w, int err)
 
 int wal_broken(struct wal *w) { return __atomic_load_n(&w->broken, __ATOMIC_ACQUIRE); }
 uint64_t wal_durable_lsn(struct wal *w) { return wal_load64(&w->durable_lsn); }
+uint64_t wal_segment_switches(struct wal *w) { return wal_load64(&w->st.segment_switches); }
 
 uint64_t wal_end_lsn(struct wal *w)
 {
@@ -247,11 +249,10 @@ static void mark_durable(struct wal *w) { wal_mark_durable_locked(w, w->written_
 int wal_create_segments_locked(struct wal *w, uint64_t target)
 {
     while (w->created_segno < wal_lsn_segno(target - 1, w->seg_size)) {
-        int rc = wal_segment_create(w, w->created_segno + 1);
+        int rc = wal_pool_take(w, w->created_segno + 1);
         if (rc)
             return wal_set_broken(w, rc);
         w->created_segno++;
-        wal_add64(&w->st.segments_created, 1);
     }
     return 0;
 }
@@ -300,6 +301,7 @@ int wal_write_locked(struct wal *w, uint64_t lsn)
             }
             vfs_close(w->cur.f);
             w->cur.f = NULL;
+            wal_add64(&w->st.segment_switches, 1);
             a = wal_segment_start_lsn(segno + 1, w->seg_size);
             pthread_mutex_lock(&w->mu);
             w->swq_head = (w->swq_head + 1) % WAL_SWITCH_QUEUE;
@@ -534,7 +536,16 @@ void wal_get_stats(struct wal *w, struct wal_stats *out)
     out->sync_ns = wal_load64(&w->st.sync_ns);
     out->wait_ns = wal_load64(&w->st.wait_ns);
     out->segments_created = wal_load64(&w->st.segments_created);
+    out->segments_recycled = wal_load64(&w->st.segments_recycled);
+    out->segments_reused = wal_load64(&w->st.segments_reused);
+    out->segments_removed = wal_load64(&w->st.segments_removed);
+    out->segment_switches = wal_load64(&w->st.segment_switches);
+    out->segment_waits = wal_load64(&w->st.segment_waits);
+    out->segment_wait_ns = wal_load64(&w->st.segment_wait_ns);
+    out->prealloc_error = __atomic_load_n(&w->st.prealloc_error, __ATOMIC_ACQUIRE);
 }
+
+void wal_reset_max(struct wal *w) { wal_store64(&w->st.max_commits_per_sync, 0); }
 
 int wal_retire_below(struct wal *w, uint64_t segno)
 {
@@ -544,15 +555,9 @@ int wal_retire_below(struct wal *w, uint64_t segno)
     if (rc)
         return rc;
     for (size_t i = 0; i < n && segs[i] < segno && rc == 0; i++) {
-        char *path;
-        rc = wal_segment_path(w, segs[i], &path);
-        if (rc)
-            break;
-        rc = vfs_unlink(w->vfs, path);
-        if (rc == -ENOENT)
-            rc = 0;
-        free(path);
-        removed++;
+        int gone = 0;
+        rc = wal_pool_retire(w, segs[i], &gone);
+        removed += (size_t)gone;
     }
     free(segs);
     if (rc == 0 && removed)
@@ -564,6 +569,8 @@ int wal_retire_below(struct wal *w, uint64_t segno)
 
 static void wal_free(struct wal *w)
 {
+    wal_pool_stop(w);
+    wal_pool_destroy(w);
     if (w->cur.f)
         vfs_close(w->cur.f);
     pthread_cond_destroy(&w->durable_cond);
@@ -589,7 +596,9 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
 
     *out = NULL;
     if (!cfg->dir || cfg->segment_size < WAL_MIN_SEGMENT || cfg->segment_size % WAL_SEG_HEADER ||
-        (unsigned)cfg->method > CL_METHOD_DIRECT || (unsigned)cfg->segment_init > CL_SEGINIT_FALLOCATE)
+        (unsigned)cfg->method > CL_METHOD_DIRECT || (unsigned)cfg->segment_init > CL_SEGINIT_FALLOCATE ||
+        (unsigned)cfg->segments > CL_SEGMENTS_RECYCLE || cfg->prealloc > WAL_POOL_MAX ||
+        (cfg->segments == CL_SEGMENTS_RECYCLE && (cfg->recycle_max < 1 || cfg->recycle_max > WAL_POOL_MAX)))
         return CL_EINVAL;
     const struct wal_policy *pol = wal_policy_for(cfg->policy);
     if (!pol)
@@ -601,6 +610,7 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     pthread_mutex_init(&w->io_mu, NULL);
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->durable_cond, NULL);
+    wal_pool_init(w, cfg, start_segno + 1);
     w->vfs = cfg->vfs ? cfg->vfs : vfs_posix();
     w->dir = strdup(cfg->dir);
     w->db_id = cfg->db_id;
@@ -653,6 +663,11 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
         goto fail;
     if (pol->start && (rc = pol->start(w)) != 0)
         goto fail;
+    if ((rc = wal_pool_start(w)) != 0) {
+        if (pol->stop)
+            pol->stop(w);
+        goto fail;
+    }
     *out = w;
     return 0;
 fail:
@@ -664,6 +679,7 @@ void wal_close(struct wal *w)
 {
     if (!w)
         return;
+    wal_pool_stop(w);
     if (w->policy->stop)
         w->policy->stop(w);
     wal_free(w);

@@ -1,0 +1,366 @@
+/*
+ * check_segments.c -- where the log's segments come from: recycling
+ * (renamed in place, durably, within a bounded pool, their old records
+ * never read back), the prealloc thread (start, stop, failure), and what
+ * the statistics say about both.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "testutil.h"
+#include "vfs_fault.h"
+#include "wal_testlib.h"
+
+#define SEG (64u * 1024u)
+
+static struct wal *open_log(const char *dir, struct vfs *v, enum cl_segment_policy segs, uint32_t recycle_max,
+                            uint32_t prealloc, uint64_t start)
+{
+    struct wal_config c = {0};
+    struct wal *w = NULL;
+    c.vfs = v ? v : vfs_posix();
+    c.dir = dir;
+    c.db_id = 0x1234;
+    c.segment_size = SEG;
+    c.policy = CL_SYNC_COMMIT;
+    c.method = CL_METHOD_FDATASYNC;
+    c.segment_init = CL_SEGINIT_ZERO;
+    c.segments = segs;
+    c.recycle_max = recycle_max;
+    c.prealloc = prealloc;
+    int rc = wal_open(&c, start, &w);
+    ck_assert_msg(rc == 0, "wal_open: %s", cl_strerror(rc));
+    return w;
+}
+
+static const struct genp G = {.seed = 77, .maxops = 4, .maxk = 32, .maxv = 900};
+
+/* Commits transactions from *id on until the writer is in segment target. */
+static void fill_to(struct wal *w, uint64_t *id, uint64_t target)
+{
+    while (wal_lsn_segno(wal_end_lsn(w), SEG) < target) {
+        ck_assert_int_eq(tl_txn(w, &G, (*id)++, 1, NULL), 0);
+    }
+}
+
+static uint64_t ino_of(const char *dir, uint64_t segno, uint64_t *size)
+{
+    struct stat st;
+    char *p = tl_segpath(dir, segno);
+    int rc = stat(p, &st);
+    free(p);
+    if (rc)
+        return 0;
+    if (size)
+        *size = (uint64_t)st.st_size;
+    return (uint64_t)st.st_ino;
+}
+
+static size_t count_segments(const char *dir, uint64_t above)
+{
+    uint64_t *s = NULL;
+    size_t n = 0, k = 0;
+    ck_assert_int_eq(wal_list_segments(vfs_posix(), dir, &s, &n), 0);
+    for (size_t i = 0; i < n; i++)
+        k += s[i] > above;
+    free(s);
+    return k;
+}
+
+/* A retired segment becomes a future one: the same file (inode), the same
+ * size, a header naming its new number; what is over the pool's limit is
+ * deleted. */
+START_TEST(test_recycle_renames_in_place)
+{
+    char *dir = tu_mkdtemp("seg");
+    uint64_t id = 1, ino[8], size = 0;
+    struct wal *w = open_log(dir, NULL, CL_SEGMENTS_RECYCLE, 2, 0, 1);
+    struct wal_stats st;
+
+    fill_to(w, &id, 5); /* segments 1..4 full, the writer in 5 */
+    for (uint64_t s = 1; s <= 4; s++)
+        ck_assert((ino[s] = ino_of(dir, s, NULL)) != 0);
+    ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+    ck_assert_int_eq(wal_retire_below(w, 5), 0);
+    wal_get_stats(w, &st);
+    ck_assert_uint_eq(st.segments_recycled, 2); /* the pool holds at most 2 */
+    ck_assert_uint_eq(st.segments_removed, 2);
+    for (uint64_t s = 1; s <= 4; s++)
+        ck_assert_uint_eq(ino_of(dir, s, NULL), 0);
+    /* The oldest retired files became segments 6 and 7, same inode, same size. */
+    ck_assert_uint_eq(ino_of(dir, 6, &size), ino[1]);
+    ck_assert_uint_eq(size, SEG);
+    ck_assert_uint_eq(ino_of(dir, 7, &size), ino[2]);
+    ck_assert_uint_eq(size, SEG);
+    struct wal_segment_header h;
+    ck_assert_int_eq(wal_read_segment_header(vfs_posix(), dir, 6, &h), 0);
+    ck_assert_uint_eq(h.segno, 6);
+    ck_assert_uint_eq(count_segments(dir, 5), 2);
+
+    /* The writer goes on into them without creating files. */
+    uint64_t created = st.segments_created;
+    fill_to(w, &id, 8);
+    wal_get_stats(w, &st);
+    ck_assert_uint_eq(st.segments_reused, 2);
+    ck_assert_uint_eq(st.segments_created, created + 1); /* segment 8: the pool was empty */
+    ck_assert_uint_eq(st.segment_switches, 7);
+    ck_assert_uint_eq(ino_of(dir, 6, &size), ino[1]);
+    ck_assert_uint_eq(size, SEG); /* written in place, never extended */
+    ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+    wal_close(w);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* The records of a recycled file's earlier life are never read back, and
+ * the log's end on them is not called torn. */
+START_TEST(test_recycle_stale_records_rejected)
+{
+    char *dir = tu_mkdtemp("seg");
+    uint64_t id = 1;
+    struct wal *w = open_log(dir, NULL, CL_SEGMENTS_RECYCLE, 4, 0, 1);
+    struct rb rb;
+
+    fill_to(w, &id, 4);
+    ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+    ck_assert_int_eq(wal_retire_below(w, 4), 0); /* 1..3 become 5..7, full of old records */
+    ck_assert_uint_eq(count_segments(dir, 4), 3);
+    uint64_t mid = wal_lsn_segno(wal_end_lsn(w), SEG);
+    fill_to(w, &id, 5);
+    /* a few transactions into segment 5, far short of its old contents */
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(tl_txn(w, &G, id++, 1, NULL), 0);
+    uint64_t end = wal_end_lsn(w);
+    ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+    wal_close(w);
+
+    tl_read(dir, NULL, SEG, wal_segment_start_lsn(mid, SEG), &G, &rb);
+    ck_assert_msg(!rb.err[0], "%s", rb.err);
+    ck_assert_int_eq(rb.rc, 0);
+    ck_assert_uint_eq(rb.end_lsn, end);
+    ck_assert_int_eq(rb.torn, 0);
+    ck_assert_uint_eq(rb.partial, 0);
+    ck_assert_uint_eq(rb.txn_ids[rb.ntxn - 1], id - 1);
+    for (size_t i = 0; i < rb.nrec; i++)
+        ck_assert_uint_lt(rb.recs[i].lsn, end);
+    rb_free(&rb);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* The rename is durable when retiring returns: a power failure right
+ * after it (dropping every unsynced directory change) keeps the new name. */
+START_TEST(test_recycle_rename_durable)
+{
+    char *dir = tu_mkdtemp("seg");
+    struct vfs *fault = vfs_fault_new(vfs_posix());
+    uint64_t id = 1;
+    struct wal *w = open_log(dir, fault, CL_SEGMENTS_RECYCLE, 4, 0, 1);
+
+    fill_to(w, &id, 3);
+    ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+    ck_assert_int_eq(wal_retire_below(w, 3), 0);
+    ck_assert_int_eq(vfs_fault_crash(fault, VFS_CRASH_DROP, 1), 0);
+    wal_close(w);
+    vfs_destroy(fault);
+    ck_assert_uint_eq(ino_of(dir, 1, NULL), 0);
+    ck_assert_uint_eq(ino_of(dir, 2, NULL), 0);
+    ck_assert(ino_of(dir, 4, NULL) != 0);
+    ck_assert(ino_of(dir, 5, NULL) != 0);
+    struct wal_segment_header h;
+    ck_assert_int_eq(wal_read_segment_header(vfs_posix(), dir, 5, &h), 0);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* A file a crash cut short while it was being created is not recycled
+ * (using it would extend it): it is deleted. */
+START_TEST(test_recycle_skips_short_file)
+{
+    char *dir = tu_mkdtemp("seg");
+    uint64_t id = 1;
+    struct wal *w = open_log(dir, NULL, CL_SEGMENTS_RECYCLE, 4, 0, 3);
+    char *p = tl_segpath(dir, 1);
+    ck_assert_int_eq(tu_write_file(p, (const uint8_t *)"short", 5), 0);
+    free(p);
+    fill_to(w, &id, 4);
+    ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+    ck_assert_int_eq(wal_retire_below(w, 4), 0); /* 1 (short) and 3 (whole) */
+    struct wal_stats st;
+    wal_get_stats(w, &st);
+    ck_assert_uint_eq(st.segments_recycled, 1);
+    ck_assert_uint_eq(st.segments_removed, 1);
+    wal_close(w);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+static void wait_for_segments(const char *dir, uint64_t above, size_t want)
+{
+    for (int i = 0; i < 500 && count_segments(dir, above) < want; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    ck_assert_uint_eq(count_segments(dir, above), want);
+}
+
+/* Waits until n segment files have been made (ready: created, synced). */
+static void wait_for_created(struct wal *w, uint64_t n)
+{
+    struct wal_stats st;
+    for (int i = 0; i < 500; i++) {
+        wal_get_stats(w, &st);
+        if (st.segments_created >= n)
+            return;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    ck_abort_msg("the prealloc thread made %" PRIu64 " segments, not %" PRIu64, st.segments_created, n);
+}
+
+/* The prealloc thread keeps N segments ready; the writer then switches
+ * without waiting; closing stops the thread. */
+START_TEST(test_prealloc_keeps_segments_ready)
+{
+    char *dir = tu_mkdtemp("seg");
+    uint64_t id = 1;
+    struct wal *w = open_log(dir, NULL, CL_SEGMENTS_FRESH, 0, 3, 1);
+    struct wal_stats st;
+
+    wait_for_created(w, 1 + 3); /* 2, 3, 4 */
+    ck_assert_uint_eq(count_segments(dir, 1), 3);
+    for (uint64_t s = 2; s <= 6; s++) {
+        fill_to(w, &id, s);
+        wait_for_created(w, 1 + 3 + (s - 1));
+        ck_assert_uint_eq(count_segments(dir, s), 3);
+    }
+    wal_get_stats(w, &st);
+    ck_assert_uint_eq(st.segment_switches, 5);
+    ck_assert_uint_eq(st.segment_waits, 0);
+    ck_assert_uint_eq(st.segments_created, 1 + 5 + 3);
+    ck_assert_int_eq(st.prealloc_error, 0);
+    wal_close(w);
+
+    /* stopped while it may be preparing: no hang, nothing leaks */
+    char *dir2 = tu_mkdtemp("seg");
+    for (int i = 0; i < 5; i++) {
+        w = open_log(dir2, NULL, CL_SEGMENTS_FRESH, 0, 8, 100 + 20 * (uint64_t)i);
+        wal_close(w);
+    }
+    tu_rmdir(dir2);
+    free(dir2);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* A file layer that fails creating one chosen segment file once. */
+struct failing_vfs {
+    struct vfs v;
+    struct vfs *base;
+    char path[512];
+    int failed;
+};
+
+static int failing_open(struct vfs *v, const char *path, unsigned flags, enum vfs_class cls, struct vfs_file **out)
+{
+    struct failing_vfs *f = (struct failing_vfs *)v;
+    if ((flags & VFS_O_CREATE) && strcmp(path, f->path) == 0 && !__atomic_exchange_n(&f->failed, 1, __ATOMIC_ACQ_REL))
+        return -ENOSPC;
+    return f->base->ops->open(f->base, path, flags, cls, out);
+}
+
+/* When the prealloc thread fails it stops and says why; the writer then
+ * prepares the segment itself and nothing is lost. */
+START_TEST(test_prealloc_failure_is_reported)
+{
+    char *dir = tu_mkdtemp("seg");
+    static struct vfs_ops ops;
+    struct failing_vfs fv;
+    uint64_t id = 1;
+
+    ops = *vfs_posix()->ops;
+    ops.open = failing_open;
+    ops.destroy = NULL;
+    memset(&fv, 0, sizeof fv);
+    fv.v.ops = &ops;
+    fv.v.name = "failing";
+    fv.base = vfs_posix();
+    char *p = tl_segpath(dir, 4);
+    snprintf(fv.path, sizeof fv.path, "%s", p);
+    free(p);
+
+    struct wal *w = open_log(dir, &fv.v, CL_SEGMENTS_FRESH, 0, 2, 1);
+    wait_for_segments(dir, 1, 2); /* 2, 3; 4 failed */
+    for (int i = 0; i < 200; i++) {
+        struct wal_stats st;
+        wal_get_stats(w, &st);
+        if (st.prealloc_error)
+            break;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    fill_to(w, &id, 6);
+    struct wal_stats st;
+    wal_get_stats(w, &st);
+    ck_assert_int_eq(st.prealloc_error, -ENOSPC);
+    ck_assert_uint_ge(st.segment_waits, 2); /* 4 and 5, prepared by the writer */
+    ck_assert_int_eq(wal_broken(w), 0);
+    ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+    wal_close(w);
+    struct rb rb;
+    tl_read(dir, NULL, SEG, wal_segment_start_lsn(1, SEG), &G, &rb);
+    ck_assert_msg(!rb.err[0], "%s", rb.err);
+    ck_assert_uint_eq(rb.ntxn, id - 1);
+    rb_free(&rb);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* Without the prealloc thread or a recycled segment, the writer prepares
+ * each segment while the commits wait, and the statistics say so. */
+START_TEST(test_fresh_switch_waits_counted)
+{
+    char *dir = tu_mkdtemp("seg");
+    uint64_t id = 1;
+    struct wal *w = open_log(dir, NULL, CL_SEGMENTS_FRESH, 0, 0, 1);
+    fill_to(w, &id, 4);
+    struct wal_stats st;
+    wal_get_stats(w, &st);
+    ck_assert_uint_eq(st.segment_switches, 3);
+    ck_assert_uint_eq(st.segment_waits, 3);
+    ck_assert_uint_gt(st.segment_wait_ns, 0);
+    ck_assert_uint_eq(st.segments_created, 4);
+    ck_assert_uint_eq(count_segments(dir, 4), 0);
+    wal_close(w);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("segments");
+    TCase *tc = tcase_create("segments");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_recycle_renames_in_place);
+    tcase_add_test(tc, test_recycle_stale_records_rejected);
+    tcase_add_test(tc, test_recycle_rename_durable);
+    tcase_add_test(tc, test_recycle_skips_short_file);
+    tcase_add_test(tc, test_prealloc_keeps_segments_ready);
+    tcase_add_test(tc, test_prealloc_failure_is_reported);
+    tcase_add_test(tc, test_fresh_switch_waits_counted);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}

@@ -1,0 +1,203 @@
+/*
+ * segpool.c -- where the writer's next segment comes from: segments made
+ * ready ahead of it (recycled by a checkpoint, or prepared by the prealloc
+ * thread), or one it prepares itself when none is ready.
+ *
+ * The pool is a window of reserved segment numbers [taken, next) above the
+ * segment the writer is in.  A preparer (the writer, the prealloc thread or
+ * the checkpoint recycling a retired file) reserves the number `next`,
+ * prepares the file without the pool lock, then marks it ready; the writer
+ * takes numbers in order from `taken`.  Numbers are reserved in increasing
+ * order, so a ready segment is always the one its name says, and no file
+ * above the writer is ever prepared twice.
+ *
+ * Invariants (pool.mu):
+ *   P1  taken <= next, and next - taken <= WAL_POOL_MAX + 1.
+ *   P2  every segno in [taken, next) has a slot: PREPARING (a preparer is
+ *       working on it), READY or RECYCLED (file, header and directory entry
+ *       durable; RECYCLED when it is a retired segment's file) or FAILED
+ *       (its preparer gave up; the writer prepares it afresh).
+ *   P3  the writer uses a segment only once it is READY or prepared by the
+ *       writer itself; a SWITCH record into it is written only after that
+ *       (writer.c, invariant 3), so recovery never enters a segment whose
+ *       preparation a crash interrupted.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "wal_internal.h"
+
+static uint8_t *slot_of(struct wal_segpool *p, uint64_t segno) { return &p->slot[segno % WAL_POOL_SLOTS]; }
+
+void wal_pool_init(struct wal *w, const struct wal_config *cfg, uint64_t first_future)
+{
+    struct wal_segpool *p = &w->pool;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->taken = p->next = first_future;
+    p->recycle_max = cfg->segments == CL_SEGMENTS_RECYCLE ? cfg->recycle_max : 0;
+    p->prealloc = cfg->prealloc;
+}
+
+void wal_pool_destroy(struct wal *w)
+{
+    pthread_cond_destroy(&w->pool.cv);
+    pthread_mutex_destroy(&w->pool.mu);
+}
+
+/* pool.mu held: reserves the next number for a preparer. */
+static uint64_t reserve(struct wal_segpool *p)
+{
+    uint64_t s = p->next++;
+    *slot_of(p, s) = WAL_SLOT_PREPARING;
+    return s;
+}
+
+static void publish(struct wal_segpool *p, uint64_t segno, int ok, enum wal_slot ready)
+{
+    pthread_mutex_lock(&p->mu);
+    *slot_of(p, segno) = ok ? ready : WAL_SLOT_FAILED;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+int wal_pool_take(struct wal *w, uint64_t segno)
+{
+    struct wal_segpool *p = &w->pool;
+    uint64_t t0 = 0;
+    int prepare = 0, reused = 0, rc = 0;
+
+    pthread_mutex_lock(&p->mu);
+    assert(segno == p->taken); /* the writer takes segments in order */
+    (void)segno;
+    if (p->taken == p->next) {
+        reserve(p); /* nothing ahead: the writer prepares it now */
+        prepare = 1;
+    } else {
+        if (*slot_of(p, segno) == WAL_SLOT_PREPARING) {
+            t0 = wal_now_ns();
+            while (*slot_of(p, segno) == WAL_SLOT_PREPARING)
+                pthread_cond_wait(&p->cv, &p->mu);
+        }
+        prepare = *slot_of(p, segno) == WAL_SLOT_FAILED;
+        reused = *slot_of(p, segno) == WAL_SLOT_RECYCLED;
+    }
+    p->taken++;
+    pthread_cond_broadcast(&p->cv); /* the prealloc thread refills */
+    pthread_mutex_unlock(&p->mu);
+
+    if (prepare) {
+        if (!t0)
+            t0 = wal_now_ns();
+        rc = wal_segment_create(w, segno);
+        if (rc == 0)
+            wal_add64(&w->st.segments_created, 1);
+    }
+    if (reused)
+        wal_add64(&w->st.segments_reused, 1);
+    if (t0) {
+        wal_add64(&w->st.segment_waits, 1);
+        wal_add64(&w->st.segment_wait_ns, wal_now_ns() - t0);
+    }
+    return rc;
+}
+
+int wal_pool_retire(struct wal *w, uint64_t old_segno, int *removed)
+{
+    struct wal_segpool *p = &w->pool;
+    struct vfs_file *f = NULL;
+    uint64_t segno;
+    int rc, room;
+
+    *removed = 0;
+    pthread_mutex_lock(&p->mu);
+    room = p->next - p->taken < p->recycle_max;
+    pthread_mutex_unlock(&p->mu);
+    rc = room ? wal_segment_recyclable(w, old_segno, &f) : 1;
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        pthread_mutex_lock(&p->mu);
+        room = p->next - p->taken < p->recycle_max; /* the prealloc thread may have filled it */
+        segno = room ? reserve(p) : 0;
+        pthread_mutex_unlock(&p->mu);
+        if (!room)
+            vfs_close(f);
+    }
+    if (rc == 0 && room) {
+        rc = wal_segment_recycle(w, f, old_segno, segno);
+        publish(p, segno, rc == 0, WAL_SLOT_RECYCLED);
+        if (rc == 0)
+            wal_add64(&w->st.segments_recycled, 1);
+        return rc;
+    }
+    char *path;
+    rc = wal_segment_path(w, old_segno, &path);
+    if (rc)
+        return rc;
+    rc = vfs_unlink(w->vfs, path);
+    free(path);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc == 0) {
+        *removed = 1;
+        wal_add64(&w->st.segments_removed, 1);
+    }
+    return rc;
+}
+
+/* The prealloc thread: keeps `prealloc` segments reserved ahead of the
+ * writer.  A failure stops it (recorded in the statistics); the segment
+ * it was preparing is marked FAILED, and the writer prepares it itself. */
+static void *prealloc_main(void *arg)
+{
+    struct wal *w = arg;
+    struct wal_segpool *p = &w->pool;
+
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop) {
+        if (p->next - p->taken >= p->prealloc || wal_broken(w)) {
+            pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        uint64_t segno = reserve(p);
+        pthread_mutex_unlock(&p->mu);
+        int rc = wal_segment_create(w, segno);
+        if (rc == 0)
+            wal_add64(&w->st.segments_created, 1);
+        publish(p, segno, rc == 0, WAL_SLOT_READY);
+        pthread_mutex_lock(&p->mu);
+        if (rc) {
+            __atomic_store_n(&w->st.prealloc_error, rc, __ATOMIC_RELEASE);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+int wal_pool_start(struct wal *w)
+{
+    struct wal_segpool *p = &w->pool;
+    if (!p->prealloc)
+        return 0;
+    int rc = pthread_create(&p->thread, NULL, prealloc_main, w);
+    if (rc)
+        return -rc;
+    p->thread_started = 1;
+    return 0;
+}
+
+void wal_pool_stop(struct wal *w)
+{
+    struct wal_segpool *p = &w->pool;
+    if (!p->thread_started)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->thread, NULL);
+    p->thread_started = 0;
+}
