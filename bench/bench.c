@@ -66,6 +66,8 @@ static const struct knob_def knobs[K_COUNT] = {
     [K_SEGMENT_INIT] = {"--segment-init", KIND_ENUM, "sparse,fallocate,zero", 0, 0},
     [K_SEGMENT_SIZE] = {"--segment-size", KIND_SIZE, NULL, 64 << 10, 1ull << 34},
     [K_PREALLOC] = {"--prealloc", KIND_UINT, NULL, 0, 64},
+    [K_RECYCLE_MAX] = {"--recycle-max", KIND_UINT, NULL, 1, 64},
+    [K_CHECKPOINT] = {"--checkpoint-bytes", KIND_SIZE, NULL, 0, 1ull << 40},
     [K_COMMIT_DELAY] = {"--commit-delay", KIND_UINT, NULL, 0, 1000000},
     [K_COMMIT_SIBLINGS] = {"--commit-siblings", KIND_UINT, NULL, 0, 1024},
     [K_INTERVAL] = {"--interval", KIND_UINT, NULL, 1, 3600000},
@@ -126,6 +128,9 @@ void bench_config_defaults(struct bench_config *c)
     c->segments = "fresh";
     c->segment_init = "zero";
     c->segment_size = o.segment_size;
+    c->prealloc = o.prealloc;
+    c->recycle_max = o.recycle_max;
+    c->checkpoint_bytes = o.checkpoint_bytes;
     c->commit_delay_us = o.commit_delay_us;
     c->commit_siblings = o.commit_siblings;
     c->interval_ms = o.interval_ms;
@@ -181,7 +186,7 @@ static void accepted(const struct knob_def *k, char *buf, size_t len)
 }
 
 /* Checks one value of a knob; exits 2 naming the flag when it is bad. */
-static void validate(enum bench_knob kk, const char *v)
+static void validate(const char *cmd, enum bench_knob kk, const char *v)
 {
     const struct knob_def *k = &knobs[kk];
     char acc[256];
@@ -209,37 +214,32 @@ static void validate(enum bench_knob kk, const char *v)
     }
     if (!ok) {
         accepted(k, acc, sizeof acc);
-        cli_usage_error("bench", "%s: '%s' is not accepted; expected %s", k->flag, v, acc);
+        cli_usage_error(cmd, "%s: '%s' is not accepted; expected %s", k->flag, v, acc);
     }
 }
 
 /* ---- the sweep ----------------------------------------------------------------- */
 
-struct knob_values {
-    char **v;
-    size_t n;
-};
-
-static void split_list(enum bench_knob k, const char *arg, struct knob_values *kv)
+static void split_list(const char *cmd, enum bench_knob k, const char *arg, struct knob_values *kv)
 {
     char *copy = strdup(arg), *save = NULL;
     if (!copy)
-        cli_usage_error("bench", "out of memory");
+        cli_usage_error(cmd, "out of memory");
     if (!*arg)
-        cli_usage_error("bench", "%s: empty value", knobs[k].flag);
+        cli_usage_error(cmd, "%s: empty value", knobs[k].flag);
     for (size_t i = 0; i < kv->n; i++)
         free(kv->v[i]);
     kv->n = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        validate(k, t);
+        validate(cmd, k, t);
         char **nv = realloc(kv->v, (kv->n + 1) * sizeof *nv);
         if (!nv || !(nv[kv->n] = strdup(t)))
-            cli_usage_error("bench", "out of memory");
+            cli_usage_error(cmd, "out of memory");
         kv->v = nv;
         kv->n++;
     }
     if (kv->n == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
-        cli_usage_error("bench", "%s: '%s' has an empty item in its list", knobs[k].flag, arg);
+        cli_usage_error(cmd, "%s: '%s' has an empty item in its list", knobs[k].flag, arg);
     free(copy);
 }
 
@@ -263,6 +263,8 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
     case K_SEGMENT_INIT: c->segment_init = v; break;
     case K_SEGMENT_SIZE: c->segment_size = u; break;
     case K_PREALLOC: c->prealloc = (uint32_t)u; break;
+    case K_RECYCLE_MAX: c->recycle_max = (uint32_t)u; break;
+    case K_CHECKPOINT: c->checkpoint_bytes = u; break;
     case K_COMMIT_DELAY: c->commit_delay_us = (uint32_t)u; break;
     case K_COMMIT_SIBLINGS: c->commit_siblings = (uint32_t)u; break;
     case K_INTERVAL: c->interval_ms = (uint32_t)u; break;
@@ -284,22 +286,23 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
  * "this engine and policy at 1, 16, 64 clients". */
 static const enum bench_knob sweep_order[] = {
     K_WORKLOAD, K_ENGINE, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE,
-    K_PREALLOC, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_SYNC_LATENCY, K_CACHE,
+    K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_SYNC_LATENCY, K_CACHE,
     K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE, K_SQLITE_SYNC, K_CLIENTS,
 };
 
-static struct bench_config *expand(const struct bench_config *base, struct knob_values *vals, size_t *nout)
+static struct bench_config *expand(const char *cmd, const struct bench_config *base, struct knob_values *vals,
+                                   size_t *nout)
 {
     size_t total = 1, nk = sizeof sweep_order / sizeof *sweep_order;
     for (size_t i = 0; i < nk; i++)
         if (vals[sweep_order[i]].n)
             total *= vals[sweep_order[i]].n;
     if (total > 100000)
-        cli_usage_error("bench", "the comma lists expand to %zu runs (at most 100000)", total);
+        cli_usage_error(cmd, "the comma lists expand to %zu runs (at most 100000)", total);
     struct bench_config *out = calloc(total, sizeof *out);
     size_t idx[K_COUNT] = {0};
     if (!out)
-        cli_usage_error("bench", "out of memory");
+        cli_usage_error(cmd, "out of memory");
     for (size_t r = 0; r < total; r++) {
         struct bench_config *c = &out[r];
         *c = *base;
@@ -388,7 +391,7 @@ unsigned bench_sweep(const struct bench_config *cfgs, size_t n, const struct ben
     else
         bench_table_header(stdout);
     fflush(stdout);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && !bench_interrupted(); i++) {
         p.i = i;
         p.cfg = &cfgs[i];
         p.run_start = bench_now();
@@ -452,9 +455,12 @@ static void usage(FILE *f)
             "  --sync LIST          none, periodic, commit (default), group, uring\n"
             "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
             "  --elr LIST           on (default), off\n"
-            "  --segments LIST      fresh (default), recycle\n"
-            "  --segment-init LIST  zero (default), sparse, fallocate\n"
-            "  --segment-size LIST  e.g. 16M;  --prealloc LIST  segments prepared ahead\n"
+            "  --segments LIST      fresh (default), recycle (rename retired segments for reuse)\n"
+            "  --recycle-max LIST   recycle: future segments kept at most (default 4)\n"
+            "  --segment-init LIST  zero (default), sparse, fallocate (fresh segments)\n"
+            "  --segment-size LIST  default 16M\n"
+            "  --prealloc LIST      segments a background thread keeps ready ahead (default 0)\n"
+            "  --checkpoint-bytes LIST  log bytes between checkpoints (default 64M; 0 = at close)\n"
             "  --commit-delay LIST  us;  --commit-siblings LIST;  --interval LIST  ms (periodic)\n"
             "  --uring-depth LIST;  --sync-latency LIST  us (emulated);  --cache LIST  e.g. 64M\n"
             "  --lmdb-flags SET     nometasync,writemap,mapasync (one set, not a list)\n"
@@ -465,7 +471,8 @@ static void usage(FILE *f)
             "  --quiet              no progress line on stderr\n");
 }
 
-static const char *need_arg(int argc, char **argv, int *i, const char *flag, const char **inline_val)
+static const char *need_arg(const char *cmd, int argc, char **argv, int *i, const char *flag,
+                            const char **inline_val)
 {
     if (*inline_val) {
         const char *v = *inline_val;
@@ -473,21 +480,28 @@ static const char *need_arg(int argc, char **argv, int *i, const char *flag, con
         return v;
     }
     if (*i + 1 >= argc)
-        cli_usage_error("bench", "%s needs a value (see commitlab bench --help)", flag);
+        cli_usage_error(cmd, "%s needs a value (see commitlab %s --help)", flag, cmd);
     return argv[++*i];
 }
 
-int cmd_bench(int argc, char **argv)
+void bench_cli_free(struct bench_cli *c)
 {
-    struct bench_config base;
-    struct knob_values vals[K_COUNT];
-    struct bench_sweep_opts so = {0};
-    const char *out_path = NULL;
-    int list_engines = 0;
+    for (int k = 0; k < K_COUNT; k++) {
+        for (size_t j = 0; j < c->vals[k].n; j++)
+            free(c->vals[k].v[j]);
+        free(c->vals[k].v);
+    }
+    free(c->cfgs);
+    memset(c, 0, sizeof *c);
+}
 
-    bench_config_defaults(&base);
-    memset(vals, 0, sizeof vals);
+void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c)
+{
+    struct bench_config *base = &c->base;
+    struct bench_sweep_opts *so = &c->so;
 
+    memset(c, 0, sizeof *c);
+    bench_config_defaults(base);
     for (int i = 1; i < argc; i++) {
         char flagbuf[64];
         const char *arg = argv[i], *inl = NULL;
@@ -503,120 +517,126 @@ int cmd_bench(int argc, char **argv)
             if (strcmp(arg, knobs[k].flag) == 0)
                 break;
         if (k < K_COUNT) {
-            split_list((enum bench_knob)k, need_arg(argc, argv, &i, arg, &inl), &vals[k]);
+            split_list(cmd, (enum bench_knob)k, need_arg(cmd, argc, argv, &i, arg, &inl), &c->vals[k]);
             continue;
         }
         char *end;
         if (strcmp(arg, "--duration") == 0) {
-            const char *v = need_arg(argc, argv, &i, arg, &inl);
-            base.duration = strtod(v, &end);
-            if (*end || !*v || !(base.duration > 0 && base.duration <= 86400))
-                cli_usage_error("bench", "--duration: '%s' is not accepted; expected seconds in (0, 86400]", v);
-            base.txns = 0;
+            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
+            base->duration = strtod(v, &end);
+            if (*end || !*v || !(base->duration > 0 && base->duration <= 86400))
+                cli_usage_error(cmd, "--duration: '%s' is not accepted; expected seconds in (0, 86400]", v);
+            base->txns = 0;
         } else if (strcmp(arg, "--txns") == 0) {
-            const char *v = need_arg(argc, argv, &i, arg, &inl);
+            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
             errno = 0;
-            base.txns = strtoull(v, &end, 10);
-            if (*end || !*v || *v == '-' || errno || base.txns == 0)
-                cli_usage_error("bench", "--txns: '%s' is not accepted; expected a positive integer", v);
+            base->txns = strtoull(v, &end, 10);
+            if (*end || !*v || *v == '-' || errno || base->txns == 0)
+                cli_usage_error(cmd, "--txns: '%s' is not accepted; expected a positive integer", v);
         } else if (strcmp(arg, "--warmup") == 0) {
-            const char *v = need_arg(argc, argv, &i, arg, &inl);
-            base.warmup = strtod(v, &end);
-            if (*end || !*v || !(base.warmup >= 0 && base.warmup <= 3600))
-                cli_usage_error("bench", "--warmup: '%s' is not accepted; expected seconds in [0, 3600]", v);
+            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
+            base->warmup = strtod(v, &end);
+            if (*end || !*v || !(base->warmup >= 0 && base->warmup <= 3600))
+                cli_usage_error(cmd, "--warmup: '%s' is not accepted; expected seconds in [0, 3600]", v);
         } else if (strcmp(arg, "--dir") == 0) {
-            base.dir = need_arg(argc, argv, &i, arg, &inl);
-            if (!*base.dir)
-                cli_usage_error("bench", "--dir: expected a directory path");
+            base->dir = need_arg(cmd, argc, argv, &i, arg, &inl);
+            c->dir_given = 1;
+            if (!*base->dir)
+                cli_usage_error(cmd, "--dir: expected a directory path");
         } else if (strcmp(arg, "--seed") == 0) {
-            const char *v = need_arg(argc, argv, &i, arg, &inl);
-            base.seed = strtoull(v, &end, 10);
+            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
+            base->seed = strtoull(v, &end, 10);
             if (*end || !*v || *v == '-')
-                cli_usage_error("bench", "--seed: '%s' is not accepted; expected a non-negative integer", v);
+                cli_usage_error(cmd, "--seed: '%s' is not accepted; expected a non-negative integer", v);
         } else if (strcmp(arg, "--zipf-theta") == 0) {
-            const char *v = need_arg(argc, argv, &i, arg, &inl);
-            base.zipf_theta = strtod(v, &end);
-            if (*end || !*v || !(base.zipf_theta > 0 && base.zipf_theta < 1))
-                cli_usage_error("bench", "--zipf-theta: '%s' is not accepted; expected a number in (0, 1)", v);
+            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
+            base->zipf_theta = strtod(v, &end);
+            if (*end || !*v || !(base->zipf_theta > 0 && base->zipf_theta < 1))
+                cli_usage_error(cmd, "--zipf-theta: '%s' is not accepted; expected a number in (0, 1)", v);
         } else if (strcmp(arg, "--lmdb-flags") == 0) {
-            const char *v = need_arg(argc, argv, &i, arg, &inl);
+            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
             char *copy = strdup(v), *save = NULL;
-            base.lmdb_flags = 0;
-            base.lmdb_flags_given = 1;
+            base->lmdb_flags = 0;
+            base->lmdb_flags_given = 1;
             for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
                 if (strcmp(t, "nometasync") == 0)
-                    base.lmdb_flags |= LMDB_F_NOMETASYNC;
+                    base->lmdb_flags |= LMDB_F_NOMETASYNC;
                 else if (strcmp(t, "writemap") == 0)
-                    base.lmdb_flags |= LMDB_F_WRITEMAP;
+                    base->lmdb_flags |= LMDB_F_WRITEMAP;
                 else if (strcmp(t, "mapasync") == 0)
-                    base.lmdb_flags |= LMDB_F_MAPASYNC;
+                    base->lmdb_flags |= LMDB_F_MAPASYNC;
                 else
-                    cli_usage_error("bench", "--lmdb-flags: '%s' is not accepted; expected a set of "
-                                             "nometasync, writemap, mapasync", t);
+                    cli_usage_error(cmd, "--lmdb-flags: '%s' is not accepted; expected a set of "
+                                         "nometasync, writemap, mapasync", t);
             }
             free(copy);
         } else if (strcmp(arg, "--out") == 0) {
-            out_path = need_arg(argc, argv, &i, arg, &inl);
+            c->out_path = need_arg(cmd, argc, argv, &i, arg, &inl);
         } else if (strcmp(arg, "--format") == 0) {
-            const char *v = need_arg(argc, argv, &i, arg, &inl);
+            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
             if (strcmp(v, "table") == 0)
-                so.format = FMT_TABLE;
+                so->format = FMT_TABLE;
             else if (strcmp(v, "csv") == 0)
-                so.format = FMT_CSV;
+                so->format = FMT_CSV;
             else
-                cli_usage_error("bench", "--format: '%s' is not accepted; expected table or csv", v);
+                cli_usage_error(cmd, "--format: '%s' is not accepted; expected table or csv", v);
         } else if (strcmp(arg, "--reuse") == 0 && !inl) {
-            base.reuse = 1;
+            base->reuse = 1;
         } else if (strcmp(arg, "--no-preload") == 0 && !inl) {
-            base.preload = 0;
+            base->preload = 0;
         } else if (strcmp(arg, "--verify") == 0 && !inl) {
-            base.verify = 1;
+            base->verify = 1;
         } else if (strcmp(arg, "--quiet") == 0 && !inl) {
-            so.quiet = 1;
+            so->quiet = 1;
         } else if (strcmp(arg, "--list-engines") == 0 && !inl) {
-            list_engines = 1;
+            c->list_engines = 1;
         } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            usage(stdout);
-            return 0;
+            c->help = 1;
         } else {
-            cli_usage_error("bench", "unknown option '%s' (see commitlab bench --help)", argv[i]);
+            cli_usage_error(cmd, "unknown option '%s' (see commitlab %s --help)", argv[i], cmd);
         }
     }
-    if (list_engines) {
-        bench_list_engines(stdout);
+    if (!base->preload && c->vals[K_WORKLOAD].n) {
+        for (size_t j = 0; j < c->vals[K_WORKLOAD].n; j++)
+            if (strcmp(c->vals[K_WORKLOAD].v[j], "tpcb") == 0)
+                cli_usage_error(cmd, "--no-preload: the tpcb workload needs its tables preloaded");
+    }
+    c->cfgs = expand(cmd, base, c->vals, &c->n);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    struct bench_cli c;
+
+    bench_cli_parse("bench", argc, argv, &c);
+    if (c.help) {
+        usage(stdout);
+        bench_cli_free(&c);
         return 0;
     }
-    /* An engine asked for by name must at least exist; one that is not
-     * built gives n/a rows (so a sweep still runs on the others). */
-    if (!base.preload && vals[K_WORKLOAD].n) {
-        for (size_t j = 0; j < vals[K_WORKLOAD].n; j++)
-            if (strcmp(vals[K_WORKLOAD].v[j], "tpcb") == 0)
-                cli_usage_error("bench", "--no-preload: the tpcb workload needs its tables preloaded");
+    if (c.list_engines) {
+        bench_list_engines(stdout);
+        bench_cli_free(&c);
+        return 0;
     }
-
-    size_t nruns;
-    struct bench_config *cfgs = expand(&base, vals, &nruns);
-    if (out_path) {
-        so.jsonl = fopen(out_path, "a");
-        if (!so.jsonl) {
-            fprintf(stderr, "commitlab bench: --out %s: %s\n", out_path, strerror(errno));
+    if (c.out_path) {
+        c.so.jsonl = fopen(c.out_path, "a");
+        if (!c.so.jsonl) {
+            fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(errno));
+            bench_cli_free(&c);
             return 1;
         }
     }
-    bench_warn_volatile(base.dir);
-    unsigned failed = bench_sweep(cfgs, nruns, &so, NULL);
-    if (so.jsonl && fclose(so.jsonl)) {
-        fprintf(stderr, "commitlab bench: --out %s: %s\n", out_path, strerror(errno));
+    bench_warn_volatile(c.base.dir);
+    unsigned failed = bench_sweep(c.cfgs, c.n, &c.so, NULL);
+    if (c.so.jsonl && fclose(c.so.jsonl)) {
+        fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(errno));
         failed++;
     }
     /* remove the parent directory if the runs left it empty */
-    if (!base.reuse)
-        rmdir(base.dir);
-    for (int k = 0; k < K_COUNT; k++) {
-        for (size_t j = 0; j < vals[k].n; j++)
-            free(vals[k].v[j]);
-        free(vals[k].v);
-    }
-    free(cfgs);
-    return failed ? 1 : 0;
+    if (!c.base.reuse)
+        rmdir(c.base.dir);
+    int interrupted = bench_interrupted();
+    bench_cli_free(&c);
+    return interrupted ? 130 : failed ? 1 : 0;
 }

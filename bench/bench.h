@@ -23,7 +23,7 @@
  * is the sweep.  Each is kept as the user's text and parsed per run. */
 enum bench_knob {
     K_ENGINE, K_WORKLOAD, K_CLIENTS, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT,
-    K_SEGMENT_SIZE, K_PREALLOC, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH,
+    K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH,
     K_SYNC_LATENCY, K_CACHE, K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE,
     K_SQLITE_SYNC,
     K_COUNT
@@ -65,6 +65,8 @@ struct bench_config {
     const char *segment_init;     /* zero|sparse|fallocate */
     uint64_t segment_size;
     uint32_t prealloc;
+    uint32_t recycle_max;         /* recycle: future segments kept at most */
+    uint64_t checkpoint_bytes;    /* log bytes between checkpoints */
     uint32_t commit_delay_us, commit_siblings, interval_ms, uring_depth, sync_latency_us;
     uint64_t cache_bytes;
     unsigned lmdb_flags;          /* LMDB_F_* */
@@ -122,6 +124,11 @@ struct bench_engine_stats {
     int64_t data_bytes;
     int64_t checkpoints;
     int64_t checkpoint_pause_us;
+    /* WAL segments (commitlab) */
+    int64_t segment_switches, segments_created, segments_recycled, segments_reused, segments_removed;
+    int64_t segment_waits, segment_wait_us;
+    int64_t max_switch_commit_us; /* a peak since the last reset_max, not a counter */
+    int64_t prealloc_error;
 };
 
 struct bench_driver {
@@ -142,6 +149,9 @@ struct bench_driver {
     int (*commit)(struct bench_conn *c);
     void (*abort)(struct bench_conn *c);
     void (*stats)(struct bench_db *db, struct bench_engine_stats *st);
+    /* Starts the peak statistics afresh (at the start of the measured
+     * phase); NULL when the engine has none. */
+    void (*reset_max)(struct bench_db *db);
     /* Library version, or NULL. */
     const char *(*version)(void);
 };
@@ -202,6 +212,8 @@ enum bench_status { RUN_OK = 0, RUN_NA, RUN_ERROR };
 struct bench_second {
     double tps;
     double p99_us;
+    int64_t segment_switches;     /* in this second (sampled about every 0.2 s); -1 n/a */
+    int64_t checkpoints;
 };
 
 struct bench_env {
@@ -233,6 +245,8 @@ struct bench_result {
 
     /* deltas over the measured phase; -1 = not available */
     int64_t syncs, wal_bytes, data_bytes, checkpoints, checkpoint_pause_us, engine_commits;
+    int64_t segment_switches, segments_created, segments_recycled, segments_reused, segments_removed;
+    int64_t segment_waits, segment_wait_us, max_switch_commit_us, prealloc_error;
     int64_t io_write_bytes, io_wchar, dev_write_bytes;
     double cpu_us;                /* user + system, whole process */
 
@@ -265,12 +279,23 @@ double bench_now(void);
 enum bench_format { FMT_TABLE = 0, FMT_CSV };
 
 void bench_table_header(FILE *f);
+/* "segments: N switches, ..." for commitlab runs ("" for other engines). */
+void bench_segments_note(const struct bench_config *cfg, const struct bench_result *r, char *buf, size_t len);
+/* 1 when a commitlab recycle run never wrote into a recycled segment. */
+int bench_recycle_unexercised(const struct bench_config *cfg, const struct bench_result *r);
 void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r);
 void bench_csv_header(FILE *f);
 void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r);
 /* Appends one JSON object (one line) to f; 0 or -1. */
 int bench_json_append(FILE *f, const struct bench_config *cfg, const struct bench_result *r,
                       unsigned run_index, unsigned nruns);
+/* The same, with one more member key = extra (a jansson json_t *, not
+ * stolen) for callers that add context (matrix). */
+struct json_t;
+int bench_json_append_extra(FILE *f, const struct bench_config *cfg, const struct bench_result *r,
+                            unsigned run_index, unsigned nruns, const char *key, struct json_t *extra);
+/* Writes one JSON value as a line and flushes; 0 or -1. */
+int bench_json_write(FILE *f, struct json_t *o);
 
 /* ---- sweeps (bench.c) ------------------------------------------------------------ */
 
@@ -286,6 +311,29 @@ struct bench_sweep_opts {
  * bench_result_free.  Returns the number of runs that failed (not n/a). */
 unsigned bench_sweep(const struct bench_config *cfgs, size_t n, const struct bench_sweep_opts *o,
                      struct bench_result *results);
+/* The command line of bench (and of matrix, which takes bench's options):
+ * bench_cli_parse exits 2 with a one-line message on a bad argument. */
+struct knob_values {
+    char **v;
+    size_t n;
+};
+struct bench_cli {
+    struct bench_config base;
+    struct bench_config *cfgs;    /* the cross product of the comma lists */
+    size_t n;
+    struct bench_sweep_opts so;
+    const char *out_path;
+    int list_engines, help, dir_given;
+    struct knob_values vals[K_COUNT]; /* own the strings cfgs point to */
+};
+void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c);
+void bench_cli_free(struct bench_cli *c);
+
+/* SIGINT/SIGTERM: bench_interrupt() (async-signal-safe) makes the current
+ * run stop at once (reported as an error) and bench_sweep skip the rest. */
+void bench_interrupt(void);
+int bench_interrupted(void);
+
 /* Warns on stderr when dir is on tmpfs or ramfs. */
 void bench_warn_volatile(const char *dir);
 /* A short human label of a run ("lmdb --sync commit --clients 16"). */

@@ -5,6 +5,7 @@
  */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
@@ -37,13 +38,41 @@ void bench_table_header(FILE *f)
             "dev B/txn", "cpu us/txn", "settings");
 }
 
+int bench_recycle_unexercised(const struct bench_config *cfg, const struct bench_result *r)
+{
+    return r->status == RUN_OK && strcmp(cfg->engine, "commitlab") == 0 &&
+           strcmp(cfg->segments, "recycle") == 0 && r->segments_reused == 0;
+}
+
+void bench_segments_note(const struct bench_config *cfg, const struct bench_result *r, char *buf, size_t len)
+{
+    buf[0] = 0;
+    if (r->segment_switches < 0)
+        return;
+    int n = snprintf(buf, len, "segments: %lld switches, %lld new, %lld recycled, %lld reused, %lld removed; "
+                               "%lld waits %.1f ms; max commit at a switch %.2f ms",
+                     (long long)r->segment_switches, (long long)r->segments_created,
+                     (long long)r->segments_recycled, (long long)r->segments_reused,
+                     (long long)r->segments_removed, (long long)r->segment_waits,
+                     (double)r->segment_wait_us / 1e3, (double)r->max_switch_commit_us / 1e3);
+    if (n > 0 && (size_t)n < len && r->prealloc_error > 0)
+        n += snprintf(buf + n, len - (size_t)n, "; prealloc thread stopped: error %lld",
+                      (long long)r->prealloc_error);
+    if (n > 0 && (size_t)n < len && bench_recycle_unexercised(cfg, r))
+        snprintf(buf + n, len - (size_t)n, "; NOTE: recycling not exercised (no recycled segment was "
+                                           "reused; run longer or checkpoint more often)");
+}
+
 void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r)
 {
-    char extra[512];
+    char extra[1024], seg[400] = "";
     char ver[64] = "";
     if (r->verified > 0)
         snprintf(ver, sizeof ver, "; read back %llu keys: ok", (unsigned long long)r->verified_keys);
-    snprintf(extra, sizeof extra, "%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying, ver);
+    if (r->segment_switches > 0 || strcmp(cfg->segments, "recycle") == 0 || cfg->prealloc)
+        bench_segments_note(cfg, r, seg, sizeof seg);
+    snprintf(extra, sizeof extra, "%s%s%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying, ver,
+             seg[0] ? "; " : "", seg);
     if (r->status != RUN_OK) {
         fprintf(f, "%-9s %-8s %7u %13s  (%s)%s%s\n", cfg->engine, cfg->sync, cfg->clients,
                 r->status == RUN_NA ? "n/a" : "error", r->reason, cfg->varying[0] ? "; " : "", cfg->varying);
@@ -121,6 +150,8 @@ static json_t *config_json(const struct bench_config *cfg)
     KNOB("segment_init", K_SEGMENT_INIT, json_string(cfg->segment_init));
     KNOB("segment_size", K_SEGMENT_SIZE, json_integer((json_int_t)cfg->segment_size));
     KNOB("prealloc", K_PREALLOC, json_integer(cfg->prealloc));
+    KNOB("recycle_max", K_RECYCLE_MAX, json_integer(cfg->recycle_max));
+    KNOB("checkpoint_bytes", K_CHECKPOINT, json_integer((json_int_t)cfg->checkpoint_bytes));
     KNOB("commit_delay_us", K_COMMIT_DELAY, json_integer(cfg->commit_delay_us));
     KNOB("commit_siblings", K_COMMIT_SIBLINGS, json_integer(cfg->commit_siblings));
     KNOB("interval_ms", K_INTERVAL, json_integer(cfg->interval_ms));
@@ -175,12 +206,26 @@ static json_t *metrics_json(const struct bench_result *r)
     json_object_set_new(m, "checkpoints", ok ? jint(r->checkpoints) : json_null());
     json_object_set_new(m, "checkpoint_pause_us", ok ? jint(r->checkpoint_pause_us) : json_null());
     json_object_set_new(m, "preload_s", ok ? json_real(r->preload_seconds) : json_null());
+    json_t *seg = json_object();
+    json_object_set_new(seg, "switches", ok ? jint(r->segment_switches) : json_null());
+    json_object_set_new(seg, "created", ok ? jint(r->segments_created) : json_null());
+    json_object_set_new(seg, "recycled", ok ? jint(r->segments_recycled) : json_null());
+    json_object_set_new(seg, "reused", ok ? jint(r->segments_reused) : json_null());
+    json_object_set_new(seg, "removed", ok ? jint(r->segments_removed) : json_null());
+    json_object_set_new(seg, "waits", ok ? jint(r->segment_waits) : json_null());
+    json_object_set_new(seg, "wait_us", ok ? jint(r->segment_wait_us) : json_null());
+    json_object_set_new(seg, "max_commit_at_switch_us", ok ? jint(r->max_switch_commit_us) : json_null());
+    json_object_set_new(seg, "prealloc_error", ok && r->prealloc_error >= 0 ? json_integer(r->prealloc_error)
+                                                                            : json_null());
+    json_object_set_new(m, "segments", seg);
     json_t *tl = json_array();
     for (size_t i = 0; ok && i < r->nseconds; i++) {
         json_t *s = json_object();
         json_object_set_new(s, "t", json_integer((json_int_t)i + 1));
         json_object_set_new(s, "tps", json_real(r->timeline[i].tps));
         json_object_set_new(s, "p99_us", json_real(r->timeline[i].p99_us));
+        json_object_set_new(s, "segment_switches", jint(r->timeline[i].segment_switches));
+        json_object_set_new(s, "checkpoints", jint(r->timeline[i].checkpoints));
         json_array_append_new(tl, s);
     }
     json_object_set_new(m, "timeline", tl);
@@ -216,6 +261,24 @@ static json_t *env_json(const struct bench_env *e, const struct bench_config *cf
 int bench_json_append(FILE *f, const struct bench_config *cfg, const struct bench_result *r,
                       unsigned run_index, unsigned nruns)
 {
+    return bench_json_append_extra(f, cfg, r, run_index, nruns, NULL, NULL);
+}
+
+int bench_json_write(FILE *f, json_t *o)
+{
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    if (!s)
+        return -1;
+    int rc = fprintf(f, "%s\n", s) < 0 ? -1 : 0;
+    free(s);
+    if (fflush(f))
+        rc = -1;
+    return rc;
+}
+
+int bench_json_append_extra(FILE *f, const struct bench_config *cfg, const struct bench_result *r,
+                            unsigned run_index, unsigned nruns, const char *key, json_t *extra)
+{
     json_t *o = json_object();
     json_object_set_new(o, "schema", json_string(SCHEMA));
     json_object_set_new(o, "time", json_string(r->time_utc));
@@ -229,14 +292,10 @@ int bench_json_append(FILE *f, const struct bench_config *cfg, const struct benc
     json_object_set_new(o, "config", config_json(cfg));
     json_object_set_new(o, "metrics", metrics_json(r));
     json_object_set_new(o, "env", env_json(&r->env, cfg));
-    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+    if (key && extra)
+        json_object_set(o, key, extra);
+    int rc = bench_json_write(f, o);
     json_decref(o);
-    if (!s)
-        return -1;
-    int rc = fprintf(f, "%s\n", s) < 0 ? -1 : 0;
-    free(s);
-    if (fflush(f))
-        rc = -1;
     return rc;
 }
 
@@ -265,7 +324,9 @@ void bench_csv_header(FILE *f)
     fprintf(f, "time,engine,workload,clients,sync,sync_method,status,reason,engine_settings,varying,"
                "txns,seconds,tps,lat_mean_us,lat_p50_us,lat_p90_us,lat_p99_us,lat_p999_us,lat_max_us,"
                "syncs_per_commit,commits_per_sync,log_bytes_per_commit,data_bytes_per_commit,"
-               "io_write_bytes_per_commit,device_bytes_per_commit,cpu_us_per_txn,checkpoints,checkpoint_pause_us\n");
+               "io_write_bytes_per_commit,device_bytes_per_commit,cpu_us_per_txn,checkpoints,checkpoint_pause_us,"
+               "segment_switches,segments_created,segments_recycled,segments_reused,segments_removed,"
+               "segment_waits,segment_wait_us,max_commit_at_switch_us\n");
 }
 
 void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r)
@@ -281,7 +342,7 @@ void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_r
     fputc(',', f);
     csv_str(f, cfg->varying);
     if (!ok) {
-        fprintf(f, ",,,,,,,,,,,,,,,,,,\n");
+        fprintf(f, ",,,,,,,,,,,,,,,,,,,,,,,,,,\n");
         return;
     }
     fprintf(f, ",%llu", (unsigned long long)n);
@@ -302,5 +363,13 @@ void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_r
     csv_num(f, n ? r->cpu_us / (double)n : -1, "%.2f");
     csv_num(f, (double)r->checkpoints, "%.0f");
     csv_num(f, (double)r->checkpoint_pause_us, "%.0f");
+    csv_num(f, (double)r->segment_switches, "%.0f");
+    csv_num(f, (double)r->segments_created, "%.0f");
+    csv_num(f, (double)r->segments_recycled, "%.0f");
+    csv_num(f, (double)r->segments_reused, "%.0f");
+    csv_num(f, (double)r->segments_removed, "%.0f");
+    csv_num(f, (double)r->segment_waits, "%.0f");
+    csv_num(f, (double)r->segment_wait_us, "%.0f");
+    csv_num(f, (double)r->max_switch_commit_us, "%.0f");
     fputc('\n', f);
 }

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,11 @@
 #include "bench.h"
 
 enum { PH_WARMUP = 0, PH_MEASURE = 1, PH_STOP = 2 };
+
+static volatile sig_atomic_t interrupted;
+
+void bench_interrupt(void) { interrupted = 1; }
+int bench_interrupted(void) { return interrupted != 0; }
 
 struct run_shared {
     const struct bench_config *cfg;
@@ -44,6 +50,10 @@ struct run_shared {
     char err[BENCH_ERRLEN];
     const struct bench_zipf *zipf;
     uint8_t *written;
+    /* engine counters sampled at each second boundary of the measured
+     * phase (by the main thread), for the timeline's marks */
+    struct bench_engine_stats *marks;
+    size_t nmarks;
 };
 
 struct client {
@@ -164,17 +174,31 @@ static int64_t delta(int64_t a, int64_t b)
     return a < 0 || b < 0 ? -1 : b - a;
 }
 
+/* In the measured phase: samples the engine's counters once each second
+ * boundary has passed (marks[s] = counters at about second s). */
+static void sample_marks(struct run_shared *sh)
+{
+    if (!sh->marks || __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) != PH_MEASURE)
+        return;
+    size_t s = (size_t)((now_ns() - sh->t0_ns) / 1000000000ull);
+    while (sh->nmarks <= s && sh->nmarks < sh->tcap + 1)
+        sh->db->drv->stats(sh->db, &sh->marks[sh->nmarks++]);
+}
+
 /* Sleeps up to secs, in slices, calling tick; returns early on stop. */
 static void wait_phase(struct run_shared *sh, double secs, void (*tick)(void *), void *arg)
 {
     double end = bench_now() + secs;
     for (;;) {
         double left = end - bench_now();
+        if (interrupted)
+            set_failed(sh, "interrupted");
         if (left <= 0 || __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
             return;
         double slice = left < 0.2 ? left : 0.2;
         struct timespec ts = {(time_t)slice, (long)((slice - (double)(time_t)slice) * 1e9)};
         nanosleep(&ts, NULL);
+        sample_marks(sh);
         if (tick)
             tick(arg);
     }
@@ -215,6 +239,9 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
     hist_init(&r->lat);
     r->syncs = r->wal_bytes = r->data_bytes = r->checkpoints = r->checkpoint_pause_us = -1;
     r->engine_commits = r->io_write_bytes = r->io_wchar = r->dev_write_bytes = -1;
+    r->segment_switches = r->segments_created = r->segments_recycled = r->segments_removed = -1;
+    r->segments_reused = -1;
+    r->segment_waits = r->segment_wait_us = r->max_switch_commit_us = r->prealloc_error = -1;
     gmtime_r(&now, &tm);
     strftime(r->time_utc, sizeof r->time_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
     memset(&sh, 0, sizeof sh);
@@ -300,7 +327,8 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
 
     sh.tcap = cfg->txns ? 3600 : (size_t)cfg->duration + 2;
     sh.timeline = calloc(sh.tcap, sizeof *sh.timeline);
-    if (!sh.timeline) {
+    sh.marks = calloc(sh.tcap + 1, sizeof *sh.marks);
+    if (!sh.timeline || !sh.marks) {
         r->status = RUN_ERROR;
         snprintf(r->reason, sizeof r->reason, "out of memory");
         goto out;
@@ -313,8 +341,12 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
         }
     wait_phase(&sh, cfg->warmup, tick, arg);
 
+    if (drv->reset_max)
+        drv->reset_max(&db);
     take_snapshot(&db, r->env.device, &s0);
     sh.t0_ns = now_ns();
+    sh.marks[0] = s0.es;
+    sh.nmarks = 1;
     __atomic_store_n(&sh.phase, PH_MEASURE, __ATOMIC_RELEASE);
     uint64_t t1_ns;
     if (cfg->txns) {
@@ -368,6 +400,15 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
     r->io_wchar = delta(s0.io_wchar, s1.io_wchar);
     r->dev_write_bytes = delta(s0.dev, s1.dev);
     r->cpu_us = (s1.cpu_s - s0.cpu_s) * 1e6;
+    r->segment_switches = delta(s0.es.segment_switches, s1.es.segment_switches);
+    r->segments_created = delta(s0.es.segments_created, s1.es.segments_created);
+    r->segments_recycled = delta(s0.es.segments_recycled, s1.es.segments_recycled);
+    r->segments_reused = delta(s0.es.segments_reused, s1.es.segments_reused);
+    r->segments_removed = delta(s0.es.segments_removed, s1.es.segments_removed);
+    r->segment_waits = delta(s0.es.segment_waits, s1.es.segment_waits);
+    r->segment_wait_us = delta(s0.es.segment_wait_us, s1.es.segment_wait_us);
+    r->max_switch_commit_us = s1.es.max_switch_commit_us;
+    r->prealloc_error = s1.es.prealloc_error;
 
     /* whole seconds, and a last partial one only if it is at least half a
      * second (a sliver would give a meaningless rate) */
@@ -382,6 +423,11 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
             double width = (double)(s + 1) <= r->seconds ? 1.0 : r->seconds - (double)s;
             r->timeline[s].tps = h && width > 0 ? (double)h->count / width : 0;
             r->timeline[s].p99_us = h ? hist_percentile(h, 99) / 1e3 : 0;
+            /* marks[s + 1] may be missing for the last second: use s1 */
+            const struct bench_engine_stats *a = &sh.marks[s < sh.nmarks ? s : sh.nmarks - 1];
+            const struct bench_engine_stats *b = s + 1 < sh.nmarks ? &sh.marks[s + 1] : &s1.es;
+            r->timeline[s].segment_switches = delta(a->segment_switches, b->segment_switches);
+            r->timeline[s].checkpoints = delta(a->checkpoints, b->checkpoints);
         }
     }
 
@@ -435,6 +481,7 @@ out:
         free(sh.timeline);
     }
     free(sh.written);
+    free(sh.marks);
     free(cl);
     pthread_mutex_destroy(&sh.mu);
 }

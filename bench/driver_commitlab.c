@@ -33,6 +33,9 @@ static int build_options(const struct bench_config *cfg, struct cl_options *o, c
     o->segment_init = strcmp(cfg->segment_init, "sparse") == 0      ? CL_SEGINIT_SPARSE
                       : strcmp(cfg->segment_init, "fallocate") == 0 ? CL_SEGINIT_FALLOCATE
                                                                     : CL_SEGINIT_ZERO;
+    o->recycle_max = cfg->recycle_max;
+    o->prealloc = cfg->prealloc;
+    o->checkpoint_bytes = cfg->checkpoint_bytes;
     if (cfg->given[K_SEGMENT_SIZE])
         o->segment_size = cfg->segment_size;
     if (cfg->given[K_CACHE])
@@ -48,10 +51,6 @@ static int build_options(const struct bench_config *cfg, struct cl_options *o, c
 static int cl_check(const struct bench_config *cfg, char *why, size_t len)
 {
     struct cl_options o;
-    if (cfg->given[K_PREALLOC]) {
-        snprintf(why, len, "--prealloc: libcommitlab has no background segment preparation yet");
-        return BENCH_NA;
-    }
     if (cfg->lmdb_flags_given || cfg->given[K_SQLITE_SYNC]) {
         snprintf(why, len, "%s applies to another engine", cfg->lmdb_flags_given ? "--lmdb-flags" : "--sqlite-sync");
         return BENCH_NA;
@@ -63,6 +62,12 @@ static void cl_describe(const struct bench_config *cfg, char *buf, size_t len)
 {
     int n = snprintf(buf, len, "sync=%s method=%s elr=%s segments=%s", cfg->sync, cfg->sync_method,
                      cfg->elr ? "on" : "off", cfg->segments);
+    if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
+        n += snprintf(buf + n, len - (size_t)n, "(max %u)", cfg->recycle_max);
+    if (n > 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, " init=%s", cfg->segment_init);
+    if (n > 0 && (size_t)n < len && cfg->prealloc)
+        n += snprintf(buf + n, len - (size_t)n, " prealloc=%u", cfg->prealloc);
     if (n > 0 && (size_t)n < len && cfg->sync_latency_us)
         snprintf(buf + n, len - (size_t)n, " sync_latency=%uus(emulated)", cfg->sync_latency_us);
 }
@@ -81,8 +86,6 @@ static int cl_drv_open(struct bench_db *db)
         size_t n = 0;
         if (o.sync != CL_SYNC_NONE && o.sync != CL_SYNC_COMMIT)
             n += (size_t)snprintf(asked + n, sizeof asked - n, " --sync %s", db->cfg->sync);
-        if (o.segments == CL_SEGMENTS_RECYCLE && n < sizeof asked)
-            n += (size_t)snprintf(asked + n, sizeof asked - n, " --segments recycle");
         if (o.sync_latency_us && n < sizeof asked)
             snprintf(asked + n, sizeof asked - n, " --sync-latency %u", o.sync_latency_us);
         snprintf(db->err, sizeof db->err, "not built in this libcommitlab (cl_open: CL_ENOTSUP for%s)",
@@ -174,7 +177,18 @@ static void cl_drv_stats(struct bench_db *db, struct bench_engine_stats *st)
     st->data_bytes = (int64_t)s.data_bytes;
     st->checkpoints = (int64_t)s.checkpoints;
     st->checkpoint_pause_us = (int64_t)s.checkpoint_pause_us;
+    st->segment_switches = (int64_t)s.segment_switches;
+    st->segments_created = (int64_t)s.segments_created;
+    st->segments_recycled = (int64_t)s.segments_recycled;
+    st->segments_reused = (int64_t)s.segments_reused;
+    st->segments_removed = (int64_t)s.segments_removed;
+    st->segment_waits = (int64_t)s.segment_waits;
+    st->segment_wait_us = (int64_t)s.segment_wait_us;
+    st->max_switch_commit_us = (int64_t)s.max_switch_commit_us;
+    st->prealloc_error = s.prealloc_error;
 }
+
+static void cl_drv_reset_max(struct bench_db *db) { cl_stats_reset_max(db->impl); }
 
 static const char *cl_version(void)
 {
@@ -186,10 +200,10 @@ static const char *cl_version(void)
 const struct bench_driver bench_driver_commitlab = {
     .name = "commitlab",
     .built = 1,
-    .maps = "every commit-path knob: --sync, --sync-method, --elr, --segments, --segment-init,\n"
-            "  --segment-size, --commit-delay, --commit-siblings, --interval, --uring-depth,\n"
-            "  --sync-latency (emulated), --cache; a policy the library does not build is n/a\n"
-            "  (cl_open says CL_ENOTSUP); --prealloc is n/a (no such option in the API yet)",
+    .maps = "every commit-path knob: --sync, --sync-method, --elr, --segments, --recycle-max,\n"
+            "  --segment-init, --segment-size, --prealloc, --checkpoint-bytes, --commit-delay, --commit-siblings,\n"
+            "  --interval, --uring-depth, --sync-latency (emulated), --cache; a policy the\n"
+            "  library cannot run here is n/a (cl_open says CL_ENOTSUP)",
     .check = cl_check,
     .describe = cl_describe,
     .open = cl_drv_open,
@@ -202,5 +216,6 @@ const struct bench_driver bench_driver_commitlab = {
     .commit = cl_drv_commit,
     .abort = cl_drv_abort,
     .stats = cl_drv_stats,
+    .reset_max = cl_drv_reset_max,
     .version = cl_version,
 };
