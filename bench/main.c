@@ -1,7 +1,7 @@
 /*
  * main.c -- the commitlab command: dispatches to the subcommands.  The
- * subcommands of later milestones (crash, matrix, report) say plainly
- * that they are not built yet rather than pretending.
+ * subcommands not built yet (crash, report) say so plainly rather than
+ * pretending.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,7 +55,10 @@ static void usage(FILE *f)
             "  probe [--dir D] [--seconds N] [--json FILE] [--only SECTION]\n"
             "                       pg_test_fsync's tests and more: what a sync costs here, and\n"
             "                       whether it can be trusted\n"
-            "  crash, matrix, report\n"
+            "  matrix --fs LIST [options] [bench options]\n"
+            "                       the bench configurations on ext4, xfs, btrfs, btrfs-nodatacow,\n"
+            "                       tmpfs, each loop-mounted fresh (root); does WAL recycling help?\n"
+            "  crash, report\n"
             "                       planned; not built yet\n");
 }
 
@@ -82,8 +85,9 @@ int main(int argc, char **argv)
         return cmd_probe(argc - 1, argv + 1);
     if (strcmp(cmd, "bench") == 0)
         return cmd_bench(argc - 1, argv + 1);
-    if (!strcmp(cmd, "crash") ||
-        !strcmp(cmd, "matrix") || !strcmp(cmd, "report")) {
+    if (strcmp(cmd, "matrix") == 0)
+        return cmd_matrix(argc - 1, argv + 1);
+    if (!strcmp(cmd, "crash") || !strcmp(cmd, "report")) {
         fprintf(stderr, "commitlab %s: not built yet\n", cmd);
         return 1;
     }

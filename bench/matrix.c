@@ -1,0 +1,1022 @@
+/*
+ * matrix.c -- `commitlab matrix`: the same benchmark configurations on
+ * several filesystems, each made fresh for the purpose: an image file
+ * (sparse) in --workdir, mkfs, a loop device, a mount; then the runs, with
+ * the loop device's written sectors (/sys/block/loopN/stat) before and
+ * after each one, so that the device bytes per commit say what the
+ * filesystem adds to the log's own bytes; then unmount and detach.
+ *
+ * What it is for: the WAL recycling question (PostgreSQL's wal_recycle,
+ * RocksDB's recycle_log_file_num) is a question about the filesystem --
+ * on ext4 and XFS an overwrite of written blocks needs no allocation, on
+ * btrfs every overwrite allocates anyway -- so it can only be answered by
+ * running the same commits on each.
+ *
+ * Cleanup is part of the contract: whatever happens (a failed mkfs or
+ * mount, a failed run, SIGINT, SIGTERM), what this command mounted is
+ * unmounted and what it attached is detached before it exits, and a mount
+ * or loop device left by an earlier run that was killed outright is
+ * removed when the next run starts in the same --workdir.  The loop
+ * device is attached with LO_FLAGS_AUTOCLEAR, so even SIGKILL leaves at
+ * most a mount, whose unmount detaches it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <linux/fs.h>
+#include <linux/loop.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cli.h"
+
+/* ---- the filesystems ----------------------------------------------------- */
+
+struct fs_kind {
+    const char *name;    /* as --fs names it */
+    const char *fstype;  /* mount -t */
+    const char *mkfs;    /* NULL: no image (tmpfs) */
+    const char *mkfs_args;
+    const char *package; /* the Debian package with mkfs */
+    int nocow;           /* chattr +C on the run directory */
+};
+
+/* ext4 initialises its inode tables and journal lazily, in the background,
+ * after mount: that would write during the runs.  Done at mkfs instead. */
+static const struct fs_kind kinds[] = {
+    {"ext4", "ext4", "mkfs.ext4", "-F -q -E lazy_itable_init=0,lazy_journal_init=0", "e2fsprogs", 0},
+    {"xfs", "xfs", "mkfs.xfs", "-f -q", "xfsprogs", 0},
+    {"btrfs", "btrfs", "mkfs.btrfs", "-f -q", "btrfs-progs", 0},
+    {"btrfs-nodatacow", "btrfs", "mkfs.btrfs", "-f -q", "btrfs-progs", 1},
+    {"tmpfs", "tmpfs", NULL, NULL, NULL, 0},
+};
+#define NKINDS (sizeof kinds / sizeof *kinds)
+#define FS_LIST "ext4, xfs, btrfs, btrfs-nodatacow, tmpfs"
+
+static const struct fs_kind *kind_find(const char *name)
+{
+    for (size_t i = 0; i < NKINDS; i++)
+        if (strcmp(kinds[i].name, name) == 0)
+            return &kinds[i];
+    return NULL;
+}
+
+/* ---- what is mounted and attached now (for cleanup, also from signals) --- */
+
+struct mounted {
+    char mnt[4096];      /* our mount point, "" when nothing is mounted */
+    char loopdev[64];    /* "/dev/loopN", "" when none is attached */
+    char image[4096];    /* the image file, "" when none */
+    int loop_fd;
+};
+
+static struct mounted cur = {.loop_fd = -1};
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+    bench_interrupt();
+}
+
+/* ---- running a tool ------------------------------------------------------ */
+
+/* Runs argv (PATH plus /sbin and /usr/sbin), output captured into out;
+ * returns the exit status, or -1 when it could not be started. */
+static int run_tool(char *const argv[], char *out, size_t outlen)
+{
+    int pfd[2];
+    if (pipe(pfd))
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        dup2(pfd[1], 2);
+        close(pfd[0]);
+        close(pfd[1]);
+        const char *path = getenv("PATH");
+        char np[8192];
+        snprintf(np, sizeof np, "%s:/usr/sbin:/sbin", path ? path : "/usr/bin:/bin");
+        setenv("PATH", np, 1);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    size_t n = 0;
+    ssize_t k;
+    while ((k = read(pfd[0], out + n, n + 1 < outlen ? outlen - n - 1 : 0)) > 0)
+        n += (size_t)k;
+    if (outlen)
+        out[n < outlen ? n : outlen - 1] = 0;
+    char sink[256];
+    while (read(pfd[0], sink, sizeof sink) > 0)
+        ;
+    close(pfd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* 1 when name is an executable in PATH, /usr/sbin or /sbin. */
+static int have_tool(const char *name)
+{
+    const char *path = getenv("PATH");
+    char buf[8192], full[8400];
+    snprintf(buf, sizeof buf, "%s:/usr/sbin:/sbin", path ? path : "/usr/bin:/bin");
+    for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(full, sizeof full, "%s/%s", d, name);
+        if (access(full, X_OK) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Splits s at spaces into argv[at..], returning the new count. */
+static int split_words(char *s, char **argv, int at, int max)
+{
+    for (char *save = NULL, *t = strtok_r(s, " ", &save); t && at < max - 1; t = strtok_r(NULL, " ", &save))
+        argv[at++] = t;
+    argv[at] = NULL;
+    return at;
+}
+
+/* ---- mounts and loop devices --------------------------------------------- */
+
+static int is_mounted(const char *mnt)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[8192];
+    int found = 0;
+    if (!f)
+        return 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        char mp[4096];
+        if (sscanf(line, "%*u %*u %*u:%*u %*s %4095s", mp) == 1 && strcmp(mp, mnt) == 0)
+            found = 1;
+    }
+    fclose(f);
+    return found;
+}
+
+static int do_umount(const char *mnt)
+{
+    for (int i = 0; i < 50; i++) {
+        if (umount2(mnt, 0) == 0 || errno == EINVAL || errno == ENOENT)
+            return 0;
+        if (errno != EBUSY)
+            break;
+        struct timespec ts = {0, 100000000L};
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "commitlab matrix: umount %s: %s; detaching it lazily\n", mnt, strerror(errno));
+    return umount2(mnt, MNT_DETACH);
+}
+
+/* Detaches every loop device whose backing file is image. */
+static void detach_loops_of(const char *image)
+{
+    char p[320], back[4096];
+    for (int n = 0; n < 256; n++) {
+        snprintf(p, sizeof p, "/sys/block/loop%d/loop/backing_file", n);
+        FILE *f = fopen(p, "r");
+        if (!f)
+            continue;
+        int ok = fgets(back, sizeof back, f) != NULL;
+        fclose(f);
+        if (!ok)
+            continue;
+        back[strcspn(back, "\n")] = 0;
+        if (strcmp(back, image) != 0)
+            continue;
+        snprintf(p, sizeof p, "/dev/loop%d", n);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            if (ioctl(fd, LOOP_CLR_FD, 0) == 0)
+                fprintf(stderr, "commitlab matrix: detached %s (%s), left by an earlier run\n", p, image);
+            close(fd);
+        }
+    }
+}
+
+/* Unmounts, detaches and removes what is recorded in cur.  Idempotent. */
+static void cleanup(void)
+{
+    if (cur.mnt[0]) {
+        if (is_mounted(cur.mnt))
+            do_umount(cur.mnt);
+        rmdir(cur.mnt);
+        cur.mnt[0] = 0;
+    }
+    if (cur.loop_fd >= 0) {
+        ioctl(cur.loop_fd, LOOP_CLR_FD, 0); /* ENXIO when autoclear already did it */
+        close(cur.loop_fd);
+        cur.loop_fd = -1;
+    }
+    cur.loopdev[0] = 0;
+    if (cur.image[0]) {
+        detach_loops_of(cur.image);
+        unlink(cur.image);
+        cur.image[0] = 0;
+    }
+}
+
+/* The loop device's name for its file (shown by losetup): the tail when
+ * the path is too long for it. */
+static void copy_name(uint8_t *dst, size_t cap, const char *path)
+{
+    size_t n = strlen(path), from = n >= cap ? n - (cap - 1) : 0;
+    memcpy(dst, path + from, n - from);
+    dst[n - from] = 0;
+}
+
+/* Attaches image to a free loop device (autoclear: it detaches itself
+ * when the last user -- the mount, or our descriptor -- goes away). */
+static int loop_attach(const char *image, char *err, size_t errlen)
+{
+    int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+    if (ctl < 0) {
+        snprintf(err, errlen, "/dev/loop-control: %s (loop devices are needed: modprobe loop)", strerror(errno));
+        return -1;
+    }
+    int ifd = open(image, O_RDWR | O_CLOEXEC);
+    if (ifd < 0) {
+        snprintf(err, errlen, "%.900s: %s", image, strerror(errno));
+        close(ctl);
+        return -1;
+    }
+    int rc = -1;
+    for (int attempt = 0; attempt < 20 && rc < 0; attempt++) {
+        int n = ioctl(ctl, LOOP_CTL_GET_FREE);
+        if (n < 0) {
+            snprintf(err, errlen, "LOOP_CTL_GET_FREE: %s", strerror(errno));
+            break;
+        }
+        char dev[64];
+        snprintf(dev, sizeof dev, "/dev/loop%d", n);
+        int lfd = open(dev, O_RDWR | O_CLOEXEC);
+        if (lfd < 0) {
+            snprintf(err, errlen, "%s: %s", dev, strerror(errno));
+            break;
+        }
+        struct loop_config lc;
+        memset(&lc, 0, sizeof lc);
+        lc.fd = (unsigned)ifd;
+        lc.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+        copy_name(lc.info.lo_file_name, sizeof lc.info.lo_file_name, image);
+        int r = ioctl(lfd, LOOP_CONFIGURE, &lc);
+        if (r < 0 && errno == EINVAL) { /* kernels before 5.8 */
+            r = ioctl(lfd, LOOP_SET_FD, ifd);
+            if (r == 0) {
+                struct loop_info64 li;
+                memset(&li, 0, sizeof li);
+                li.lo_flags = LO_FLAGS_AUTOCLEAR;
+                copy_name(li.lo_file_name, sizeof li.lo_file_name, image);
+                if (ioctl(lfd, LOOP_SET_STATUS64, &li) < 0) {
+                    ioctl(lfd, LOOP_CLR_FD, 0);
+                    r = -1;
+                }
+            }
+        }
+        if (r == 0) {
+            cur.loop_fd = lfd;
+            snprintf(cur.loopdev, sizeof cur.loopdev, "%s", dev);
+            rc = 0;
+        } else {
+            int e = errno;
+            close(lfd);
+            snprintf(err, errlen, "attaching %.900s to %s: %s", image, dev, strerror(e));
+            if (e != EBUSY) /* EBUSY: another process took it; try the next */
+                break;
+        }
+    }
+    close(ifd);
+    close(ctl);
+    return rc;
+}
+
+/* chattr +C: new files in dir are created without copy-on-write. */
+static int set_nocow(const char *dir, char *err, size_t errlen)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int flags = 0;
+    if (fd < 0 || ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0) {
+        snprintf(err, errlen, "%.900s: FS_IOC_GETFLAGS: %s", dir, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    flags |= FS_NOCOW_FL;
+    int rc = ioctl(fd, FS_IOC_SETFLAGS, &flags);
+    if (rc < 0)
+        snprintf(err, errlen, "%.900s: chattr +C: %s", dir, strerror(errno));
+    else if (ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 || !(flags & FS_NOCOW_FL)) {
+        snprintf(err, errlen, "%.900s: chattr +C did not take", dir);
+        rc = -1;
+    }
+    close(fd);
+    return rc;
+}
+
+/* ---- options -------------------------------------------------------------- */
+
+#define MAX_FS 8
+
+struct fs_opt {
+    const char *fs;
+    const char *opts;
+};
+
+struct matrix_opts {
+    const struct fs_kind *fs[MAX_FS];
+    size_t nfs;
+    const char *workdir;
+    uint64_t image_size;
+    unsigned repeat;
+    struct fs_opt mount_opts[MAX_FS], mkfs_opts[MAX_FS];
+    size_t nmount, nmkfs;
+};
+
+static const char *opt_for(const struct fs_opt *o, size_t n, const char *fs)
+{
+    const char *v = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(o[i].fs, fs) == 0)
+            v = o[i].opts;
+    return v;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: commitlab matrix --fs LIST [matrix options] [bench options]\n"
+            "\n"
+            "Runs the bench configurations on each filesystem, made fresh in a loop-mounted\n"
+            "image, and says per filesystem whether WAL recycling helps.  Needs root.\n"
+            "\n"
+            "  --fs LIST            " FS_LIST "\n"
+            "  --workdir D          where the images and mount points go (default ./commitlab-matrix.d)\n"
+            "  --image-size SIZE    each image file, sparse (default 4G); tmpfs: its size limit\n"
+            "  --repeat N           runs of each configuration, interleaved; the median is reported\n"
+            "                       (default 1; 3 or more to judge a difference)\n"
+            "  --mount-opts FS:OPTS extra mount options, e.g. ext4:barrier=0 or xfs:logbsize=256k\n"
+            "  --mkfs-opts FS:OPTS  extra mkfs options, e.g. \"xfs:-l size=64m\"\n"
+            "\n"
+            "Every option of commitlab bench is accepted (see commitlab bench --help) except\n"
+            "--dir and --reuse.  Unless given, --segment-size is 1M and --checkpoint-bytes 4M\n"
+            "here, so that even one client crosses several segment switches and checkpoints\n"
+            "(and so reuses recycled segments) in a 10 s run.\n");
+}
+
+static void parse_fs_opt(const char *flag, const char *v, struct fs_opt *o, size_t *n)
+{
+    const char *colon = strchr(v, ':');
+    if (!colon || colon == v || !colon[1])
+        cli_usage_error("matrix", "%s: '%s' is not accepted; expected FS:OPTIONS with FS one of %s", flag, v,
+                        FS_LIST);
+    char fs[64];
+    snprintf(fs, sizeof fs, "%.*s", (int)(colon - v), v);
+    const struct fs_kind *k = kind_find(fs);
+    if (!k)
+        cli_usage_error("matrix", "%s: unknown filesystem '%s'; expected one of %s", flag, fs, FS_LIST);
+    if (*n == MAX_FS)
+        cli_usage_error("matrix", "%s: at most %d of them", flag, MAX_FS);
+    o[*n].fs = k->name;
+    o[*n].opts = colon + 1;
+    (*n)++;
+}
+
+/* Takes matrix's own options out of argv; the rest go to bench's parser. */
+static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char **rest)
+{
+    int nrest = 0;
+    memset(m, 0, sizeof *m);
+    m->workdir = "commitlab-matrix.d";
+    m->image_size = 4ull << 30;
+    m->repeat = 1;
+    rest[nrest++] = argv[0];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = 1;
+        if (!strcmp(a, "--fs")) {
+            if (!v)
+                cli_usage_error("matrix", "--fs needs a value: a list of %s", FS_LIST);
+            char *copy = strdup(v);
+            for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                const struct fs_kind *k = kind_find(t);
+                if (!k)
+                    cli_usage_error("matrix", "--fs: '%s' is not accepted; expected a list of %s", t, FS_LIST);
+                if (m->nfs == MAX_FS)
+                    cli_usage_error("matrix", "--fs: at most %d filesystems", MAX_FS);
+                m->fs[m->nfs++] = k;
+            }
+            free(copy);
+        } else if (!strcmp(a, "--workdir")) {
+            if (!v || !*v)
+                cli_usage_error("matrix", "--workdir needs a directory");
+            m->workdir = v;
+        } else if (!strcmp(a, "--image-size")) {
+            if (!v || cli_parse_size(v, &m->image_size) || m->image_size < (256ull << 20))
+                cli_usage_error("matrix", "--image-size: '%s' is not accepted; expected a size of at least 256M",
+                                v ? v : "");
+        } else if (!strcmp(a, "--repeat")) {
+            char *end;
+            unsigned long r = v ? strtoul(v, &end, 10) : 0;
+            if (!v || *end || !*v || r < 1 || r > 100)
+                cli_usage_error("matrix", "--repeat: '%s' is not accepted; expected an integer in [1, 100]",
+                                v ? v : "");
+            m->repeat = (unsigned)r;
+        } else if (!strcmp(a, "--mount-opts")) {
+            if (!v)
+                cli_usage_error("matrix", "--mount-opts needs FS:OPTIONS");
+            parse_fs_opt(a, v, m->mount_opts, &m->nmount);
+        } else if (!strcmp(a, "--mkfs-opts")) {
+            if (!v)
+                cli_usage_error("matrix", "--mkfs-opts needs FS:OPTIONS");
+            parse_fs_opt(a, v, m->mkfs_opts, &m->nmkfs);
+        } else {
+            takes = 0;
+            rest[nrest++] = argv[i];
+        }
+        i += takes;
+    }
+    rest[nrest] = NULL;
+    return nrest;
+}
+
+/* ---- medians, and the verdict ---------------------------------------------- */
+
+struct cell {
+    double tps[100];
+    double p99[100], maxms[100], devb[100], waits[100], waitms[100], reused[100], swmax[100];
+    unsigned n, errors, unexercised;
+    char err[BENCH_ERRLEN];
+    int na;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, unsigned n)
+{
+    double s[100];
+    if (!n)
+        return -1;
+    memcpy(s, v, n * sizeof *v);
+    qsort(s, n, sizeof *s, cmp_double);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/* Half the range over the repeats, relative to the median. */
+static double spread(const double *v, unsigned n)
+{
+    double lo = v[0], hi = v[0], m = median(v, n);
+    for (unsigned i = 1; i < n; i++) {
+        lo = v[i] < lo ? v[i] : lo;
+        hi = v[i] > hi ? v[i] : hi;
+    }
+    return m > 0 ? (hi - lo) / 2 / m : 0;
+}
+
+/* The label of cfg without its segments= item: recycle and fresh runs
+ * with the same label are compared. */
+static void pair_key(const struct bench_config *cfg, char *buf, size_t len)
+{
+    char v[sizeof cfg->varying];
+    size_t j = 0;
+    for (const char *p = cfg->varying; *p;) {
+        const char *e = strchr(p, ' ');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (strncmp(p, "segments=", 9) != 0) {
+            j += (size_t)snprintf(v + j, sizeof v - j, "%s%.*s", j ? " " : "", (int)n, p);
+            if (j >= sizeof v)
+                j = sizeof v - 1;
+        }
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    v[j] = 0;
+    snprintf(buf, len, "%s %s %s %s %u %s %u %s", cfg->engine, cfg->workload, cfg->sync, cfg->segment_init,
+             cfg->prealloc, cfg->sync_method, cfg->clients, v);
+}
+
+struct verdict {
+    unsigned pairs, helps, hurts, unexercised;
+    double log_sum, lo, hi, noise, dev_fresh, dev_recycle;
+    char text[512];
+};
+
+static void judge(const struct fs_kind *k, const struct bench_config *cfgs, const struct cell *cells, size_t n,
+                  unsigned repeat, struct verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    v->lo = INFINITY;
+    v->hi = -INFINITY;
+    unsigned ndev = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(cfgs[i].segments, "recycle") || !cells[i].n)
+            continue;
+        char ki[512], kj[512];
+        pair_key(&cfgs[i], ki, sizeof ki);
+        for (size_t j = 0; j < n; j++) {
+            if (strcmp(cfgs[j].segments, "fresh") || !cells[j].n)
+                continue;
+            pair_key(&cfgs[j], kj, sizeof kj);
+            if (strcmp(ki, kj))
+                continue;
+            if (cells[i].unexercised) {
+                v->unexercised++;
+                continue;
+            }
+            double r = median(cells[i].tps, cells[i].n), f = median(cells[j].tps, cells[j].n);
+            if (r <= 0 || f <= 0)
+                continue;
+            double ratio = r / f;
+            double noise = fmax(spread(cells[i].tps, cells[i].n), spread(cells[j].tps, cells[j].n));
+            double thr = fmax(0.03, noise);
+            v->pairs++;
+            v->log_sum += log(ratio);
+            v->lo = fmin(v->lo, ratio - 1);
+            v->hi = fmax(v->hi, ratio - 1);
+            v->noise = fmax(v->noise, noise);
+            if (ratio - 1 > thr)
+                v->helps++;
+            else if (1 - ratio > thr)
+                v->hurts++;
+            double dr = median(cells[i].devb, cells[i].n), df = median(cells[j].devb, cells[j].n);
+            if (dr >= 0 && df >= 0) {
+                v->dev_recycle += dr;
+                v->dev_fresh += df;
+                ndev++;
+            }
+        }
+    }
+    if (!v->pairs) {
+        if (v->unexercised)
+            snprintf(v->text, sizeof v->text, "%s: no verdict: the recycle runs never reused a recycled segment "
+                     "(run longer, or lower --checkpoint-bytes / --segment-size)", k->name);
+        else
+            snprintf(v->text, sizeof v->text, "%s: no verdict: no recycle run has a fresh run to compare with "
+                     "(give --segments fresh,recycle)", k->name);
+        return;
+    }
+    double g = exp(v->log_sum / v->pairs) - 1;
+    const char *what = v->helps && !v->hurts    ? "helps"
+                       : v->hurts && !v->helps  ? "hurts"
+                       : !v->helps && !v->hurts ? "does not matter"
+                                                : "is mixed";
+    char dev[128] = "";
+    if (ndev)
+        snprintf(dev, sizeof dev, "; device bytes/commit %.0f fresh vs %.0f recycled", v->dev_fresh / ndev,
+                 v->dev_recycle / ndev);
+    char rep[96];
+    if (repeat > 1)
+        snprintf(rep, sizeof rep, "spread over %u repeats up to +-%.0f%%", repeat, v->noise * 100);
+    else
+        snprintf(rep, sizeof rep, "one run each: differences under 3%% are treated as noise; use --repeat 3");
+    snprintf(v->text, sizeof v->text,
+             "%s: recycling %s here: %+.1f%% tps (geometric mean of %u recycle/fresh pairs, from %+.1f%% to "
+             "%+.1f%%; helps in %u, hurts in %u; %s)%s",
+             k->name, what, g * 100, v->pairs, v->lo * 100, v->hi * 100, v->helps, v->hurts, rep, dev);
+}
+
+/* ---- the table ---------------------------------------------------------------- */
+
+static void table_header(FILE *f)
+{
+    fprintf(f, "%-16s %-8s %-9s %-9s %-8s %4s %7s %12s %7s %8s %8s %10s %6s %9s %6s %9s\n", "filesystem", "sync",
+            "segments", "init", "prealloc", "cli", "runs", "tps(median)", "spread", "p99 us", "max ms",
+            "dev B/txn", "waits", "wait ms", "reused", "max@sw ms");
+}
+
+static void table_row(FILE *f, const struct fs_kind *k, const struct bench_config *c, const struct cell *x)
+{
+    if (!x->n) {
+        fprintf(f, "%-16s %-8s %-9s %-9s %-8u %4u %7s (%s)\n", k->name, c->sync, c->segments, c->segment_init,
+                c->prealloc, c->clients, x->na ? "n/a" : "error", x->err);
+        return;
+    }
+    char sp[16];
+    snprintf(sp, sizeof sp, "+-%.1f%%", spread(x->tps, x->n) * 100);
+    fprintf(f, "%-16s %-8s %-9s %-9s %-8u %4u %7u %12.1f %7s %8.0f %8.2f %10.0f %6.0f %9.1f %6.0f %9.2f%s%s%s\n",
+            k->name, c->sync, c->segments, c->segment_init, c->prealloc, c->clients, x->n, median(x->tps, x->n), sp,
+            median(x->p99, x->n), median(x->maxms, x->n), median(x->devb, x->n), median(x->waits, x->n),
+            median(x->waitms, x->n), median(x->reused, x->n), median(x->swmax, x->n),
+            c->varying[0] ? "  " : "", c->varying, x->unexercised ? "  NOTE: recycling not exercised" : "");
+}
+
+static void cell_add(struct cell *x, const struct bench_config *cfg, const struct bench_result *r)
+{
+    if (r->status != RUN_OK) {
+        if (r->status == RUN_NA)
+            x->na = 1;
+        else
+            x->errors++;
+        snprintf(x->err, sizeof x->err, "%s", r->reason);
+        return;
+    }
+    unsigned i = x->n++;
+    double n = r->txns ? (double)r->txns : 1;
+    x->tps[i] = r->tps;
+    x->p99[i] = r->p99_us;
+    x->maxms[i] = r->max_us / 1e3;
+    x->devb[i] = r->dev_write_bytes >= 0 ? (double)r->dev_write_bytes / n : -1;
+    x->waits[i] = (double)r->segment_waits;
+    x->waitms[i] = (double)r->segment_wait_us / 1e3;
+    x->reused[i] = (double)r->segments_reused;
+    x->swmax[i] = (double)r->max_switch_commit_us / 1e3;
+    if (bench_recycle_unexercised(cfg, r))
+        x->unexercised = 1;
+}
+
+/* ---- one filesystem ------------------------------------------------------------ */
+
+static json_t *fs_json(const struct fs_kind *k, const char *mkfs_cmd, const char *mount_opts,
+                       const struct matrix_opts *m, unsigned rep)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "fs", json_string(k->name));
+    json_object_set_new(j, "fs_type", json_string(k->fstype));
+    json_object_set_new(j, "nodatacow", json_boolean(k->nocow));
+    json_object_set_new(j, "mkfs", mkfs_cmd[0] ? json_string(mkfs_cmd) : json_null());
+    json_object_set_new(j, "mount_options_asked", mount_opts ? json_string(mount_opts) : json_null());
+    json_object_set_new(j, "image_size", k->mkfs ? json_integer((json_int_t)m->image_size) : json_null());
+    json_object_set_new(j, "loop_device", cur.loopdev[0] ? json_string(cur.loopdev) : json_null());
+    json_object_set_new(j, "repeat", json_integer(rep + 1));
+    json_object_set_new(j, "repeats", json_integer(m->repeat));
+    return j;
+}
+
+/* Makes the filesystem and mounts it at cur.mnt; 0 or -1 with err. */
+static int fs_up(const struct fs_kind *k, const struct matrix_opts *m, const char *workdir, char *mkfs_cmd,
+                 size_t mkfs_len, char *err, size_t errlen)
+{
+    char out[4096], sizebuf[64], optbuf[1024];
+    const char *mopts = opt_for(m->mount_opts, m->nmount, k->name);
+    char *argv[64];
+    int argc = 0;
+
+    mkfs_cmd[0] = 0;
+    snprintf(cur.mnt, sizeof cur.mnt, "%.3000s/mnt-%s", workdir, k->name);
+    if (mkdir(cur.mnt, 0755) && errno != EEXIST) {
+        snprintf(err, errlen, "mkdir %.900s: %s", cur.mnt, strerror(errno));
+        cur.mnt[0] = 0;
+        return -1;
+    }
+    if (k->mkfs) {
+        snprintf(cur.image, sizeof cur.image, "%.3000s/%s.img", workdir, k->name);
+        int fd = open(cur.image, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || ftruncate(fd, (off_t)m->image_size) < 0) {
+            snprintf(err, errlen, "image %.900s: %s", cur.image, strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            return -1;
+        }
+        close(fd);
+        char args[512], extra[512] = "";
+        snprintf(args, sizeof args, "%s", k->mkfs_args);
+        const char *xo = opt_for(m->mkfs_opts, m->nmkfs, k->name);
+        if (xo)
+            snprintf(extra, sizeof extra, "%s", xo);
+        argv[argc++] = (char *)k->mkfs;
+        argc = split_words(args, argv, argc, 60);
+        argc = split_words(extra, argv, argc, 60);
+        argv[argc++] = cur.image;
+        argv[argc] = NULL;
+        size_t j = 0;
+        for (int i = 0; i < argc && j < mkfs_len; i++)
+            j += (size_t)snprintf(mkfs_cmd + j, mkfs_len - j, "%s%s", i ? " " : "", argv[i]);
+        int st = run_tool(argv, out, sizeof out);
+        if (st != 0) {
+            snprintf(err, errlen, "%s failed (exit %d): %.300s", mkfs_cmd, st, out);
+            return -1;
+        }
+        if (loop_attach(cur.image, err, errlen))
+            return -1;
+        argc = 0;
+        argv[argc++] = "mount";
+        argv[argc++] = "-t";
+        argv[argc++] = (char *)k->fstype;
+        if (mopts) {
+            snprintf(optbuf, sizeof optbuf, "%s", mopts);
+            argv[argc++] = "-o";
+            argv[argc++] = optbuf;
+        }
+        argv[argc++] = cur.loopdev;
+        argv[argc++] = cur.mnt;
+        argv[argc] = NULL;
+    } else {
+        snprintf(sizebuf, sizeof sizebuf, "size=%llu%s%s", (unsigned long long)m->image_size, mopts ? "," : "",
+                 mopts ? mopts : "");
+        argv[argc++] = "mount";
+        argv[argc++] = "-t";
+        argv[argc++] = "tmpfs";
+        argv[argc++] = "-o";
+        argv[argc++] = sizebuf;
+        argv[argc++] = "commitlab-matrix";
+        argv[argc++] = cur.mnt;
+        argv[argc] = NULL;
+    }
+    int st = run_tool(argv, out, sizeof out);
+    if (st != 0) {
+        snprintf(err, errlen, "mount -t %s%s%s failed (exit %d): %.300s", k->fstype, mopts ? " -o " : "",
+                 mopts ? mopts : "", st, out);
+        return -1;
+    }
+    /* The mount holds the loop device now; our descriptor is kept only
+     * for an explicit detach at the end. */
+    char run[4200];
+    snprintf(run, sizeof run, "%.4000s/bench", cur.mnt);
+    if (mkdir(run, 0755)) {
+        snprintf(err, errlen, "mkdir %.900s: %s", run, strerror(errno));
+        return -1;
+    }
+    if (k->nocow && set_nocow(run, err, errlen))
+        return -1;
+    return 0;
+}
+
+struct progress {
+    int on;
+    double start;
+    size_t done, total;
+    const char *fs;
+    const struct bench_config *cfg;
+    double run_start, est_run;
+};
+
+static void tick(void *arg)
+{
+    struct progress *p = arg;
+    if (!p->on)
+        return;
+    char label[256];
+    bench_label(p->cfg, label, sizeof label);
+    double el = bench_now() - p->start;
+    double eta = p->est_run * (double)(p->total - p->done) - (bench_now() - p->run_start);
+    if (eta < 0)
+        eta = 0;
+    fprintf(stderr, "\r\033[K[%s: run %zu of %zu] %.60s  elapsed %u:%02u  ETA %u:%02u", p->fs, p->done + 1,
+            p->total, label, (unsigned)el / 60, (unsigned)el % 60, (unsigned)eta / 60, (unsigned)eta % 60);
+    fflush(stderr);
+}
+
+/* Runs every configuration, repeat times, on one filesystem; prints its
+ * table and verdict.  Returns the number of failed runs, or -1 when the
+ * filesystem could not be set up. */
+static int run_fs(const struct fs_kind *k, const struct matrix_opts *m, const char *workdir,
+                  struct bench_cli *c, struct progress *pr, struct verdict *v)
+{
+    char err[1024], mkfs_cmd[1024];
+    struct cell *cells = calloc(c->n, sizeof *cells);
+    struct bench_result *r = malloc(sizeof *r);
+    int failed = 0;
+
+    if (!cells || !r) {
+        free(cells);
+        free(r);
+        return -1;
+    }
+    if (fs_up(k, m, workdir, mkfs_cmd, sizeof mkfs_cmd, err, sizeof err)) {
+        if (pr->on)
+            fprintf(stderr, "\r\033[K");
+        fprintf(stderr, "commitlab matrix: %s: %s\n", k->name, err);
+        cleanup();
+        free(cells);
+        free(r);
+        return -1;
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%.4000s/bench", cur.mnt);
+    const char *mopts = opt_for(m->mount_opts, m->nmount, k->name);
+    pr->fs = k->name;
+    for (unsigned rep = 0; rep < m->repeat && !got_signal; rep++) {
+        for (size_t i = 0; i < c->n && !got_signal; i++) {
+            struct bench_config cfg = c->cfgs[i];
+            cfg.dir = dir;
+            pr->cfg = &cfg;
+            pr->run_start = bench_now();
+            sync();
+            bench_run(&cfg, r, tick, pr);
+            pr->done++;
+            pr->est_run = (bench_now() - pr->start) / (double)pr->done;
+            if (got_signal) {
+                bench_result_free(r);
+                break;
+            }
+            cell_add(&cells[i], &cfg, r);
+            if (r->status == RUN_ERROR)
+                failed++;
+            if (c->so.jsonl) {
+                json_t *extra = fs_json(k, mkfs_cmd, mopts, m, rep);
+                if (bench_json_append_extra(c->so.jsonl, &cfg, r, (unsigned)(rep * c->n + i + 1),
+                                            (unsigned)(m->repeat * c->n), "matrix", extra))
+                    failed++;
+                json_decref(extra);
+            }
+            bench_result_free(r);
+        }
+    }
+    if (pr->on)
+        fprintf(stderr, "\r\033[K");
+    cleanup();
+    if (!got_signal) {
+        for (size_t i = 0; i < c->n; i++)
+            table_row(stdout, k, &c->cfgs[i], &cells[i]);
+        judge(k, c->cfgs, cells, c->n, m->repeat, v);
+        printf("  verdict: %s\n", v->text);
+        fflush(stdout);
+        if (c->so.jsonl) {
+            json_t *j = json_object();
+            json_object_set_new(j, "schema", json_string("commitlab-matrix-verdict/1"));
+            json_object_set_new(j, "fs", json_string(k->name));
+            json_object_set_new(j, "pairs", json_integer(v->pairs));
+            json_object_set_new(j, "helps", json_integer(v->helps));
+            json_object_set_new(j, "hurts", json_integer(v->hurts));
+            json_object_set_new(j, "tps_change", v->pairs ? json_real(exp(v->log_sum / v->pairs) - 1) : json_null());
+            json_object_set_new(j, "repeats", json_integer(m->repeat));
+            json_object_set_new(j, "text", json_string(v->text));
+            if (bench_json_write(c->so.jsonl, j))
+                failed++;
+            json_decref(j);
+        }
+    }
+    free(cells);
+    free(r);
+    return failed;
+}
+
+/* ---- the command -------------------------------------------------------------- */
+
+static int preflight(const struct matrix_opts *m)
+{
+    int needs_loop = 0;
+    if (geteuid() != 0) {
+        fprintf(stderr, "commitlab matrix: needs root (it runs mkfs, attaches loop devices and mounts); "
+                        "run it as root\n");
+        return -1;
+    }
+    for (size_t i = 0; i < m->nfs; i++) {
+        const struct fs_kind *k = m->fs[i];
+        if (k->mkfs && !have_tool(k->mkfs)) {
+            fprintf(stderr, "commitlab matrix: --fs %s needs %s, which is not installed (Debian: apt-get install "
+                            "%s)\n", k->name, k->mkfs, k->package);
+            return -1;
+        }
+        needs_loop |= k->mkfs != NULL;
+    }
+    if (!have_tool("mount")) {
+        fprintf(stderr, "commitlab matrix: needs mount(8) (Debian: apt-get install mount)\n");
+        return -1;
+    }
+    if (needs_loop && access("/dev/loop-control", R_OK | W_OK) != 0) {
+        fprintf(stderr, "commitlab matrix: needs loop devices, and /dev/loop-control is not usable: %s "
+                        "(modprobe loop)\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Removes what an earlier run in this workdir left behind (it was killed
+ * before it could clean up). */
+static void clear_leftovers(const char *workdir)
+{
+    for (size_t i = 0; i < NKINDS; i++) {
+        char p[4200];
+        snprintf(p, sizeof p, "%.3000s/mnt-%s", workdir, kinds[i].name);
+        if (is_mounted(p)) {
+            fprintf(stderr, "commitlab matrix: unmounting %s, left by an earlier run\n", p);
+            do_umount(p);
+        }
+        rmdir(p);
+        if (kinds[i].mkfs) {
+            snprintf(p, sizeof p, "%.3000s/%s.img", workdir, kinds[i].name);
+            detach_loops_of(p);
+            unlink(p);
+        }
+    }
+}
+
+int cmd_matrix(int argc, char **argv)
+{
+    struct matrix_opts m;
+    struct bench_cli c;
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    char workdir[4096];
+
+    if (!rest)
+        return 1;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            free(rest);
+            return 0;
+        }
+    int nrest = parse_matrix_args(argc, argv, &m, rest);
+    bench_cli_parse("matrix", nrest, rest, &c);
+    free(rest);
+    if (!m.nfs)
+        cli_usage_error("matrix", "--fs is required: a list of %s", FS_LIST);
+    if (c.dir_given || c.base.reuse)
+        cli_usage_error("matrix", "%s: the runs go to each filesystem's own mount (use --workdir for where the "
+                        "images go)", c.dir_given ? "--dir" : "--reuse");
+    if (c.list_engines)
+        cli_usage_error("matrix", "--list-engines: see commitlab bench --list-engines");
+    for (size_t i = 0; i < c.n; i++) {
+        if (!c.vals[K_SEGMENT_SIZE].n)
+            c.cfgs[i].segment_size = 1u << 20;
+        if (!c.vals[K_CHECKPOINT].n)
+            c.cfgs[i].checkpoint_bytes = 4u << 20;
+        c.cfgs[i].given[K_SEGMENT_SIZE] = c.cfgs[i].given[K_CHECKPOINT] = 1;
+    }
+    if (c.n * m.repeat > 100000)
+        cli_usage_error("matrix", "%zu runs per filesystem is too many", c.n * m.repeat);
+    if (preflight(&m)) {
+        bench_cli_free(&c);
+        return CLI_EXIT_USAGE;
+    }
+    if (mkdir(m.workdir, 0755) && errno != EEXIST) {
+        fprintf(stderr, "commitlab matrix: --workdir %s: %s\n", m.workdir, strerror(errno));
+        bench_cli_free(&c);
+        return 1;
+    }
+    if (!realpath(m.workdir, workdir)) {
+        fprintf(stderr, "commitlab matrix: --workdir %s: %s\n", m.workdir, strerror(errno));
+        bench_cli_free(&c);
+        return 1;
+    }
+    if (c.out_path && !(c.so.jsonl = fopen(c.out_path, "a"))) {
+        fprintf(stderr, "commitlab matrix: --out %s: %s\n", c.out_path, strerror(errno));
+        bench_cli_free(&c);
+        return 1;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+
+    clear_leftovers(workdir);
+    printf("commitlab matrix: %zu configuration%s x %u repeat%s on %zu filesystem%s (images in %s)\n", c.n,
+           c.n == 1 ? "" : "s", m.repeat, m.repeat == 1 ? "" : "s", m.nfs, m.nfs == 1 ? "" : "s", workdir);
+    printf("tps is the median over the repeats, spread half their range; dev B/txn is what the loop device\n"
+           "wrote per transaction; waits/wait ms: commits that waited for a segment to be ready, and how long;\n"
+           "reused: recycled segments written again; max@sw: the longest commit across a segment switch.\n\n");
+    table_header(stdout);
+    fflush(stdout);
+
+    struct progress pr = {.on = !c.so.quiet && isatty(STDERR_FILENO), .start = bench_now(),
+                          .total = c.n * m.repeat * m.nfs, .est_run = c.base.warmup + c.base.duration + 1};
+    int failed = 0, setup_failed = 0;
+    struct verdict *verdicts = calloc(m.nfs, sizeof *verdicts);
+    for (size_t f = 0; f < m.nfs && !got_signal; f++) {
+        int rc = run_fs(m.fs[f], &m, workdir, &c, &pr, verdicts ? &verdicts[f] : &(struct verdict){0});
+        if (rc < 0) {
+            setup_failed++;
+            pr.total -= c.n * m.repeat;
+        } else {
+            failed += rc;
+        }
+    }
+    cleanup();
+    rmdir(workdir); /* only when empty */
+    if (c.so.jsonl)
+        fclose(c.so.jsonl);
+    if (!got_signal && verdicts && m.nfs > 1) {
+        printf("\nverdicts:\n");
+        for (size_t f = 0; f < m.nfs; f++)
+            if (verdicts[f].text[0])
+                printf("  %s\n", verdicts[f].text);
+    }
+    free(verdicts);
+    bench_cli_free(&c);
+    if (got_signal) {
+        fprintf(stderr, "commitlab matrix: interrupted (signal %d); everything it mounted is unmounted and "
+                        "detached\n", (int)got_signal);
+        return 128 + (int)got_signal;
+    }
+    return setup_failed || failed ? 1 : 0;
+}
