@@ -6,7 +6,9 @@
  * Rows: commitlab with every durable sync policy (a policy the library
  * does not build yet is one n/a row) and with none; LMDB durable and
  * MDB_NOSYNC; RocksDB sync=true; SQLite synchronous=FULL when built.  Each
- * at 1, 16 and 64 clients, kv workload (16-byte keys, 100-byte values,
+ * at 1, 16 and 64 clients; then commitlab group commit at 16 clients with
+ * 1 MiB segments and a checkpoint every 4 MiB, fresh versus recycled
+ * segments.  Every row: kv workload (16-byte keys, 100-byte values,
  * 100,000 keys, one put per transaction), 3 s measured after 0.5 s of
  * warm-up, in a directory beside the current one (same filesystem), which
  * is removed afterwards.  The JSON lines go to tour.jsonl.  Then a few
@@ -36,7 +38,14 @@ struct tour_series {
     const char *engine, *sync;
     unsigned lmdb_flags;
     struct tour_row rows[NCLIENTS];
+    /* The segment pair: only at SEG_CLIENTS clients, with small segments
+     * and frequent checkpoints so that segments are retired and reused. */
+    const char *segments;
 };
+
+#define SEG_CLIENTS 16u
+#define SEG_SIZE (1u << 20)
+#define SEG_CHECKPOINT (4u << 20)
 
 /* The directory beside the current one, when the parent is on the same
  * filesystem and writable; else one inside the current directory. */
@@ -59,7 +68,7 @@ static const struct tour_row *row_of(const struct tour_series *s, size_t n, cons
                                      unsigned flags, unsigned clients)
 {
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(s[i].engine, engine) && !strcmp(s[i].sync, sync) && s[i].lmdb_flags == flags)
+        if (!strcmp(s[i].engine, engine) && !strcmp(s[i].sync, sync) && s[i].lmdb_flags == flags && !s[i].segments)
             for (size_t c = 0; c < NCLIENTS; c++)
                 if (tour_clients[c] == clients && s[i].rows[c].ran && s[i].rows[c].res.status == RUN_OK)
                     return &s[i].rows[c];
@@ -104,6 +113,7 @@ int cmd_tour(int argc, char **argv)
         {"commitlab", "commit", 0, {{{0}}}}, {"commitlab", "group", 0, {{{0}}}}, {"commitlab", "uring", 0, {{{0}}}},
         {"commitlab", "none", 0, {{{0}}}},   {"lmdb", "commit", 0, {{{0}}}},     {"lmdb", "none", 0, {{{0}}}},
         {"rocksdb", "commit", 0, {{{0}}}},   {"sqlite", "commit", 0, {{{0}}}},
+        {"commitlab", "group", 0, {{{0}}}, "fresh"}, {"commitlab", "group", 0, {{{0}}}, "recycle"},
     };
     size_t nseries = sizeof series / sizeof *series;
 
@@ -126,7 +136,7 @@ int cmd_tour(int argc, char **argv)
 
     unsigned total = 0, done = 0;
     for (size_t s = 0; s < nseries; s++)
-        total += NCLIENTS;
+        total += series[s].segments ? 1 : NCLIENTS;
     double t_start = bench_now();
     int tty = !quiet && isatty(STDERR_FILENO);
     unsigned failed = 0;
@@ -140,8 +150,13 @@ int cmd_tour(int argc, char **argv)
             done += NCLIENTS;
             continue;
         }
+        if (se->segments && !strcmp(se->segments, "fresh"))
+            printf("-- the same log with 1 MiB segments and a checkpoint every 4 MiB: fresh versus recycled "
+                   "segments --\n");
         for (size_t c = 0; c < NCLIENTS; c++) {
             struct tour_row *row = &se->rows[c];
+            if (se->segments && tour_clients[c] != SEG_CLIENTS)
+                continue;
             bench_config_defaults(&row->cfg);
             row->cfg.engine = se->engine;
             row->cfg.sync = se->sync;
@@ -149,6 +164,13 @@ int cmd_tour(int argc, char **argv)
             row->cfg.duration = secs;
             row->cfg.warmup = 0.5;
             row->cfg.dir = dir;
+            if (se->segments) {
+                row->cfg.segments = se->segments;
+                row->cfg.segment_size = SEG_SIZE;
+                row->cfg.checkpoint_bytes = SEG_CHECKPOINT;
+                row->cfg.given[K_SEGMENTS] = row->cfg.given[K_SEGMENT_SIZE] = row->cfg.given[K_CHECKPOINT] = 1;
+                snprintf(row->cfg.varying, sizeof row->cfg.varying, "segments=%s", se->segments);
+            }
             if (tty) {
                 char label[200];
                 bench_label(&row->cfg, label, sizeof label);
@@ -208,7 +230,8 @@ int cmd_tour(int argc, char **argv)
     }
     for (size_t s = 0; s < nseries; s++) {
         const char *p = series[s].sync;
-        if (strcmp(series[s].engine, "commitlab") || (strcmp(p, "group") && strcmp(p, "uring")))
+        if (strcmp(series[s].engine, "commitlab") || (strcmp(p, "group") && strcmp(p, "uring")) ||
+            series[s].segments)
             continue;
         const struct tour_row *g64 = row_of(series, nseries, "commitlab", p, 0, 64);
         if (g64 && l64)
@@ -223,6 +246,24 @@ int cmd_tour(int argc, char **argv)
     if (n1 && ln1)
         printf("- Without syncs the stores run at memory speed: commitlab %.0f tps, LMDB MDB_NOSYNC %.0f tps;\n"
                "  a power failure can lose whatever the OS had not yet written back.\n", tps(n1), tps(ln1));
+    const struct tour_row *sf = NULL, *sr = NULL;
+    for (size_t s = 0; s < nseries; s++)
+        for (size_t c = 0; c < NCLIENTS; c++) {
+            const struct tour_row *row = &series[s].rows[c];
+            if (!series[s].segments || !row->ran || row->res.status != RUN_OK)
+                continue;
+            if (!strcmp(series[s].segments, "fresh"))
+                sf = row;
+            else
+                sr = row;
+        }
+    if (sf && sr)
+        printf("- WAL segments, group commit at %u clients: recycled %.0f tps vs fresh %.0f (%+.0f%%); the fresh\n"
+               "  log waited %.1f ms in all for %lld new segments, the recycled one %.1f ms while reusing %lld\n"
+               "  (one short run: `commitlab matrix` repeats it on ext4, XFS and btrfs, docs/recycling.md).\n",
+               SEG_CLIENTS, tps(sr), tps(sf), (tps(sr) / tps(sf) - 1) * 100, (double)sf->res.segment_wait_us / 1e3,
+               (long long)sf->res.segments_created, (double)sr->res.segment_wait_us / 1e3,
+               (long long)sr->res.segments_reused);
 
     for (size_t s = 0; s < nseries; s++)
         for (size_t c = 0; c < NCLIENTS; c++)
