@@ -41,13 +41,31 @@ static const struct { uint64_t magic; const char *name; } fs_magics[] = {
     {0x6969, "nfs"}, {0x65735546, "fuse"}, {0x5346544e, "ntfs"}, {0x4d44, "vfat"},
 };
 
-/* Finds the mountinfo line of the mount holding dir (by st_dev, the last
- * match wins: later mounts shadow earlier ones). */
+/* The length of mount point mnt when it contains path (a prefix ending at
+ * a '/'), else 0. */
+static size_t mount_covers(const char *mnt, const char *path)
+{
+    size_t n = strlen(mnt);
+    if (strcmp(mnt, "/") == 0)
+        return 1;
+    return strncmp(mnt, path, n) == 0 && (path[n] == '/' || path[n] == 0) ? n : 0;
+}
+
+/* Finds the mountinfo line of the mount holding dir: by st_dev (the last
+ * match wins: later mounts shadow earlier ones), or, where the filesystem
+ * reports another st_dev than its mount's (btrfs: one anonymous device
+ * per subvolume), the last mount whose point is the longest prefix of
+ * dir's real path. */
 static void probe_mount(const char *dir, dev_t dev, struct bench_env *e)
 {
+    char real[4096];
+    int by_path = 0;
+    size_t best = 0;
+    if (!realpath(dir, real))
+        real[0] = 0;
+again:;
     FILE *f = fopen("/proc/self/mountinfo", "r");
     char line[4096];
-    (void)dir;
     if (!f)
         return;
     while (fgets(line, sizeof line, f)) {
@@ -56,8 +74,14 @@ static void probe_mount(const char *dir, dev_t dev, struct bench_env *e)
         int n = 0;
         if (sscanf(line, "%*u %*u %u:%u %1023s %1023s %511s%n", &maj, &min, root, mnt, opts, &n) < 5)
             continue;
-        if (makedev(maj, min) != dev)
+        if (!by_path && makedev(maj, min) != dev)
             continue;
+        if (by_path) {
+            size_t len = mount_covers(mnt, real);
+            if (!len || len < best)
+                continue;
+            best = len;
+        }
         const char *sep = strstr(line, " - ");
         if (!sep)
             continue;
@@ -72,6 +96,10 @@ static void probe_mount(const char *dir, dev_t dev, struct bench_env *e)
         copy_str(e->super_options, sizeof e->super_options, sopts);
     }
     fclose(f);
+    if (!e->mount_point[0] && !by_path && real[0]) {
+        by_path = 1;
+        goto again;
+    }
 }
 
 /* The device whose /sys/block/.../stat counts this directory's writes:
