@@ -39,7 +39,7 @@ struct rdb {
 };
 
 static const enum bench_knob rocks_no[] = {
-    K_ELR, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS,
+    K_ELR, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_COMMIT_DELAY, K_COMMIT_SIBLINGS,
     K_URING_DEPTH, K_SYNC_LATENCY, K_SQLITE_SYNC,
 };
 
@@ -70,7 +70,9 @@ static void rocks_describe(const struct bench_config *cfg, char *buf, size_t len
     if (n > 0 && (size_t)n < len && strcmp(cfg->sync_method, "fsync") == 0)
         n += snprintf(buf + n, len - (size_t)n, " use_fsync=1");
     if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
-        snprintf(buf + n, len - (size_t)n, " recycle_log_file_num=%u", cfg->recycle_max);
+        n += snprintf(buf + n, len - (size_t)n, " recycle_log_file_num=%u", cfg->recycle_max);
+    if (n > 0 && (size_t)n < len && cfg->given[K_CHECKPOINT])
+        snprintf(buf + n, len - (size_t)n, " write_buffer_size=%llu", (unsigned long long)cfg->checkpoint_bytes);
 }
 
 static void *syncer_main(void *arg)
@@ -128,6 +130,11 @@ static int rocks_open(struct bench_db *db)
         rocksdb_options_set_use_fsync(r->opt, 1);
     if (strcmp(cfg->segments, "recycle") == 0)
         rocksdb_options_set_recycle_log_file_num(r->opt, cfg->recycle_max);
+    /* A memtable flush is RocksDB's checkpoint: it starts a new WAL file
+     * and lets the old one go (deleted, or recycled). */
+    if (cfg->given[K_CHECKPOINT])
+        rocksdb_options_set_write_buffer_size(r->opt, (size_t)(cfg->checkpoint_bytes ? cfg->checkpoint_bytes
+                                                                                      : 64u << 20));
     if (cfg->given[K_CACHE]) {
         r->cache = rocksdb_cache_create_lru(cfg->cache_bytes);
         r->bbto = rocksdb_block_based_options_create();
@@ -277,6 +284,7 @@ const struct bench_driver bench_driver_rocksdb = {
     .maps = "--sync commit/group = WriteOptions.sync=true (RocksDB always group-commits);\n"
             "  --sync none = sync=false; --sync periodic = sync=false + FlushWAL(sync) every --interval;\n"
             "  --sync-method fsync = use_fsync; --segments recycle = recycle_log_file_num=--recycle-max;\n"
+            "  --checkpoint-bytes = write_buffer_size (a memtable flush starts a new WAL file);\n"
             "  --cache = block cache; uring, dsync/direct and the other log knobs are n/a;\n"
             "  counters from RocksDB statistics (WAL syncs/bytes, flushes, write stalls)",
     .check = rocks_check,

@@ -384,8 +384,8 @@ static void usage(FILE *f)
             "\n"
             "Every option of commitlab bench is accepted (see commitlab bench --help) except\n"
             "--dir and --reuse.  Unless given, --segment-size is 1M and --checkpoint-bytes 4M\n"
-            "here, so that even one client crosses several segment switches and checkpoints\n"
-            "(and so reuses recycled segments) in a 10 s run.\n");
+            "here (RocksDB: write_buffer_size 4M), so that even one client crosses several\n"
+            "segment switches and checkpoints (and so reuses recycled segments) in a 10 s run.\n");
 }
 
 static void parse_fs_opt(const char *flag, const char *v, struct fs_opt *o, size_t *n)
@@ -530,20 +530,20 @@ static void pair_key(const struct bench_config *cfg, char *buf, size_t len)
 }
 
 struct verdict {
-    unsigned pairs, helps, hurts, unexercised;
-    double log_sum, lo, hi, noise, dev_fresh, dev_recycle;
+    unsigned pairs, helps, hurts, unexercised, nwait;
+    double log_sum, lo, hi, noise, dev_fresh, dev_recycle, wait_fresh, wait_recycle;
     char text[512];
 };
 
-static void judge(const struct fs_kind *k, const struct bench_config *cfgs, const struct cell *cells, size_t n,
-                  unsigned repeat, struct verdict *v)
+static void judge(const struct fs_kind *k, const char *engine, const struct bench_config *cfgs,
+                  const struct cell *cells, size_t n, unsigned repeat, struct verdict *v)
 {
     memset(v, 0, sizeof *v);
     v->lo = INFINITY;
     v->hi = -INFINITY;
     unsigned ndev = 0;
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(cfgs[i].segments, "recycle") || !cells[i].n)
+        if (strcmp(cfgs[i].segments, "recycle") || !cells[i].n || strcmp(cfgs[i].engine, engine))
             continue;
         char ki[512], kj[512];
         pair_key(&cfgs[i], ki, sizeof ki);
@@ -572,6 +572,11 @@ static void judge(const struct fs_kind *k, const struct bench_config *cfgs, cons
                 v->helps++;
             else if (1 - ratio > thr)
                 v->hurts++;
+            if (median(cells[i].waitms, cells[i].n) >= 0 && median(cells[j].waitms, cells[j].n) >= 0) {
+                v->wait_recycle += median(cells[i].waitms, cells[i].n);
+                v->wait_fresh += median(cells[j].waitms, cells[j].n);
+                v->nwait++;
+            }
             double dr = median(cells[i].devb, cells[i].n), df = median(cells[j].devb, cells[j].n);
             if (dr >= 0 && df >= 0) {
                 v->dev_recycle += dr;
@@ -582,56 +587,117 @@ static void judge(const struct fs_kind *k, const struct bench_config *cfgs, cons
     }
     if (!v->pairs) {
         if (v->unexercised)
-            snprintf(v->text, sizeof v->text, "%s: no verdict: the recycle runs never reused a recycled segment "
-                     "(run longer, or lower --checkpoint-bytes / --segment-size)", k->name);
+            snprintf(v->text, sizeof v->text, "%s, %s: no verdict: the recycle runs never reused a recycled segment "
+                     "(run longer, or lower --checkpoint-bytes / --segment-size)", k->name, engine);
         else
-            snprintf(v->text, sizeof v->text, "%s: no verdict: no recycle run has a fresh run to compare with "
-                     "(give --segments fresh,recycle)", k->name);
+            snprintf(v->text, sizeof v->text, "%s, %s: no verdict: no recycle run has a fresh run to compare with "
+                     "(give --segments fresh,recycle)", k->name, engine);
         return;
     }
     double g = exp(v->log_sum / v->pairs) - 1;
-    const char *what = v->helps && !v->hurts    ? "helps"
-                       : v->hurts && !v->helps  ? "hurts"
-                       : !v->helps && !v->hurts ? "does not matter"
-                                                : "is mixed";
-    char dev[128] = "";
-    if (ndev)
-        snprintf(dev, sizeof dev, "; device bytes/commit %.0f fresh vs %.0f recycled", v->dev_fresh / ndev,
-                 v->dev_recycle / ndev);
+    /* A direction is claimed only when most pairs show it beyond their
+     * own noise and none shows the opposite. */
+    const char *what = !v->helps && !v->hurts                   ? "does not matter (within the noise)"
+                       : !v->hurts && 2 * v->helps > v->pairs ? "helps"
+                       : !v->helps && 2 * v->hurts > v->pairs ? "hurts"
+                                                               : "has a small or mixed effect";
+    char dev[256] = "";
+    int dn = 0;
+    if (v->nwait)
+        dn = snprintf(dev, sizeof dev, "; commits waited for segments %.1f ms per run fresh vs %.1f recycled",
+                      v->wait_fresh / v->nwait, v->wait_recycle / v->nwait);
+    if (ndev && dn > 0 && (size_t)dn < sizeof dev)
+        snprintf(dev + dn, sizeof dev - (size_t)dn, "; device bytes/commit %.0f fresh vs %.0f recycled",
+                 v->dev_fresh / ndev, v->dev_recycle / ndev);
     char rep[96];
     if (repeat > 1)
         snprintf(rep, sizeof rep, "spread over %u repeats up to +-%.0f%%", repeat, v->noise * 100);
     else
         snprintf(rep, sizeof rep, "one run each: differences under 3%% are treated as noise; use --repeat 3");
     snprintf(v->text, sizeof v->text,
-             "%s: recycling %s here: %+.1f%% tps (geometric mean of %u recycle/fresh pairs, from %+.1f%% to "
+             "%s, %s: recycling %s here: %+.1f%% tps (geometric mean of %u recycle/fresh pairs, from %+.1f%% to "
              "%+.1f%%; helps in %u, hurts in %u; %s)%s",
-             k->name, what, g * 100, v->pairs, v->lo * 100, v->hi * 100, v->helps, v->hurts, rep, dev);
+             k->name, engine, what, g * 100, v->pairs, v->lo * 100, v->hi * 100, v->helps, v->hurts, rep, dev);
+}
+
+/* The verdicts of every filesystem, for the summary at the end. */
+struct verdict_list {
+    char **text;
+    size_t n;
+};
+
+static void verdict_keep(struct verdict_list *vl, const char *text)
+{
+    char **t = realloc(vl->text, (vl->n + 1) * sizeof *t);
+    if (!t)
+        return;
+    vl->text = t;
+    if ((t[vl->n] = strdup(text)))
+        vl->n++;
 }
 
 /* ---- the table ---------------------------------------------------------------- */
 
 static void table_header(FILE *f)
 {
-    fprintf(f, "%-16s %-8s %-9s %-9s %-8s %4s %7s %12s %7s %8s %8s %10s %6s %9s %6s %9s\n", "filesystem", "sync",
-            "segments", "init", "prealloc", "cli", "runs", "tps(median)", "spread", "p99 us", "max ms",
-            "dev B/txn", "waits", "wait ms", "reused", "max@sw ms");
+    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8s %4s %4s %12s %7s %8s %8s %10s %6s %9s %6s %9s\n", "filesystem",
+            "engine", "sync", "segments", "init", "prealloc", "cli", "runs", "tps(median)", "spread", "p99 us",
+            "max ms", "dev B/txn", "waits", "wait ms", "reused", "max@sw ms");
+}
+
+/* A median cell, "-" where the engine cannot say. */
+static void num(char *buf, size_t len, const double *v, unsigned n, const char *fmt)
+{
+    double m = median(v, n);
+    if (m < 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, fmt, m);
+}
+
+/* The knobs that vary in the sweep, without those the table has columns for. */
+static void other_knobs(const struct bench_config *c, char *buf, size_t len)
+{
+    static const char *const shown[] = {"segments=", "segment-init=", "prealloc="};
+    size_t j = 0;
+    buf[0] = 0;
+    for (const char *p = c->varying; *p;) {
+        const char *e = strchr(p, ' ');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        int skip = 0;
+        for (size_t i = 0; i < sizeof shown / sizeof *shown; i++)
+            skip |= strncmp(p, shown[i], strlen(shown[i])) == 0;
+        if (!skip && j + n + 2 < len) {
+            j += (size_t)snprintf(buf + j, len - j, "%s%.*s", j ? " " : "", (int)n, p);
+        }
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
 }
 
 static void table_row(FILE *f, const struct fs_kind *k, const struct bench_config *c, const struct cell *x)
 {
+    char other[sizeof c->varying];
+    other_knobs(c, other, sizeof other);
     if (!x->n) {
-        fprintf(f, "%-16s %-8s %-9s %-9s %-8u %4u %7s (%s)\n", k->name, c->sync, c->segments, c->segment_init,
-                c->prealloc, c->clients, x->na ? "n/a" : "error", x->err);
+        fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s (%s)\n", k->name, c->engine, c->sync, c->segments,
+                c->segment_init, c->prealloc, c->clients, x->na ? "n/a" : "error", x->err);
         return;
     }
-    char sp[16];
+    char sp[16], p99[24], mx[24], devb[24], waits[24], waitms[24], reused[24], swmax[24];
     snprintf(sp, sizeof sp, "+-%.1f%%", spread(x->tps, x->n) * 100);
-    fprintf(f, "%-16s %-8s %-9s %-9s %-8u %4u %7u %12.1f %7s %8.0f %8.2f %10.0f %6.0f %9.1f %6.0f %9.2f%s%s%s\n",
-            k->name, c->sync, c->segments, c->segment_init, c->prealloc, c->clients, x->n, median(x->tps, x->n), sp,
-            median(x->p99, x->n), median(x->maxms, x->n), median(x->devb, x->n), median(x->waits, x->n),
-            median(x->waitms, x->n), median(x->reused, x->n), median(x->swmax, x->n),
-            c->varying[0] ? "  " : "", c->varying, x->unexercised ? "  NOTE: recycling not exercised" : "");
+    num(p99, sizeof p99, x->p99, x->n, "%.0f");
+    num(mx, sizeof mx, x->maxms, x->n, "%.2f");
+    num(devb, sizeof devb, x->devb, x->n, "%.0f");
+    num(waits, sizeof waits, x->waits, x->n, "%.0f");
+    num(waitms, sizeof waitms, x->waitms, x->n, "%.1f");
+    num(reused, sizeof reused, x->reused, x->n, "%.0f");
+    num(swmax, sizeof swmax, x->swmax, x->n, "%.2f");
+    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4u %12.1f %7s %8s %8s %10s %6s %9s %6s %9s%s%s%s\n", k->name,
+            c->engine, c->sync, c->segments, c->segment_init, c->prealloc, c->clients, x->n, median(x->tps, x->n),
+            sp, p99, mx, devb, waits, waitms, reused, swmax, other[0] ? "  " : "", other,
+            x->unexercised ? "  NOTE: recycling not exercised" : "");
 }
 
 static void cell_add(struct cell *x, const struct bench_config *cfg, const struct bench_result *r)
@@ -651,9 +717,9 @@ static void cell_add(struct cell *x, const struct bench_config *cfg, const struc
     x->maxms[i] = r->max_us / 1e3;
     x->devb[i] = r->dev_write_bytes >= 0 ? (double)r->dev_write_bytes / n : -1;
     x->waits[i] = (double)r->segment_waits;
-    x->waitms[i] = (double)r->segment_wait_us / 1e3;
+    x->waitms[i] = r->segment_wait_us >= 0 ? (double)r->segment_wait_us / 1e3 : -1;
     x->reused[i] = (double)r->segments_reused;
-    x->swmax[i] = (double)r->max_switch_commit_us / 1e3;
+    x->swmax[i] = r->max_switch_commit_us >= 0 ? (double)r->max_switch_commit_us / 1e3 : -1;
     if (bench_recycle_unexercised(cfg, r))
         x->unexercised = 1;
 }
@@ -818,7 +884,7 @@ static void tick(void *arg)
  * table and verdict.  Returns the number of failed runs, or -1 when the
  * filesystem could not be set up. */
 static int run_fs(const struct fs_kind *k, const struct matrix_opts *m, const char *workdir,
-                  struct bench_cli *c, struct progress *pr, struct verdict *v)
+                  struct bench_cli *c, struct progress *pr, struct verdict_list *vl)
 {
     char err[1024], mkfs_cmd[1024];
     struct cell *cells = calloc(c->n, sizeof *cells);
@@ -876,23 +942,36 @@ static int run_fs(const struct fs_kind *k, const struct matrix_opts *m, const ch
     if (!got_signal) {
         for (size_t i = 0; i < c->n; i++)
             table_row(stdout, k, &c->cfgs[i], &cells[i]);
-        judge(k, c->cfgs, cells, c->n, m->repeat, v);
-        printf("  verdict: %s\n", v->text);
-        fflush(stdout);
-        if (c->so.jsonl) {
-            json_t *j = json_object();
-            json_object_set_new(j, "schema", json_string("commitlab-matrix-verdict/1"));
-            json_object_set_new(j, "fs", json_string(k->name));
-            json_object_set_new(j, "pairs", json_integer(v->pairs));
-            json_object_set_new(j, "helps", json_integer(v->helps));
-            json_object_set_new(j, "hurts", json_integer(v->hurts));
-            json_object_set_new(j, "tps_change", v->pairs ? json_real(exp(v->log_sum / v->pairs) - 1) : json_null());
-            json_object_set_new(j, "repeats", json_integer(m->repeat));
-            json_object_set_new(j, "text", json_string(v->text));
-            if (bench_json_write(c->so.jsonl, j))
-                failed++;
-            json_decref(j);
+        /* one verdict per engine that has recycle runs, in sweep order */
+        for (size_t i = 0; i < c->n; i++) {
+            int first = 1;
+            for (size_t j = 0; j < i; j++)
+                first &= strcmp(c->cfgs[j].engine, c->cfgs[i].engine) != 0;
+            if (!first)
+                continue;
+            struct verdict v;
+            judge(k, c->cfgs[i].engine, c->cfgs, cells, c->n, m->repeat, &v);
+            if (!v.pairs && !v.unexercised && !strstr(c->cfgs[i].engine, "commitlab"))
+                continue; /* nothing to say about an engine without recycle runs */
+            printf("  verdict: %s\n", v.text);
+            verdict_keep(vl, v.text);
+            if (c->so.jsonl) {
+                json_t *j = json_object();
+                json_object_set_new(j, "schema", json_string("commitlab-matrix-verdict/1"));
+                json_object_set_new(j, "fs", json_string(k->name));
+                json_object_set_new(j, "engine", json_string(c->cfgs[i].engine));
+                json_object_set_new(j, "pairs", json_integer(v.pairs));
+                json_object_set_new(j, "helps", json_integer(v.helps));
+                json_object_set_new(j, "hurts", json_integer(v.hurts));
+                json_object_set_new(j, "tps_change", v.pairs ? json_real(exp(v.log_sum / v.pairs) - 1) : json_null());
+                json_object_set_new(j, "repeats", json_integer(m->repeat));
+                json_object_set_new(j, "text", json_string(v.text));
+                if (bench_json_write(c->so.jsonl, j))
+                    failed++;
+                json_decref(j);
+            }
         }
+        fflush(stdout);
     }
     free(cells);
     free(r);
@@ -975,12 +1054,20 @@ int cmd_matrix(int argc, char **argv)
                         "images go)", c.dir_given ? "--dir" : "--reuse");
     if (c.list_engines)
         cli_usage_error("matrix", "--list-engines: see commitlab bench --list-engines");
+    /* Small segments and frequent checkpoints, so that segments are
+     * retired and reused within a short run: commitlab's segment size,
+     * and the checkpoint distance (RocksDB: its memtable size). */
     for (size_t i = 0; i < c.n; i++) {
-        if (!c.vals[K_SEGMENT_SIZE].n)
-            c.cfgs[i].segment_size = 1u << 20;
-        if (!c.vals[K_CHECKPOINT].n)
-            c.cfgs[i].checkpoint_bytes = 4u << 20;
-        c.cfgs[i].given[K_SEGMENT_SIZE] = c.cfgs[i].given[K_CHECKPOINT] = 1;
+        struct bench_config *cfg = &c.cfgs[i];
+        int cl = !strcmp(cfg->engine, "commitlab");
+        if (cl && !c.vals[K_SEGMENT_SIZE].n) {
+            cfg->segment_size = 1u << 20;
+            cfg->given[K_SEGMENT_SIZE] = 1;
+        }
+        if ((cl || !strcmp(cfg->engine, "rocksdb")) && !c.vals[K_CHECKPOINT].n) {
+            cfg->checkpoint_bytes = 4u << 20;
+            cfg->given[K_CHECKPOINT] = 1;
+        }
     }
     if (c.n * m.repeat > 100000)
         cli_usage_error("matrix", "%zu runs per filesystem is too many", c.n * m.repeat);
@@ -1024,9 +1111,9 @@ int cmd_matrix(int argc, char **argv)
     struct progress pr = {.on = !c.so.quiet && isatty(STDERR_FILENO), .start = bench_now(),
                           .total = c.n * m.repeat * m.nfs, .est_run = c.base.warmup + c.base.duration + 1};
     int failed = 0, setup_failed = 0;
-    struct verdict *verdicts = calloc(m.nfs, sizeof *verdicts);
+    struct verdict_list vl = {0};
     for (size_t f = 0; f < m.nfs && !got_signal; f++) {
-        int rc = run_fs(m.fs[f], &m, workdir, &c, &pr, verdicts ? &verdicts[f] : &(struct verdict){0});
+        int rc = run_fs(m.fs[f], &m, workdir, &c, &pr, &vl);
         if (rc < 0) {
             setup_failed++;
             pr.total -= c.n * m.repeat;
@@ -1038,13 +1125,14 @@ int cmd_matrix(int argc, char **argv)
     rmdir(workdir); /* only when empty */
     if (c.so.jsonl)
         fclose(c.so.jsonl);
-    if (!got_signal && verdicts && m.nfs > 1) {
+    if (!got_signal && vl.n > 1) {
         printf("\nverdicts:\n");
-        for (size_t f = 0; f < m.nfs; f++)
-            if (verdicts[f].text[0])
-                printf("  %s\n", verdicts[f].text);
+        for (size_t i = 0; i < vl.n; i++)
+            printf("  %s\n", vl.text[i]);
     }
-    free(verdicts);
+    for (size_t i = 0; i < vl.n; i++)
+        free(vl.text[i]);
+    free(vl.text);
     bench_cli_free(&c);
     if (got_signal) {
         fprintf(stderr, "commitlab matrix: interrupted (signal %d); everything it mounted is unmounted and "

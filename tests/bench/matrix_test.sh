@@ -91,13 +91,13 @@ else
     fail "matrix exited non-zero: $(tail -5 "$WORK/m.err")"
 fi
 for fs in tmpfs ext4; do
-    if grep -qE "^$fs +commit +recycle +zero +0 +1 +1 +[0-9]+\.[0-9]" "$WORK/m.out" &&
-        grep -qE "^$fs +commit +fresh +zero" "$WORK/m.out"; then
+    if grep -qE "^$fs +commitlab +commit +recycle +zero +0 +1 +1 +[0-9]+\.[0-9]" "$WORK/m.out" &&
+        grep -qE "^$fs +commitlab +commit +fresh +zero" "$WORK/m.out"; then
         pass "$fs: a fresh and a recycle row"
     else
         fail "$fs: rows missing: $(cat "$WORK/m.out")"
     fi
-    if grep -qE "^  verdict: $fs: recycling (helps|hurts|does not matter|is mixed) here" "$WORK/m.out"; then
+    if grep -qE "^  verdict: $fs, commitlab: recycling (helps|hurts|does not matter \(within the noise\)|has a small or mixed effect) here" "$WORK/m.out"; then
         pass "$fs: a verdict"
     else
         fail "$fs: no verdict line"
