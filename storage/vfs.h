@@ -75,7 +75,8 @@ struct vfs_io {
  * and complete, in any order.
  *   ring_submit  queues one chain (1 <= n <= VFS_RING_MAX_LINKS) under the
  *                caller's tag and returns at once: 0, -EBUSY when depth
- *                chains are not yet reaped, or -errno with nothing queued.
+ *                chains are not yet reaped or the ring is momentarily full
+ *                (try again), or -errno with nothing queued.
  *                ios and the buffers they name stay the caller's, untouched,
  *                until the chain is reaped.
  *   ring_reap    reports one finished chain: returns 1 with *tag and *ios
@@ -113,6 +114,7 @@ struct vfs_ops {
     int (*rename)(struct vfs *v, const char *from, const char *to);
     int (*unlink)(struct vfs *v, const char *path);
     int (*mkdir)(struct vfs *v, const char *path);           /* -EEXIST if present */
+    int (*rmdir)(struct vfs *v, const char *path);           /* an empty directory; may be NULL */
     int (*sync_dir)(struct vfs *v, const char *dir);
     int (*list)(struct vfs *v, const char *dir, vfs_list_fn fn, void *arg); /* names, no "." ".." */
     int (*exists)(struct vfs *v, const char *path);          /* 1, 0, or -errno */
@@ -155,6 +157,7 @@ static inline int vfs_size(struct vfs_file *f, uint64_t *size) { return f->vfs->
 static inline int vfs_rename(struct vfs *v, const char *a, const char *b) { return v->ops->rename(v, a, b); }
 static inline int vfs_unlink(struct vfs *v, const char *p) { return v->ops->unlink(v, p); }
 static inline int vfs_mkdir(struct vfs *v, const char *p) { return v->ops->mkdir(v, p); }
+static inline int vfs_rmdir(struct vfs *v, const char *p) { return v->ops->rmdir ? v->ops->rmdir(v, p) : -ENOSYS; }
 static inline int vfs_sync_dir(struct vfs *v, const char *d) { return v->ops->sync_dir(v, d); }
 static inline int vfs_list(struct vfs *v, const char *d, vfs_list_fn fn, void *arg)
 { return v->ops->list(v, d, fn, arg); }
@@ -181,6 +184,11 @@ void vfs_count(struct vfs *v, enum vfs_class cls, size_t field_offset, uint64_t 
 
 /* Generic submit: runs each io through the table's pwrite/fsync/fdatasync. */
 int vfs_submit_sequential(struct vfs *v, struct vfs_io *ios, int n);
+
+/* Test hook of the POSIX backend's rings: the next n times it hands queued
+ * requests to the kernel, the enter fails with err (-EAGAIN if 0) as a
+ * busy kernel's would, and the requests stay queued. */
+void vfs_posix_fail_ring_enters(unsigned n, int err);
 
 /* Durable replace (Redis style): write tmp, fsync, rename, sync dir. */
 int vfs_write_file_durable(struct vfs *v, const char *dir, const char *name, const void *buf,

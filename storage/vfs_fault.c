@@ -29,20 +29,26 @@
  *
  * Crash (do_crash): first the namespace -- the changes a model discards
  * are undone newest first (so files come back with their saved content and
- * pending lists) -- then the content: each surviving file state is rolled
- * back to its synced content (undo newest first) and the writes the model
- * keeps are applied again, oldest first, whole or as a 512-byte-aligned
- * prefix.  Random choices come from a splitmix64 seeded by the caller, so a
- * seed replays exactly.
+ * pending lists; a directory whose mkdir is undone goes with everything in
+ * it) -- then the content: each surviving file state is rolled back to its
+ * synced content (undo newest first) and the writes the model keeps are
+ * applied again, oldest first, whole or as any subset of their 512-byte
+ * sectors.  A crash armed to fire at a write fires during it: the write
+ * lands unsynced (even on an O_DSYNC descriptor, whose write had not
+ * returned) and the model decides its fate with the rest.  Random choices
+ * come from a splitmix64 seeded by the caller, so a seed replays exactly.
  *
- * Not modelled: mkdir is durable at once; a rename across directories is
- * durable once both directories are synced; data written through a handle
- * after its file was unlinked or replaced is not tracked.
+ * Not modelled: a rename across directories is durable once both
+ * directories are synced; data written through a handle after its file was
+ * unlinked or replaced is not tracked.
  *
- * Rings: chains run synchronously at submit through the table above (see
- * vfs_fault.h); only their reporting is asynchronous, shuffled by a
- * splitmix64 of the ring seed, under the ring's own mutex (never held while
- * the layer's mutex is taken).
+ * Rings: each chain, when submitted, either runs at once through the table
+ * above or is held back and runs later -- when a reap finds nothing else
+ * finished, at random otherwise, or at close -- so a chain submitted later
+ * can complete, sync included, before an earlier one has written anything
+ * (io_uring does not order independent chains).  Completions are reported
+ * in an order shuffled by a splitmix64 of the ring seed, under the ring's
+ * own mutex (never held while the layer's mutex is taken).
  *
  * Callers: tests and the crash harness build it over vfs_posix(); the engine
  * sees only the struct vfs table.
@@ -51,6 +57,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -85,7 +92,7 @@ struct fstate {
     struct fstate *next;
 };
 
-enum dc_kind { DC_CREATE = 0, DC_UNLINK, DC_RENAME };
+enum dc_kind { DC_CREATE = 0, DC_UNLINK, DC_RENAME, DC_MKDIR };
 
 struct dchange {
     enum dc_kind kind;
@@ -117,8 +124,9 @@ struct fault_vfs {
     uint64_t crash_left;  /* 0: not armed */
     enum vfs_crash_model crash_model;
     uint64_t crash_seed;
-    uint64_t sync_left, write_left;
-    int sync_err, write_err;
+    uint64_t kill_left;   /* 0: not armed */
+    uint64_t fail_left[VFS_FAULT_NOPS]; /* per kind of call: 0 not armed */
+    int fail_err[VFS_FAULT_NOPS];
     uint64_t short_left;  /* ring writes until the armed short write; 0: none */
     uint64_t ring_seed, rings_opened;
     struct fstate *files;
@@ -499,6 +507,66 @@ static void reattach(struct fault_vfs *fv, const char *path, struct plist *saved
     memset(saved, 0, sizeof *saved);
 }
 
+struct names {
+    char **v;
+    size_t n, cap;
+};
+
+static int collect(void *arg, const char *name)
+{
+    struct names *ns = arg;
+    if (ns->n == ns->cap) {
+        size_t cap = ns->cap ? ns->cap * 2 : 32;
+        char **v = realloc(ns->v, cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        ns->v = v;
+        ns->cap = cap;
+    }
+    if (!(ns->v[ns->n] = strdup(name)))
+        return -ENOMEM;
+    ns->n++;
+    return 0;
+}
+
+/* Removes dir and everything in it (an mkdir a crash undoes). */
+static int remove_tree(struct vfs *b, const char *dir)
+{
+    struct names ns = {0};
+    int rc = b->ops->list(b, dir, collect, &ns);
+    if (rc == -ENOENT)
+        rc = 0;
+    for (size_t i = 0; i < ns.n; i++) {
+        char *p = NULL;
+        if (asprintf(&p, "%s/%s", dir, ns.v[i]) < 0) {
+            keep_err(&rc, -ENOMEM);
+        } else {
+            int r = b->ops->unlink(b, p);
+            if (r == -EISDIR || r == -EPERM)
+                r = remove_tree(b, p);
+            keep_err(&rc, r);
+        }
+        free(p);
+        free(ns.v[i]);
+    }
+    free(ns.v);
+    int r = b->ops->rmdir ? b->ops->rmdir(b, dir) : -ENOSYS;
+    if (r != -ENOENT)
+        keep_err(&rc, r);
+    return rc;
+}
+
+/* The files under dir vanish with it: their states stop tracking. */
+static void detach_under(struct fault_vfs *fv, const char *dir)
+{
+    size_t n = strlen(dir);
+    for (struct fstate *s = fv->files, *nx; s; s = nx) {
+        nx = s->next;
+        if (s->attached && !strncmp(s->path, dir, n) && s->path[n] == '/')
+            fs_detach(fv, s, NULL);
+    }
+}
+
 static int dc_undo(struct fault_vfs *fv, struct dchange *d)
 {
     struct vfs *b = fv->lower;
@@ -518,6 +586,10 @@ static int dc_undo(struct fault_vfs *fv, struct dchange *d)
             fs_detach(fv, s, NULL);
         keep_err(&rc, write_whole(b, d->path, d->content, d->content_len));
         reattach(fv, d->path, &d->saved);
+        break;
+    case DC_MKDIR:
+        detach_under(fv, d->path);
+        keep_err(&rc, remove_tree(b, d->path));
         break;
     case DC_RENAME:
         if ((s = fs_find(fv, d->from)))
@@ -563,10 +635,14 @@ static int pend_undo(struct fault_vfs *fv, struct vfs_file *f, const struct pend
     return rc;
 }
 
-/* How much of p survives: 0 nothing, p->len whole, else a prefix. */
+/* What survives of a pending mutation: KEEP_NONE, KEEP_ALL, or (a write)
+ * a subset of its sectors drawn from the returned seed. */
+#define KEEP_NONE 0u
+#define KEEP_ALL UINT64_MAX
+
 static uint64_t pend_decide(enum vfs_crash_model m, const struct pend *p, uint64_t *rng)
 {
-    uint64_t whole = p->kind == PEND_WRITE ? p->len : 1;
+    uint64_t whole = KEEP_ALL;
     if (p->doomed)
         return 0;
     if (p->durable)
@@ -581,16 +657,31 @@ static uint64_t pend_decide(enum vfs_crash_model m, const struct pend *p, uint64
         if (r == 0)
             return whole;
         if (r == 1 || p->kind != PEND_WRITE)
-            return 0;
-        /* cut at a sector boundary strictly inside [off, off+len) */
-        uint64_t first = (p->off / SECTOR + 1) * SECTOR, end = p->off + p->len;
-        if (first >= end)
-            return (sm64(rng) & 1) ? whole : 0;
-        uint64_t nb = (end - 1 - first) / SECTOR + 1;
-        return first + (sm64(rng) % nb) * SECTOR - p->off;
+            return KEEP_NONE;
+        uint64_t seed = sm64(rng) | 1;
+        return seed == KEEP_ALL ? seed - 2 : seed; /* any subset of the sectors */
     }
     }
-    return 0;
+    return KEEP_NONE;
+}
+
+/* Writes the sectors of p that a subset seed keeps: each piece of
+ * [off, off+len) between 512-byte boundaries independently, so a write may
+ * keep later sectors and lose earlier ones. */
+static int write_subset(struct fault_vfs *fv, struct vfs_file *f, const struct pend *p, uint64_t seed)
+{
+    const struct vfs_ops *o = fv->lower->ops;
+    uint64_t a = p->off, end = p->off + p->len;
+    int rc = 0;
+    while (a < end) {
+        uint64_t b = (a / SECTOR + 1) * SECTOR;
+        if (b > end)
+            b = end;
+        if (sm64(&seed) & 1)
+            keep_err(&rc, o->pwrite(f, p->data + (a - p->off), (size_t)(b - a), a));
+        a = b;
+    }
+    return rc;
 }
 
 static int pend_redo(struct fault_vfs *fv, struct vfs_file *f, const struct pend *p, uint64_t keep)
@@ -598,7 +689,9 @@ static int pend_redo(struct fault_vfs *fv, struct vfs_file *f, const struct pend
     const struct vfs_ops *o = fv->lower->ops;
     switch (p->kind) {
     case PEND_WRITE:
-        return keep ? o->pwrite(f, p->data, (size_t)keep, p->off) : 0;
+        if (keep == KEEP_ALL)
+            return p->len ? o->pwrite(f, p->data, (size_t)p->len, p->off) : 0;
+        return keep ? write_subset(fv, f, p, keep) : 0;
     case PEND_TRUNC:
         return o->truncate(f, p->len);
     case PEND_ALLOC:
@@ -697,28 +790,43 @@ static int do_crash(struct fault_vfs *fv, enum vfs_crash_model m, uint64_t seed)
 
 /* ---- operation prologue ------------------------------------------------ */
 
-/* Locks, counts the operation, fires an armed crash.  Returns -EIO when the
- * layer is (now) dead; the caller unlocks in every case. */
-static int op_begin(struct fault_vfs *fv)
+#define OP_CRASH_DURING 1
+
+/* Locks, counts the operation, fires an armed kill or crash.  Returns
+ * -EIO when the layer is (now) dead.  For a write (writing = 1) a crash
+ * that fires here returns OP_CRASH_DURING instead: the caller makes the
+ * write, unsynced, and then crashes.  The caller unlocks in every case. */
+static int op_begin_ex(struct fault_vfs *fv, int writing)
 {
     pthread_mutex_lock(&fv->mu);
     fv->ops++;
     if (fv->dead)
         return -EIO;
+    if (fv->kill_left && --fv->kill_left == 0) {
+        fv->dead = 1; /* a process crash: nothing is undone */
+        return -EIO;
+    }
     if (fv->crash_left && --fv->crash_left == 0) {
+        if (writing)
+            return OP_CRASH_DURING;
         do_crash(fv, fv->crash_model, fv->crash_seed);
         return -EIO;
     }
     return 0;
 }
 
-/* 1 when this sync is the one armed to fail. */
-static int sync_fails(struct fault_vfs *fv)
+static int op_begin(struct fault_vfs *fv) { return op_begin_ex(fv, 0); }
+
+/* The injected error for this call of kind op, or 0. */
+static int injected(struct fault_vfs *fv, enum vfs_fault_op op)
 {
-    if (fv->sync_left && --fv->sync_left == 0)
-        return 1;
+    if (fv->fail_left[op] && --fv->fail_left[op] == 0)
+        return fv->fail_err[op];
     return 0;
 }
+
+/* 1 when this sync is the one armed to fail. */
+static int sync_fails(struct fault_vfs *fv) { return injected(fv, VFS_FAULT_SYNC) != 0; }
 
 /* ---- the table --------------------------------------------------------- */
 
@@ -733,6 +841,8 @@ static int f_open(struct vfs *v, const char *path, unsigned flags, enum vfs_clas
 
     *out = NULL;
     rc = op_begin(fv);
+    if (!rc)
+        rc = injected(fv, VFS_FAULT_OPEN);
     if (rc)
         goto out;
     np = norm_path(path);
@@ -830,6 +940,8 @@ static int f_pread(struct vfs_file *f, void *buf, size_t len, uint64_t off, size
     struct fault_vfs *fv = FV(f->vfs);
     size_t n = 0;
     int rc = op_begin(fv);
+    if (!rc)
+        rc = injected(fv, VFS_FAULT_READ);
     if (!rc) {
         rc = fv->lower->ops->pread(h->lower, buf, len, off, &n);
         VFS_COUNT(f->vfs, f->cls, reads, 1);
@@ -841,30 +953,45 @@ static int f_pread(struct vfs_file *f, void *buf, size_t len, uint64_t off, size
     return rc;
 }
 
-static int f_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t off)
+/* A write of len bytes of a request for asked bytes (a ring's short write
+ * writes less than it was asked; O_DIRECT's alignment applies to what was
+ * asked). */
+static int pwrite_part(struct vfs_file *f, const void *buf, size_t len, uint64_t off, size_t asked)
 {
     struct fhandle *h = (struct fhandle *)f;
     struct fault_vfs *fv = FV(f->vfs);
     struct fstate *s = h->st;
     struct pend *p = NULL;
-    int dsync = (f->flags & VFS_O_DSYNC) != 0, fail = 0;
-    int rc = op_begin(fv);
+    int dsync = (f->flags & VFS_O_DSYNC) != 0, fail = 0, during = 0;
+    int rc = op_begin_ex(fv, 1);
 
+    if (rc == OP_CRASH_DURING) {
+        during = 1; /* the crash comes while this write is in flight */
+        rc = 0;
+    }
     if (rc)
         goto out;
-    if (fv->write_left && --fv->write_left == 0) {
-        rc = fv->write_err;
+    if (!during && (rc = injected(fv, VFS_FAULT_WRITE)) != 0)
+        goto out;
+    /* O_DIRECT's rule, enforced here whatever the device would accept */
+    if ((f->flags & VFS_O_DIRECT) && ((off | asked | (uintptr_t)buf) & (VFS_DIRECT_ALIGN - 1))) {
+        rc = -EINVAL;
         goto out;
     }
-    if (dsync)
+    if (dsync && !during)
         fail = sync_fails(fv);
-    if (s->attached && (!dsync || fail || s->pl.n > 0)) {
+    if (s->attached && (!dsync || fail || during || s->pl.n > 0)) {
         /* An O_DSYNC write to a file with nothing pending needs no undo. */
         p = record(fv, s, PEND_WRITE, buf, off, len, &rc);
         if (!p)
             goto out;
     }
     rc = fv->lower->ops->pwrite(h->lower, buf, len, off);
+    if (during) {
+        do_crash(fv, fv->crash_model, fv->crash_seed); /* decides p's fate with the rest */
+        rc = -EIO;
+        goto out;
+    }
     if (rc) {
         if (p)
             p->doomed = 1; /* possibly half written: never re-applied */
@@ -875,7 +1002,7 @@ static int f_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t of
     if (dsync) {
         if (fail) {
             plist_doom(&s->pl);
-            rc = fv->sync_err;
+            rc = fv->fail_err[VFS_FAULT_SYNC];
         } else {
             VFS_COUNT(f->vfs, f->cls, dsync_writes, 1);
             if (p) {
@@ -889,6 +1016,11 @@ out:
     return rc;
 }
 
+static int f_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t off)
+{
+    return pwrite_part(f, buf, len, off, len);
+}
+
 static int f_sync(struct vfs_file *f, int data_only)
 {
     struct fhandle *h = (struct fhandle *)f;
@@ -898,7 +1030,7 @@ static int f_sync(struct vfs_file *f, int data_only)
     if (rc)
         goto out;
     if (sync_fails(fv)) {
-        rc = fv->sync_err; /* nothing reaches the disk */
+        rc = fv->fail_err[VFS_FAULT_SYNC]; /* nothing reaches the disk */
     } else {
         uint64_t t0 = now_ns();
         rc = data_only ? fv->lower->ops->fdatasync(h->lower) : fv->lower->ops->fsync(h->lower);
@@ -927,6 +1059,8 @@ static int f_fallocate(struct vfs_file *f, uint64_t off, uint64_t len)
     struct fhandle *h = (struct fhandle *)f;
     struct fault_vfs *fv = FV(f->vfs);
     int rc = op_begin(fv);
+    if (!rc)
+        rc = injected(fv, VFS_FAULT_FALLOCATE);
     if (!rc && h->st->attached && !record(fv, h->st, PEND_ALLOC, NULL, off, len, &rc))
         goto out;
     if (!rc)
@@ -941,6 +1075,8 @@ static int f_truncate(struct vfs_file *f, uint64_t size)
     struct fhandle *h = (struct fhandle *)f;
     struct fault_vfs *fv = FV(f->vfs);
     int rc = op_begin(fv);
+    if (!rc)
+        rc = injected(fv, VFS_FAULT_TRUNCATE);
     if (!rc && h->st->attached && !record(fv, h->st, PEND_TRUNC, NULL, 0, size, &rc))
         goto out;
     if (!rc)
@@ -979,6 +1115,8 @@ static int f_rename(struct vfs *v, const char *from, const char *to)
     struct fstate *s;
     int rc = op_begin(fv), victim;
 
+    if (!rc)
+        rc = injected(fv, VFS_FAULT_RENAME);
     if (rc)
         goto out;
     nf = norm_path(from);
@@ -1034,6 +1172,8 @@ static int f_unlink(struct vfs *v, const char *path)
     struct fstate *s;
     int rc = op_begin(fv);
 
+    if (!rc)
+        rc = injected(fv, VFS_FAULT_UNLINK);
     if (rc)
         goto out;
     np = norm_path(path);
@@ -1062,12 +1202,34 @@ out:
     return rc;
 }
 
+/* A new directory is an entry of its parent: durable only once the parent
+ * is synced; a crash may undo it, and with it everything inside. */
 static int f_mkdir(struct vfs *v, const char *path)
+{
+    struct fault_vfs *fv = FV(v);
+    char *np = NULL;
+    int rc = op_begin(fv);
+    if (!rc)
+        rc = injected(fv, VFS_FAULT_MKDIR);
+    if (!rc && !(np = norm_path(path)))
+        rc = -ENOMEM;
+    if (!rc)
+        rc = fv->lower->ops->mkdir(fv->lower, np);
+    if (!rc && !dc_add(fv, DC_MKDIR, np, NULL)) {
+        fv->lower->ops->rmdir(fv->lower, np);
+        rc = -ENOMEM;
+    }
+    free(np);
+    pthread_mutex_unlock(&fv->mu);
+    return rc;
+}
+
+static int f_rmdir(struct vfs *v, const char *path)
 {
     struct fault_vfs *fv = FV(v);
     int rc = op_begin(fv);
     if (!rc)
-        rc = fv->lower->ops->mkdir(fv->lower, path);
+        rc = fv->lower->ops->rmdir ? fv->lower->ops->rmdir(fv->lower, path) : -ENOSYS;
     pthread_mutex_unlock(&fv->mu);
     return rc;
 }
@@ -1085,6 +1247,8 @@ static int f_sync_dir(struct vfs *v, const char *dir)
         rc = -ENOMEM;
         goto out;
     }
+    if ((rc = injected(fv, VFS_FAULT_SYNC_DIR)) != 0)
+        goto out; /* nothing in the directory becomes durable */
     uint64_t t0 = now_ns();
     rc = fv->lower->ops->sync_dir(fv->lower, nd);
     VFS_COUNT(v, VFS_CLASS_OTHER, sync_ns, now_ns() - t0);
@@ -1110,28 +1274,6 @@ out:
     free(nd);
     pthread_mutex_unlock(&fv->mu);
     return rc;
-}
-
-struct names {
-    char **v;
-    size_t n, cap;
-};
-
-static int collect(void *arg, const char *name)
-{
-    struct names *ns = arg;
-    if (ns->n == ns->cap) {
-        size_t cap = ns->cap ? ns->cap * 2 : 32;
-        char **v = realloc(ns->v, cap * sizeof *v);
-        if (!v)
-            return -ENOMEM;
-        ns->v = v;
-        ns->cap = cap;
-    }
-    if (!(ns->v[ns->n] = strdup(name)))
-        return -ENOMEM;
-    ns->n++;
-    return 0;
 }
 
 /* Names are collected under the lock and handed to fn after it, so fn may
@@ -1174,6 +1316,7 @@ static int f_submit(struct vfs *v, struct vfs_io *ios, int n)
 struct fring_done {
     uint64_t tag;
     struct vfs_io *ios;
+    int n;
 };
 
 struct fault_ring {
@@ -1181,18 +1324,23 @@ struct fault_ring {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint64_t rng;
-    struct fring_done *done; /* finished, not yet reported (depth slots) */
+    struct fring_done *done; /* finished, not yet reported */
     unsigned ndone;
+    struct fring_done *held; /* submitted, not yet run */
+    unsigned nheld;
+    unsigned running;        /* taken out of held, being run */
     int woken;
 };
 
 /* Bytes the write about to be submitted through a ring may write: len, or
- * a prefix when it is the armed short write. */
+ * a prefix when it is the armed short write -- cut at a 512-byte sector,
+ * so on an O_DIRECT file the rest starts unaligned and the caller must
+ * realign it. */
 static size_t ring_write_len(struct fault_vfs *fv, const struct vfs_io *io)
 {
     size_t len = io->len, cut = io->len / 2;
     if (io->f->flags & VFS_O_DIRECT)
-        cut &= ~(size_t)(VFS_DIRECT_ALIGN - 1);
+        cut &= ~(size_t)(SECTOR - 1);
     pthread_mutex_lock(&fv->mu);
     if (fv->short_left > 1) {
         fv->short_left--;
@@ -1213,7 +1361,9 @@ static int fr_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
     if (depth == 0 || depth > 4096)
         return -EINVAL;
     fr = calloc(1, sizeof *fr);
-    if (!fr || !(fr->done = calloc(depth, sizeof *fr->done))) {
+    if (!fr || !(fr->done = calloc(depth, sizeof *fr->done)) || !(fr->held = calloc(depth, sizeof *fr->held))) {
+        if (fr)
+            free(fr->done);
         free(fr);
         return -ENOMEM;
     }
@@ -1228,19 +1378,11 @@ static int fr_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
     return 0;
 }
 
-static int fr_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_t tag)
+/* Runs one chain op by op through the layer (each op counts, faults hit
+ * it); after a failure or a short write the rest is cancelled. */
+static void run_chain(struct fault_vfs *fv, struct vfs_io *ios, int n)
 {
-    struct fault_ring *fr = (struct fault_ring *)r;
-    struct fault_vfs *fv = FV(r->vfs);
     int failed = 0;
-
-    if (n < 1 || n > VFS_RING_MAX_LINKS)
-        return -EINVAL;
-    pthread_mutex_lock(&fr->mu);
-    unsigned busy = fr->ndone;
-    pthread_mutex_unlock(&fr->mu);
-    if (busy >= r->depth)
-        return -EBUSY;
     for (int i = 0; i < n; i++) {
         struct vfs_io *io = &ios[i];
         if (failed) {
@@ -1250,7 +1392,7 @@ static int fr_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_t tag
         switch (io->op) {
         case VFS_IO_WRITE: {
             size_t len = ring_write_len(fv, io);
-            int rc = len ? f_pwrite(io->f, io->buf, len, io->off) : 0;
+            int rc = len ? pwrite_part(io->f, io->buf, len, io->off, io->len) : 0;
             io->result = rc ? rc : (int)len;
             failed = rc != 0 || len < io->len;
             break;
@@ -1269,10 +1411,48 @@ static int fr_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_t tag
             break;
         }
     }
+}
+
+/* fr->mu held: runs held chain k (dropping the lock while it runs) and
+ * moves it to done. */
+static void run_held(struct fault_ring *fr, unsigned k)
+{
+    struct fring_done c = fr->held[k];
+    fr->held[k] = fr->held[--fr->nheld];
+    fr->running++;
+    pthread_mutex_unlock(&fr->mu);
+    run_chain(FV(fr->base.vfs), c.ios, c.n);
     pthread_mutex_lock(&fr->mu);
-    fr->done[fr->ndone].tag = tag;
-    fr->done[fr->ndone].ios = ios;
-    fr->ndone++;
+    fr->running--;
+    fr->done[fr->ndone++] = c;
+    pthread_cond_broadcast(&fr->cv);
+}
+
+static int fr_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_t tag)
+{
+    struct fault_ring *fr = (struct fault_ring *)r;
+    struct fault_vfs *fv = FV(r->vfs);
+
+    if (n < 1 || n > VFS_RING_MAX_LINKS)
+        return -EINVAL;
+    pthread_mutex_lock(&fr->mu);
+    if (fr->ndone + fr->nheld + fr->running >= r->depth) {
+        pthread_mutex_unlock(&fr->mu);
+        return -EBUSY;
+    }
+    struct fring_done c = {tag, ios, n};
+    if (sm64(&fr->rng) & 1) {
+        fr->held[fr->nheld++] = c; /* runs later: chains after it may overtake it */
+        pthread_cond_broadcast(&fr->cv);
+        pthread_mutex_unlock(&fr->mu);
+        return 0;
+    }
+    fr->running++;
+    pthread_mutex_unlock(&fr->mu);
+    run_chain(fv, ios, n);
+    pthread_mutex_lock(&fr->mu);
+    fr->running--;
+    fr->done[fr->ndone++] = c;
     pthread_cond_broadcast(&fr->cv);
     pthread_mutex_unlock(&fr->mu);
     return 0;
@@ -1284,8 +1464,11 @@ static int fr_reap(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs_io **
     int rc = 0;
 
     pthread_mutex_lock(&fr->mu);
-    while (wait && fr->ndone == 0 && !fr->woken)
+    while (wait && fr->ndone == 0 && fr->nheld == 0 && !fr->woken)
         pthread_cond_wait(&fr->cv, &fr->mu);
+    /* A held chain runs now when nothing else is finished, or by chance. */
+    if (fr->nheld && (fr->ndone == 0 || (sm64(&fr->rng) & 1)))
+        run_held(fr, (unsigned)(sm64(&fr->rng) % fr->nheld));
     if (fr->ndone) {
         unsigned k = (unsigned)(sm64(&fr->rng) % fr->ndone);
         *tag = fr->done[k].tag;
@@ -1309,12 +1492,18 @@ static int fr_wake(struct vfs_ring *r)
     return 0;
 }
 
+/* Chains still held run now: io_uring completes what was submitted. */
 static void fr_close(struct vfs_ring *r)
 {
     struct fault_ring *fr = (struct fault_ring *)r;
+    pthread_mutex_lock(&fr->mu);
+    while (fr->nheld)
+        run_held(fr, 0);
+    pthread_mutex_unlock(&fr->mu);
     pthread_cond_destroy(&fr->cv);
     pthread_mutex_destroy(&fr->mu);
     free(fr->done);
+    free(fr->held);
     free(fr);
 }
 
@@ -1355,6 +1544,7 @@ static const struct vfs_ops fault_ops = {
     .rename = f_rename,
     .unlink = f_unlink,
     .mkdir = f_mkdir,
+    .rmdir = f_rmdir,
     .sync_dir = f_sync_dir,
     .list = f_list,
     .exists = f_exists,
@@ -1404,21 +1594,33 @@ void vfs_fault_crash_at(struct vfs *v, uint64_t n, enum vfs_crash_model model, u
     pthread_mutex_unlock(&fv->mu);
 }
 
-void vfs_fault_fail_sync(struct vfs *v, uint64_t n, int err)
+void vfs_fault_fail(struct vfs *v, enum vfs_fault_op op, uint64_t n, int err)
 {
     struct fault_vfs *fv = FV(v);
+    if ((unsigned)op >= VFS_FAULT_NOPS)
+        return;
     pthread_mutex_lock(&fv->mu);
-    fv->sync_left = n;
-    fv->sync_err = err ? err : -EIO;
+    fv->fail_left[op] = n;
+    fv->fail_err[op] = err ? err : -EIO;
     pthread_mutex_unlock(&fv->mu);
 }
 
-void vfs_fault_fail_write(struct vfs *v, uint64_t n, int err)
+void vfs_fault_fail_sync(struct vfs *v, uint64_t n, int err) { vfs_fault_fail(v, VFS_FAULT_SYNC, n, err); }
+void vfs_fault_fail_write(struct vfs *v, uint64_t n, int err) { vfs_fault_fail(v, VFS_FAULT_WRITE, n, err); }
+
+void vfs_fault_kill(struct vfs *v)
 {
     struct fault_vfs *fv = FV(v);
     pthread_mutex_lock(&fv->mu);
-    fv->write_left = n;
-    fv->write_err = err ? err : -EIO;
+    fv->dead = 1;
+    pthread_mutex_unlock(&fv->mu);
+}
+
+void vfs_fault_kill_at(struct vfs *v, uint64_t n)
+{
+    struct fault_vfs *fv = FV(v);
+    pthread_mutex_lock(&fv->mu);
+    fv->kill_left = n;
     pthread_mutex_unlock(&fv->mu);
 }
 

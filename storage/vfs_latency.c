@@ -108,6 +108,7 @@ static int lat_size(struct vfs_file *f, uint64_t *size) { return vfs_size(BF(f),
 static int lat_rename(struct vfs *v, const char *a, const char *b) { return vfs_rename(LV(v)->base, a, b); }
 static int lat_unlink(struct vfs *v, const char *p) { return vfs_unlink(LV(v)->base, p); }
 static int lat_mkdir(struct vfs *v, const char *p) { return vfs_mkdir(LV(v)->base, p); }
+static int lat_rmdir(struct vfs *v, const char *p) { return vfs_rmdir(LV(v)->base, p); }
 static int lat_list(struct vfs *v, const char *d, vfs_list_fn fn, void *arg) { return vfs_list(LV(v)->base, d, fn, arg); }
 static int lat_exists(struct vfs *v, const char *p) { return vfs_exists(LV(v)->base, p); }
 
@@ -305,6 +306,7 @@ static const struct vfs_ops lat_ops = {
     .rename = lat_rename,
     .unlink = lat_unlink,
     .mkdir = lat_mkdir,
+    .rmdir = lat_rmdir,
     .sync_dir = lat_sync_dir,
     .list = lat_list,
     .exists = lat_exists,

@@ -325,6 +325,12 @@ static int px_mkdir(struct vfs *v, const char *path)
     return mkdir(path, 0755) ? -errno : 0;
 }
 
+static int px_rmdir(struct vfs *v, const char *path)
+{
+    (void)v;
+    return rmdir(path) ? -errno : 0;
+}
+
 static int px_sync_dir(struct vfs *v, const char *dir)
 {
     int fd, rc;
@@ -452,6 +458,32 @@ static int px_ring_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
     return 0;
 }
 
+/* Hands the queued SQEs to the kernel (sq_mu held).  The test hook
+ * vfs_posix_fail_ring_enters() can make it fail as a busy kernel would. */
+static unsigned enter_fail_left;
+static int enter_fail_err;
+
+void vfs_posix_fail_ring_enters(unsigned n, int err)
+{
+    __atomic_store_n(&enter_fail_err, err ? err : -EAGAIN, __ATOMIC_RELAXED);
+    __atomic_store_n(&enter_fail_left, n, __ATOMIC_RELEASE);
+}
+
+static int ring_enter(struct px_ring *pr)
+{
+    unsigned left = __atomic_load_n(&enter_fail_left, __ATOMIC_ACQUIRE);
+    while (left && !__atomic_compare_exchange_n(&enter_fail_left, &left, left - 1, 0, __ATOMIC_ACQ_REL,
+                                                __ATOMIC_ACQUIRE))
+        ;
+    if (left)
+        return __atomic_load_n(&enter_fail_err, __ATOMIC_RELAXED);
+    int rc;
+    do
+        rc = io_uring_submit(&pr->ring);
+    while (rc == -EINTR);
+    return rc;
+}
+
 static int px_ring_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_t tag)
 {
     struct px_ring *pr = (struct px_ring *)r;
@@ -470,9 +502,11 @@ static int px_ring_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_
     if (!c)
         return -EBUSY;
     pthread_mutex_lock(&pr->sq_mu);
+    if (io_uring_sq_space_left(&pr->ring) < (unsigned)n && io_uring_sq_ready(&pr->ring))
+        ring_enter(pr); /* SQEs an earlier enter left behind take the room: hand them over */
     if (io_uring_sq_space_left(&pr->ring) < (unsigned)n) {
         pthread_mutex_unlock(&pr->sq_mu);
-        return -EBUSY;
+        return -EBUSY; /* the kernel is refusing them: the caller may retry */
     }
     for (int i = 0; i < n; i++) {
         struct io_uring_sqe *sqe = io_uring_get_sqe(&pr->ring);
@@ -499,11 +533,11 @@ static int px_ring_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_
     c->tag = tag;
     c->ios = ios;
     c->t0 = now_ns();
-    /* The SQEs are in the ring now: a failed enter leaves them there, and
-     * the next submit (or close) hands them to the kernel. */
-    do
-        rc = io_uring_submit(&pr->ring);
-    while (rc == -EINTR);
+    /* The SQEs are in the ring now.  If the kernel refuses the enter for
+     * the moment (-EAGAIN, -EBUSY), they stay queued: the chain counts as
+     * submitted, and the next submit or reap hands them over (a reap never
+     * sleeps while any are queued). */
+    rc = ring_enter(pr);
     pthread_mutex_unlock(&pr->sq_mu);
     return rc < 0 && rc != -EAGAIN && rc != -EBUSY ? rc : 0;
 }
@@ -532,22 +566,44 @@ static void px_ring_count(const struct vfs_io *io)
     }
 }
 
+#define REAP_STALL_MS 5000 /* how long queued SQEs may stay refused by the kernel */
+
 static int px_ring_reap(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs_io **ios)
 {
     struct px_ring *pr = (struct px_ring *)r;
-    if (wait) { /* SQEs a busy kernel refused at submit: hand them over before sleeping */
-        pthread_mutex_lock(&pr->sq_mu);
-        if (io_uring_sq_ready(&pr->ring))
-            io_uring_submit(&pr->ring);
-        pthread_mutex_unlock(&pr->sq_mu);
-    }
+    unsigned stalled = 0;
     for (;;) {
         struct io_uring_cqe *cqe;
-        int rc = wait ? io_uring_wait_cqe(&pr->ring, &cqe) : io_uring_peek_cqe(&pr->ring, &cqe);
-        if (rc == -EINTR && wait)
-            continue;
-        if (rc == -EAGAIN && !wait)
-            return 0;
+        int queued = 0, rc;
+        /* SQEs a busy kernel refused earlier: hand them over first.  While
+         * any stay queued, nothing may be in the kernel to complete, so
+         * poll rather than sleep in wait_cqe. */
+        pthread_mutex_lock(&pr->sq_mu);
+        if (io_uring_sq_ready(&pr->ring)) {
+            rc = ring_enter(pr);
+            if (rc < 0 && rc != -EAGAIN && rc != -EBUSY) {
+                pthread_mutex_unlock(&pr->sq_mu);
+                return rc;
+            }
+            queued = io_uring_sq_ready(&pr->ring) > 0;
+        }
+        pthread_mutex_unlock(&pr->sq_mu);
+        if (wait && !queued) {
+            rc = io_uring_wait_cqe(&pr->ring, &cqe);
+            if (rc == -EINTR)
+                continue;
+        } else {
+            rc = io_uring_peek_cqe(&pr->ring, &cqe);
+            if (rc == -EAGAIN) {
+                if (!wait)
+                    return 0;
+                if (++stalled > REAP_STALL_MS * 10)
+                    return -EAGAIN; /* the kernel keeps refusing: the caller breaks */
+                struct timespec ts = {0, 100000}; /* 100 us */
+                nanosleep(&ts, NULL);
+                continue;
+            }
+        }
         if (rc < 0)
             return rc;
         uint64_t data = io_uring_cqe_get_data64(cqe);
@@ -584,16 +640,14 @@ static int px_ring_wake(struct vfs_ring *r)
     pthread_mutex_lock(&pr->sq_mu);
     sqe = io_uring_get_sqe(&pr->ring);
     if (!sqe) { /* full of SQEs not yet entered: hand them over first */
-        io_uring_submit(&pr->ring);
+        ring_enter(pr);
         sqe = io_uring_get_sqe(&pr->ring);
     }
     if (sqe) {
         io_uring_prep_nop(sqe);
         io_uring_sqe_set_data64(sqe, RING_WAKE_DATA);
-        do
-            rc = io_uring_submit(&pr->ring);
-        while (rc == -EINTR);
-        rc = rc < 0 ? rc : 0;
+        rc = ring_enter(pr);
+        rc = rc < 0 && rc != -EAGAIN && rc != -EBUSY ? rc : 0; /* queued: the next reap enters it */
     } else {
         rc = -EBUSY;
     }
@@ -612,9 +666,6 @@ static void px_ring_close(struct vfs_ring *r)
             busy |= pr->chains[s].used;
         if (!busy)
             break;
-        pthread_mutex_lock(&pr->sq_mu);
-        io_uring_submit(&pr->ring);
-        pthread_mutex_unlock(&pr->sq_mu);
         if (px_ring_reap(r, 1, &tag, &ios) < 0)
             break;
     }
@@ -637,6 +688,7 @@ static const struct vfs_ops posix_ops = {
     .rename = px_rename,
     .unlink = px_unlink,
     .mkdir = px_mkdir,
+    .rmdir = px_rmdir,
     .sync_dir = px_sync_dir,
     .list = px_list,
     .exists = px_exists,

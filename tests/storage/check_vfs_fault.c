@@ -1,4 +1,8 @@
-/* check_vfs_fault.c -- the fault layer keeps its promises: what each crash model keeps and loses, fsyncgate, injected errors, crash_at, determinism, threads. */
+/* check_vfs_fault.c -- the fault layer keeps its promises: what each crash
+ * model keeps and loses (files, directory entries, directories), torn
+ * writes as any subset of sectors, a crash in the middle of an O_DSYNC
+ * write, out-of-order ring chains, fsyncgate, injected errors on every kind
+ * of call, kill (process crash), crash_at, determinism, threads. */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -150,6 +154,7 @@ START_TEST(test_created_file_needs_sync_dir)
 
         ck_assert_int_ge(asprintf(&sub, "%s/d%d", scratch, synced), 0);
         ck_assert_int_eq(vfs_mkdir(v, sub), 0);
+        ck_assert_int_eq(vfs_sync_dir(v, scratch), 0); /* the directory itself is durable */
         p = path_in(sub, "new");
         q = path_in(sub, "excl");
         h = xopen(v, p, VFS_O_CREATE);
@@ -173,7 +178,7 @@ START_TEST(test_created_file_needs_sync_dir)
             ck_assert_int_eq(file_exists(p), 0);
             ck_assert_int_eq(file_exists(q), 0);
         }
-        ck_assert_int_eq(file_exists(sub), 1); /* mkdir is not modelled */
+        ck_assert_int_eq(file_exists(sub), 1);
         vfs_destroy(v);
         free(p);
         free(q);
@@ -256,7 +261,7 @@ START_TEST(test_torn_outcomes)
     char *p = path_in(scratch, "t");
     uint8_t *zero = calloc(1, TORN_FILE);
     uint64_t base = tu_seed(1000), iters = tu_iterations(300);
-    unsigned whole = 0, none = 0, prefix = 0;
+    unsigned whole = 0, none = 0, prefix = 0, holes = 0;
     uint8_t data[TORN_LEN];
 
     for (uint64_t it = 0; it < iters; it++) {
@@ -280,26 +285,237 @@ START_TEST(test_torn_outcomes)
         ck_assert_msg(len == TORN_FILE, "seed %llu: size %zu", (unsigned long long)seed, len);
         for (int i = 0; i < TORN_WRITES; i++) {
             uint64_t off = 100 + (uint64_t)i * 10000 + (uint64_t)i * 7;
-            size_t k = 0;
-            while (k < TORN_LEN && got[off + k] == i + 1)
-                k++;
-            for (size_t j = k; j < TORN_LEN; j++)
-                ck_assert_msg(got[off + j] == 0, "seed %llu: write %d garbled at +%zu",
-                              (unsigned long long)seed, i, j);
-            if (k == TORN_LEN) {
-                whole++;
-            } else if (k == 0) {
-                none++;
-            } else {
-                ck_assert_msg((off + k) % 512 == 0, "seed %llu: write %d cut at +%zu (not a sector)",
-                              (unsigned long long)seed, i, k);
-                prefix++;
+            /* every 512-byte sector piece is all new or all old, and a
+             * change of state happens only at a sector boundary */
+            size_t kept = 0, runs = 0;
+            int prev = -1;
+            for (size_t j = 0; j < TORN_LEN; j++) {
+                int is_new = got[off + j] == i + 1;
+                if (!is_new && got[off + j] != 0)
+                    ck_abort_msg("seed %llu: write %d garbled at +%zu", (unsigned long long)seed, i, j);
+                if (prev >= 0 && is_new != prev) {
+                    if ((off + j) % 512 != 0)
+                        ck_abort_msg("seed %llu: write %d changes at +%zu (not a sector)", (unsigned long long)seed,
+                                     i, j);
+                    runs++;
+                }
+                kept += (size_t)is_new;
+                prev = is_new;
             }
+            if (kept == TORN_LEN)
+                whole++;
+            else if (kept == 0)
+                none++;
+            else if (got[off] == i + 1 && runs == 1)
+                prefix++;
+            else
+                holes++; /* a later sector kept, an earlier one lost */
         }
         free(got);
     }
-    ck_assert_msg(whole > 0 && none > 0 && prefix > 0, "whole %u none %u prefix %u", whole, none,
-                  prefix);
+    ck_assert_msg(whole > 0 && none > 0 && prefix > 0 && holes > 0, "whole %u none %u prefix %u holes %u", whole,
+                  none, prefix, holes);
+    free(zero);
+    free(p);
+}
+END_TEST
+
+/* A directory is an entry of its parent: lost with everything in it unless
+ * the parent was synced, even when the directory itself was. */
+START_TEST(test_mkdir_needs_parent_sync)
+{
+    for (int synced = 0; synced < 2; synced++) {
+        struct vfs *v = vfs_fault_new(vfs_posix());
+        char *sub, *p;
+        ck_assert_int_ge(asprintf(&sub, "%s/m%d", scratch, synced), 0);
+        ck_assert_int_eq(vfs_mkdir(v, sub), 0);
+        p = path_in(sub, "f");
+        struct vfs_file *h = xopen(v, p, VFS_O_CREATE);
+        xwrite(h, "inside", 0);
+        ck_assert_int_eq(vfs_fsync(h), 0);
+        ck_assert_int_eq(vfs_close(h), 0);
+        ck_assert_int_eq(vfs_sync_dir(v, sub), 0);
+        if (synced)
+            ck_assert_int_eq(vfs_sync_dir(v, scratch), 0);
+        ck_assert_int_eq(vfs_fault_crash(v, VFS_CRASH_DROP, 5), 0);
+        ck_assert_int_eq(file_exists(sub), synced);
+        if (synced)
+            expect_str(p, "inside");
+        vfs_destroy(v);
+        free(p);
+        free(sub);
+    }
+}
+END_TEST
+
+/* A crash armed at an O_DSYNC write comes while it is in flight: the write
+ * may be lost, kept or torn (it never returned). */
+START_TEST(test_crash_during_dsync_write)
+{
+    char *p = path_in(scratch, "ds");
+    uint8_t *zero = calloc(1, 8192), data[4096];
+    unsigned kept = 0, lost = 0, torn = 0;
+    memset(data, 0x5a, sizeof data);
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        struct vfs *v = vfs_fault_new(vfs_posix());
+        prepare(p, zero, 8192);
+        struct vfs_file *h = xopen(v, p, VFS_O_DSYNC);
+        vfs_fault_crash_at(v, 1, VFS_CRASH_TORN, seed);
+        ck_assert_int_eq(vfs_pwrite(h, data, sizeof data, 1024), -EIO);
+        ck_assert_int_eq(vfs_fault_crashed(v), 1);
+        vfs_close(h);
+        vfs_destroy(v);
+        uint8_t *got;
+        size_t len, n = 0;
+        ck_assert_int_eq(tu_read_file(p, &got, &len), 0);
+        for (size_t j = 0; j < sizeof data; j++)
+            n += got[1024 + j] == 0x5a;
+        kept += n == sizeof data;
+        lost += n == 0;
+        torn += n > 0 && n < sizeof data;
+        free(got);
+    }
+    ck_assert_msg(kept && lost && torn, "kept %u lost %u torn %u", kept, lost, torn);
+    free(zero);
+    free(p);
+}
+END_TEST
+
+/* kill is a process crash: every later call fails, nothing is undone.
+ * Stacked on a second fault layer (the machine), a power failure after it
+ * still loses what was never synced. */
+START_TEST(test_kill_then_power_failure)
+{
+    char *p = path_in(scratch, "k"), *q = path_in(scratch, "k2");
+    prepare_str(p, "old old");
+    prepare_str(q, "old old");
+    struct vfs *machine = vfs_fault_new(vfs_posix());
+    struct vfs *proc = vfs_fault_new(machine);
+    struct vfs_file *h = xopen(proc, p, 0), *h2 = xopen(proc, q, 0);
+    xwrite(h, "new", 0);
+    xwrite(h2, "new", 0);
+    ck_assert_int_eq(vfs_fdatasync(h2), 0);
+    vfs_fault_kill(proc);
+    ck_assert_int_eq(vfs_pwrite(h, "xyz", 3, 4), -EIO);
+    ck_assert_int_eq(vfs_fdatasync(h), -EIO);
+    expect_str(p, "new old"); /* the page cache keeps it */
+    vfs_close(h);
+    vfs_close(h2);
+    vfs_destroy(proc);
+    ck_assert_int_eq(vfs_fault_crash(machine, VFS_CRASH_DROP, 3), 0);
+    expect_str(p, "old old"); /* never synced */
+    expect_str(q, "new old"); /* synced before the kill */
+    vfs_destroy(machine);
+
+    /* kill_at: the n-th operation from now is the first to fail */
+    struct vfs *v = vfs_fault_new(vfs_posix());
+    h = xopen(v, p, 0);
+    vfs_fault_kill_at(v, 2);
+    xwrite(h, "abc", 0);
+    ck_assert_int_eq(vfs_pwrite(h, "def", 3, 0), -EIO);
+    expect_str(p, "abc old");
+    vfs_close(h);
+    vfs_destroy(v);
+    free(p);
+    free(q);
+}
+END_TEST
+
+/* Every kind of call can be made to fail, and then does nothing. */
+START_TEST(test_fail_every_kind_of_call)
+{
+    char *p = path_in(scratch, "e"), *q = path_in(scratch, "e2"), *d = path_in(scratch, "edir");
+    struct vfs *v = vfs_fault_new(vfs_posix());
+    struct vfs_file *h;
+    char buf[16];
+    size_t n;
+    uint64_t size;
+
+    prepare_str(p, "0123456789");
+    vfs_fault_fail(v, VFS_FAULT_OPEN, 1, -EMFILE);
+    ck_assert_int_eq(vfs_open(v, q, VFS_O_CREATE, VFS_CLASS_DATA, &h), -EMFILE);
+    ck_assert_int_eq(file_exists(q), 0);
+    h = xopen(v, p, 0);
+    vfs_fault_fail(v, VFS_FAULT_READ, 1, -EIO);
+    ck_assert_int_eq(vfs_pread(h, buf, 4, 0, &n), -EIO);
+    ck_assert_int_eq(vfs_pread(h, buf, 4, 0, &n), 0);
+    vfs_fault_fail(v, VFS_FAULT_FALLOCATE, 1, -ENOSPC);
+    ck_assert_int_eq(vfs_fallocate(h, 0, 1 << 20), -ENOSPC);
+    vfs_fault_fail(v, VFS_FAULT_TRUNCATE, 1, -EIO);
+    ck_assert_int_eq(vfs_truncate(h, 2), -EIO);
+    ck_assert_int_eq(vfs_size(h, &size), 0);
+    ck_assert_uint_eq(size, 10);
+    vfs_fault_fail(v, VFS_FAULT_SYNC, 1, -EIO);
+    ck_assert_int_eq(vfs_fsync(h), -EIO);
+    vfs_close(h);
+    vfs_fault_fail(v, VFS_FAULT_RENAME, 1, -EXDEV);
+    ck_assert_int_eq(vfs_rename(v, p, q), -EXDEV);
+    ck_assert_int_eq(file_exists(p), 1);
+    vfs_fault_fail(v, VFS_FAULT_UNLINK, 1, -EBUSY);
+    ck_assert_int_eq(vfs_unlink(v, p), -EBUSY);
+    ck_assert_int_eq(file_exists(p), 1);
+    vfs_fault_fail(v, VFS_FAULT_MKDIR, 1, -ENOSPC);
+    ck_assert_int_eq(vfs_mkdir(v, d), -ENOSPC);
+    ck_assert_int_eq(file_exists(d), 0);
+    /* a failed directory sync leaves the new name unsynced: a crash takes it */
+    h = xopen(v, q, VFS_O_CREATE);
+    ck_assert_int_eq(vfs_fsync(h), 0);
+    vfs_close(h);
+    vfs_fault_fail(v, VFS_FAULT_SYNC_DIR, 1, -EIO);
+    ck_assert_int_eq(vfs_sync_dir(v, scratch), -EIO);
+    ck_assert_int_eq(vfs_fault_crash(v, VFS_CRASH_DROP, 1), 0);
+    ck_assert_int_eq(file_exists(q), 0);
+    vfs_destroy(v);
+    free(p);
+    free(q);
+    free(d);
+}
+END_TEST
+
+/* Ring chains are independent: a later chain may finish, its sync
+ * included, before an earlier one has written anything; a crash then loses
+ * the earlier write although a later sync completed. */
+START_TEST(test_ring_chains_overtake)
+{
+    char *p = path_in(scratch, "ring");
+    uint8_t *zero = calloc(1, 8192), a[4096], b[4096];
+    unsigned overtaken = 0;
+    memset(a, 'a', sizeof a);
+    memset(b, 'b', sizeof b);
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        struct vfs *v = vfs_fault_new(vfs_posix());
+        struct vfs_ring *r;
+        prepare(p, zero, 8192);
+        vfs_fault_ring_seed(v, seed);
+        struct vfs_file *h = xopen(v, p, 0);
+        ck_assert_int_eq(vfs_ring_open(v, 4, &r), 0);
+        struct vfs_io ca[2] = {{.op = VFS_IO_WRITE, .f = h, .buf = a, .len = sizeof a, .off = 0},
+                               {.op = VFS_IO_FDATASYNC, .f = h}};
+        struct vfs_io cb[2] = {{.op = VFS_IO_WRITE, .f = h, .buf = b, .len = sizeof b, .off = 4096},
+                               {.op = VFS_IO_FDATASYNC, .f = h}};
+        ca[0].result = ca[1].result = cb[0].result = cb[1].result = 12345; /* not run yet */
+        ck_assert_int_eq(vfs_ring_submit(r, ca, 2, 1), 0);
+        ck_assert_int_eq(vfs_ring_submit(r, cb, 2, 2), 0);
+        if (ca[0].result == 12345 && cb[1].result == 0) {
+            /* b is durable, a has not happened: a power failure now */
+            ck_assert_int_eq(vfs_fault_crash(v, VFS_CRASH_DROP, seed), 0);
+            uint8_t *got;
+            size_t len;
+            ck_assert_int_eq(tu_read_file(p, &got, &len), 0);
+            ck_assert_mem_eq(got + 4096, b, sizeof b);
+            ck_assert_mem_eq(got, zero, 4096);
+            free(got);
+            overtaken++;
+        }
+        uint64_t tag;
+        struct vfs_io *ios;
+        for (int k = 0; k < 2; k++)
+            ck_assert_int_eq(vfs_ring_reap(r, 1, &tag, &ios), 1);
+        vfs_ring_close(r);
+        vfs_close(h);
+        vfs_destroy(v);
+    }
+    ck_assert_msg(overtaken > 0, "no later chain ever finished before an earlier one");
     free(zero);
     free(p);
 }
@@ -731,6 +947,11 @@ int main(void)
     tcase_add_test(tc, test_created_file_needs_sync_dir);
     tcase_add_test(tc, test_unlink_rename_reverted);
     tcase_add_test(tc, test_torn_outcomes);
+    tcase_add_test(tc, test_mkdir_needs_parent_sync);
+    tcase_add_test(tc, test_crash_during_dsync_write);
+    tcase_add_test(tc, test_kill_then_power_failure);
+    tcase_add_test(tc, test_fail_every_kind_of_call);
+    tcase_add_test(tc, test_ring_chains_overtake);
     tcase_add_test(tc, test_reorder_keeps_later_drops_earlier);
     tcase_add_test(tc, test_deterministic_for_a_seed);
     tcase_add_test(tc, test_fail_sync_fsyncgate);
