@@ -14,6 +14,9 @@
  *   - after a failed log write or sync the handle is broken: every later
  *     write call returns CL_EBROKEN.  Never retry fsync and trust it; close
  *     and reopen instead, and recovery brings back every acknowledged commit.
+ *     If applying a transaction to the tree failed part way (a page write
+ *     or read failing), reads return CL_EBROKEN too: no reader ever sees
+ *     part of a transaction.
  *
  * Threads: one cl_db may be shared by any number of threads.  A cl_txn
  * belongs to the thread that began it.  Write transactions are serialised
@@ -50,6 +53,7 @@ extern "C" {
 
 #define CL_MAX_KEY   512u
 #define CL_MAX_VALUE 4096u
+#define CL_MAX_URING_DEPTH 1024u /* uring_depth above it is CL_EINVAL */
 
 /* ---- options ----------------------------------------------------------- */
 
@@ -95,7 +99,7 @@ struct cl_options {
     uint32_t interval_ms;            /* periodic policy */
     uint32_t commit_delay_us;        /* group policy */
     uint32_t commit_siblings;        /* group policy */
-    uint32_t uring_depth;            /* uring policy */
+    uint32_t uring_depth;            /* uring policy: chains in flight, 1..CL_MAX_URING_DEPTH, default 4 */
     uint32_t sync_latency_us;        /* emulated extra latency per sync */
     int create;                      /* create the database if absent, default 1 */
     struct vfs *vfs;                 /* file I/O layer; NULL = POSIX */
@@ -114,6 +118,7 @@ struct cl_recovery_info {
     uint64_t records_read;
     int torn_tail;              /* the log ended in a torn or partial record */
     uint64_t corrupt_lsn;       /* when cl_open returns CL_ECORRUPT for the log: the damaged record */
+    int missing_segment;        /* ... and the segment holding corrupt_lsn is missing while later ones exist */
 };
 
 struct cl_db;
@@ -124,8 +129,10 @@ struct cl_txn;
 int cl_open(const char *dir, const struct cl_options *opts,
             struct cl_db **out, struct cl_recovery_info *info);
 
-/* Checkpoints, syncs and frees.  On a broken handle it frees without
- * writing and returns CL_EBROKEN; the directory recovers on the next open. */
+/* Checkpoints, syncs and frees.  Returns the final checkpoint's error if it
+ * failed (-EIO, -ENOSPC, ...; the handle is freed all the same).  On a
+ * broken handle it frees without writing and returns CL_EBROKEN.  Either
+ * way the directory recovers on the next open. */
 int cl_close(struct cl_db *db);
 
 /* Writes dirty pages, records the checkpoint LSN durably, retires old

@@ -30,6 +30,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -129,6 +130,8 @@ static int check_options(const struct cl_options *o)
         (unsigned)o->segments > CL_SEGMENTS_RECYCLE || (unsigned)o->segment_init > CL_SEGINIT_FALLOCATE)
         return CL_EINVAL;
     if (o->segment_size < WAL_MIN_SEGMENT || o->segment_size % WAL_SEG_HEADER)
+        return CL_EINVAL;
+    if (o->uring_depth > CL_MAX_URING_DEPTH)
         return CL_EINVAL;
     if (o->prealloc > WAL_POOL_MAX ||
         (o->segments == CL_SEGMENTS_RECYCLE && (o->recycle_max < 1 || o->recycle_max > WAL_POOL_MAX)))
@@ -316,8 +319,10 @@ static int recover(struct cl_db *db, const struct store_meta *meta, struct cl_re
             goto out;
     }
     if (rc < 0) {
-        if (rc == CL_ECORRUPT)
+        if (rc == CL_ECORRUPT) {
             info->corrupt_lsn = wal_reader_bad_lsn(rd);
+            info->missing_segment = wal_reader_missing(rd);
+        }
         goto out;
     }
     if (redo.n)
@@ -335,6 +340,81 @@ out:
 }
 
 /* ---- open and close ------------------------------------------------------ */
+
+/* The directory holding dir ("." when dir has no '/'). */
+static char *parent_of(const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    while (n > 0 && dir[n - 1] != '/')
+        n--;
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return n == 0 ? strdup(".") : strndup(dir, n);
+}
+
+static int sync_parent(struct vfs *v, const char *dir)
+{
+    char *p = parent_of(dir);
+    if (!p)
+        return CL_ENOMEM;
+    int rc = vfs_sync_dir(v, p);
+    free(p);
+    return rc;
+}
+
+struct sync_walk {
+    struct vfs *v;
+    const char *dir;
+    int rc;
+};
+
+static int sync_one(void *arg, const char *name)
+{
+    struct sync_walk *sw = arg;
+    uint64_t segno;
+    int wal = wal_segment_parse_name(name, &segno);
+    if (!wal && strcmp(name, STORE_FILE) != 0)
+        return 0;
+    char *path;
+    if (asprintf(&path, "%s/%s", sw->dir, name) < 0) {
+        sw->rc = CL_ENOMEM;
+        return 1;
+    }
+    struct vfs_file *f;
+    int rc = vfs_open(sw->v, path, VFS_O_RDONLY, wal ? VFS_CLASS_WAL : VFS_CLASS_DATA, &f);
+    free(path);
+    if (rc == 0) {
+        rc = vfs_fsync(f);
+        int crc = vfs_close(f);
+        rc = rc ? rc : crc;
+    }
+    if (rc == -ENOENT)
+        rc = 0;
+    sw->rc = rc;
+    return rc != 0;
+}
+
+/* Before recovery trusts what an existing directory holds, makes it
+ * durable: the page file, every log segment, the directory and its entry
+ * in the parent.  A process that crashed may have left writes in the page
+ * cache that the next open would read and build on (freeing pages of the
+ * previous checkpoint, say) while a power failure could still take them
+ * away; PostgreSQL fsyncs the data directory at the start of crash
+ * recovery for the same reason. */
+static int sync_existing(struct vfs *v, const char *dir)
+{
+    struct sync_walk sw = {v, dir, 0};
+    int rc = vfs_list(v, dir, sync_one, &sw);
+    if (rc == 0)
+        rc = sw.rc;
+    if (rc == 0)
+        rc = vfs_sync_dir(v, dir);
+    if (rc == 0)
+        rc = sync_parent(v, dir);
+    return rc;
+}
 
 static void stop_ckpt_thread(struct cl_db *db)
 {
@@ -418,11 +498,18 @@ int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
         db->vfs = db->latency_vfs;
     }
 
+    int made_dir = 0;
     if (db->opt.create) {
         rc = vfs_mkdir(db->vfs, dir);
         if (rc && rc != -EEXIST)
             goto fail;
+        made_dir = rc == 0;
     }
+    /* A new directory is durable only once its parent is synced; an
+     * existing one is made durable, with what it holds, before it is read. */
+    rc = made_dir ? sync_parent(db->vfs, dir) : sync_existing(db->vfs, dir);
+    if (rc)
+        goto fail;
     struct store_config sc = {
         .vfs = db->vfs, .dir = dir, .cache_size = db->opt.cache_size, .create = db->opt.create,
         .db_id = random_id(), .wal_segment_size = db->opt.segment_size,
@@ -465,8 +552,12 @@ int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
     if (rc)
         goto fail;
 
-    if (pthread_create(&db->ckpt_thread, NULL, ckpt_main, db) == 0)
-        db->ckpt_thread_started = 1;
+    rc = pthread_create(&db->ckpt_thread, NULL, ckpt_main, db);
+    if (rc) {
+        rc = -rc; /* no background checkpoints would mean an ever-growing log */
+        goto fail;
+    }
+    db->ckpt_thread_started = 1;
     *out = db;
     return 0;
 fail:
@@ -480,9 +571,7 @@ int cl_close(struct cl_db *db)
     if (!db)
         return CL_EINVAL;
     stop_ckpt_thread(db);
-    rc = db_broken(db) ? CL_EBROKEN : db_checkpoint(db);
-    if (rc)
-        rc = CL_EBROKEN;
+    rc = db_broken(db) ? CL_EBROKEN : db_checkpoint(db); /* -EIO, -ENOSPC, ... as they happened */
     db_free(db);
     return rc;
 }

@@ -899,8 +899,10 @@ int store_apply(struct store *s, const struct store_op *ops, size_t n, uint64_t 
     s->cur_lsn = lsn;
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = apply_one(s, &ops[i]);
-    if (rc)
-        pg_break(s, rc); /* the tree may be half changed */
+    if (rc) {
+        pg_break(s, rc);
+        atomic_store(&s->torn, 1); /* readers must not see part of the batch */
+    }
     pthread_rwlock_unlock(&s->tree_lock);
     return rc;
 }
@@ -917,6 +919,10 @@ int store_get(struct store *s, const void *key, size_t klen, void *buf, size_t c
     if (klen > CL_MAX_KEY)
         return CL_ETOOBIG;
     pthread_rwlock_rdlock(&s->tree_lock);
+    if (atomic_load(&s->torn)) {
+        pthread_rwlock_unlock(&s->tree_lock);
+        return CL_EBROKEN;
+    }
     pgno = s->root;
     for (int level = 0; pgno; level++) {
         struct frame *f;
@@ -986,6 +992,10 @@ int store_scan(struct store *s, const void *lo, size_t lolen, const void *hi, si
     int sp = 0, first = 1, rc = 0, eq;
 
     pthread_rwlock_rdlock(&s->tree_lock);
+    if (atomic_load(&s->torn)) {
+        pthread_rwlock_unlock(&s->tree_lock);
+        return CL_EBROKEN;
+    }
     pgno = s->root;
     while (pgno) {
         /* down to a leaf, remembering the path */

@@ -81,6 +81,7 @@ struct store {
 
     _Atomic uint64_t page_reads, page_writes;
     _Atomic int broken;          /* first sticky error, 0 while healthy */
+    _Atomic int torn;            /* a store_apply failed part way: the tree holds part of a batch */
     _Atomic uint64_t bad_page;
 };
 

@@ -33,7 +33,9 @@
  *
  * Errors: a failed page write, read or sync makes the store broken
  * (sticky); CL_ECORRUPT names a page whose checksum or structure is bad
- * (store_bad_page()).
+ * (store_bad_page()).  When store_apply fails part way through a batch the
+ * tree may hold part of it: from then on store_get and store_scan return
+ * CL_EBROKEN, so no reader ever sees part of a batch (reopen to recover).
  */
 #ifndef CL_STORE_H
 #define CL_STORE_H

@@ -37,7 +37,7 @@ struct wal_reader {
     int have_seg;
     uint8_t *seg;            /* the current segment's bytes */
     uint8_t *scan;           /* a following segment, while scanning */
-    int state, err, torn;
+    int state, err, torn, missing;
     uint64_t end_lsn, bad_lsn;
 };
 
@@ -209,6 +209,19 @@ int wal_reader_open(struct vfs *v, const char *dir, uint64_t segment_size, uint6
     return 0;
 }
 
+/* 1 when a segment above segno exists in the directory. */
+static int later_segment_exists(struct wal_reader *r, uint64_t segno, int *err)
+{
+    uint64_t *segs = NULL;
+    size_t n = 0;
+    int found = 0;
+    *err = wal_list_segments(r->vfs, r->dir, &segs, &n);
+    for (size_t i = 0; !*err && i < n; i++)
+        found |= segs[i] > segno;
+    free(segs);
+    return found;
+}
+
 int wal_reader_next(struct wal_reader *r, struct wal_record *rec)
 {
     if (r->state != RD_READING)
@@ -221,8 +234,21 @@ int wal_reader_next(struct wal_reader *r, struct wal_record *rec)
             rc = load_segment(r, segno, r->seg, &present);
             if (rc)
                 return finish(r, RD_ERROR, rc);
-            if (!present) { /* an empty log, or a SWITCH into nothing */
-                r->end_lsn = r->pos;
+            if (!present) {
+                /* The log must go on in this segment: it is where reading
+                 * starts (the checkpoint's), or a SWITCH record points to
+                 * it, and segments are durable before either.  With later
+                 * segments present, a missing one is a hole in the log,
+                 * not its end. */
+                int err;
+                if (later_segment_exists(r, segno, &err)) {
+                    r->missing = 1;
+                    r->bad_lsn = r->pos;
+                    return finish(r, RD_CORRUPT, CL_ECORRUPT);
+                }
+                if (err)
+                    return finish(r, RD_ERROR, err);
+                r->end_lsn = r->pos; /* an empty log, or a SWITCH into nothing */
                 r->torn = 0;
                 return finish(r, RD_END, 0);
             }
@@ -244,6 +270,7 @@ int wal_reader_next(struct wal_reader *r, struct wal_record *rec)
 uint64_t wal_reader_end_lsn(struct wal_reader *r) { return r->end_lsn; }
 int wal_reader_torn(struct wal_reader *r) { return r->torn; }
 uint64_t wal_reader_bad_lsn(struct wal_reader *r) { return r->bad_lsn; }
+int wal_reader_missing(struct wal_reader *r) { return r->missing; }
 
 void wal_reader_close(struct wal_reader *r)
 {

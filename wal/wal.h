@@ -230,7 +230,8 @@ struct wal_record {
 struct wal_reader;
 
 /* Reads the log of dir from start_lsn.  A missing first segment is an empty
- * log. */
+ * log -- unless a later segment exists: then the log has a hole, and the
+ * first wal_reader_next returns CL_ECORRUPT (wal_reader_missing). */
 int wal_reader_open(struct vfs *v, const char *dir, uint64_t segment_size, uint64_t start_lsn,
                     struct wal_reader **out);
 
@@ -242,6 +243,9 @@ int wal_reader_next(struct wal_reader *r, struct wal_record *rec);
 uint64_t wal_reader_end_lsn(struct wal_reader *r); /* after 0: first LSN past the valid log */
 int wal_reader_torn(struct wal_reader *r);         /* after 0: the log ended in a damaged record */
 uint64_t wal_reader_bad_lsn(struct wal_reader *r); /* after CL_ECORRUPT */
+/* After CL_ECORRUPT: 1 when the segment holding bad_lsn is missing while a
+ * later one exists (the log was read into a file that is not there). */
+int wal_reader_missing(struct wal_reader *r);
 void wal_reader_close(struct wal_reader *r);
 
 /* Payload decoding; return CL_ECORRUPT when the payload is malformed. */

@@ -329,9 +329,12 @@ START_TEST(test_empty_and_missing)
     ck_assert_uint_eq(wal_reader_end_lsn(r), start);
     ck_assert_int_eq(wal_reader_torn(r), 0);
     wal_reader_close(r);
-    /* the wrong segment size is a format error, not an empty log */
+    /* reading from a segment that is missing while a later one (7) exists:
+     * a hole in the log, not an empty log */
     ck_assert_int_eq(wal_reader_open(vfs_posix(), dir, 2 * SEG, wal_segment_start_lsn(3, 2 * SEG), &r), 0);
-    ck_assert_int_eq(wal_reader_next(r, &rec), 0); /* segment 3 at that size does not exist */
+    ck_assert_int_eq(wal_reader_next(r, &rec), CL_ECORRUPT);
+    ck_assert_int_eq(wal_reader_missing(r), 1);
+    ck_assert_uint_eq(wal_reader_bad_lsn(r), wal_segment_start_lsn(3, 2 * SEG));
     wal_reader_close(r);
     tu_rmdir(dir);
     free(dir);
