@@ -30,7 +30,9 @@
  *       its own write, and the earlier chains' syncs came before).
  *   U2  a short write, or a link cancelled after it, acknowledges nothing:
  *       the remainder is resubmitted with a fresh sync after it, in the
- *       same FIFO place.  Any other error breaks the log (never retried);
+ *       same FIFO place (under O_DIRECT from the start of the block the
+ *       short write ended in, so the write stays aligned).  A ring that is
+ *       momentarily full is waited for, not taken for a failure.  Any other error breaks the log (never retried);
  *       the leader drains what is in flight and every waiter fails.
  *   U3  chains are in flight only while the leader holds io_mu, so every
  *       other io_mu user (wal_flush, make_room, the writer's segment switch)
@@ -52,11 +54,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "wal_internal.h"
 
-#define URING_MAX_DEPTH   1024u
+#define URING_MAX_DEPTH   CL_MAX_URING_DEPTH
 #define URING_MAX_RETRIES 64    /* short writes in a row on one chain before giving up */
+#define URING_BUSY_MS     5000  /* how long a submission may find the ring busy */
 
 /* take_batch results besides 0 (nothing to take) and 1 (submitted) */
 #define TB_CROSS 2              /* the next bytes cross into a new segment */
@@ -109,6 +113,11 @@ static int submit_chain(struct wal *w, struct uring_state *us, unsigned slot)
 {
     struct uchain *c = &us->chains[slot];
     int k = 0, rc;
+    /* O_DIRECT writes whole aligned blocks: after a short write the rest
+     * starts again at the block the short write ended in (its bytes are
+     * written again, unchanged). */
+    if (w->open_flags & VFS_O_DIRECT)
+        c->written &= ~(size_t)(VFS_DIRECT_ALIGN - 1);
     if (c->written < c->len) {
         c->ios[k++] = (struct vfs_io){ .op = VFS_IO_WRITE, .f = c->f, .buf = c->buf + c->written,
                                        .len = c->len - c->written, .off = c->off + c->written };
@@ -118,7 +127,16 @@ static int submit_chain(struct wal *w, struct uring_state *us, unsigned slot)
                                        .f = c->f };
     }
     c->nios = k;
-    rc = vfs_ring_submit(us->ring, c->ios, k, slot);
+    /* -EBUSY/-EAGAIN: the ring is momentarily full (requests the kernel
+     * has not taken yet); they drain on their own, so wait a little and
+     * try again -- for up to URING_BUSY_MS, then give up. */
+    for (unsigned waited = 0;; waited++) {
+        rc = vfs_ring_submit(us->ring, c->ios, k, slot);
+        if ((rc != -EBUSY && rc != -EAGAIN) || waited >= URING_BUSY_MS * 10)
+            break;
+        struct timespec ts = {0, 100000}; /* 100 us */
+        nanosleep(&ts, NULL);
+    }
     if (rc)
         return wal_set_broken(w, rc);
     c->busy = 1;
@@ -413,8 +431,10 @@ static int uring_start(struct wal *w)
         return CL_ENOMEM;
     pthread_mutex_init(&us->ldr.mu, NULL);
     us->depth = w->uring_depth ? w->uring_depth : 4;
-    if (us->depth > URING_MAX_DEPTH)
-        us->depth = URING_MAX_DEPTH;
+    if (us->depth > URING_MAX_DEPTH) {
+        uring_free(us);
+        return CL_EINVAL; /* never a silent clamp: the caller asked for this depth */
+    }
     us->tail_slot = -1;
     us->chains = calloc(us->depth, sizeof *us->chains);
     if (!us->chains) {

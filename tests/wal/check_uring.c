@@ -13,7 +13,8 @@
 #include "wal_testlib.h"
 
 #define SEG WAL_MIN_SEGMENT
-#define BIGSEG (8u << 20) /* the spy follows segment 0 only: no switch */
+#define BIGSEG (8u << 20) /* one segment: no switch */
+#define SPY_SPAN (8u << 20) /* the spy follows the log's first 8 MiB of LSNs */
 #define COMMIT_REC 48u    /* wal_align_up(WAL_REC_HEADER + WAL_COMMIT_LEN) */
 
 static const char *method_name(enum cl_sync_method m)
@@ -41,13 +42,15 @@ static struct wal *u_open(const char *dir, struct vfs *v, uint64_t seg, enum cl_
 }
 
 /* ---- a spy file layer -------------------------------------------------------
- * Wraps another layer and keeps two images of segment 0: every byte handed
- * to a write, and the bytes made durable -- a write whose completion was
- * reported and then a sync of the file whose completion was reported (or an
- * O_DSYNC write reported complete).  A commit whose bytes are not in the
- * durable image when it is acknowledged was acknowledged too early. */
+ * Wraps another layer and keeps two images of the log's first SPY_SPAN
+ * bytes of LSNs, across segment files: every byte handed to a write, and
+ * the bytes made durable -- a write whose completion was reported and then
+ * a sync of that file whose completion was reported (or an O_DSYNC write
+ * reported complete).  A commit whose bytes are not in the durable image
+ * when it is acknowledged was acknowledged too early. */
 
 struct spy_pend {
+    int64_t base;       /* the file's first LSN */
     uint64_t off;
     size_t len;
     uint8_t *data;
@@ -65,18 +68,20 @@ struct spy {
     struct vfs base;
     struct vfs *lower;
     pthread_mutex_t mu;
-    uint8_t *written, *durable;   /* segment 0 */
+    uint64_t seg_size;
+    uint8_t *written, *durable;   /* indexed by LSN */
     struct spy_pend *pend;
     size_t npend, cap;
     struct wal *w;                /* atomic: checked at every ring call once set */
     uint64_t checks, violations, out_of_order, short_writes, chains;
+    uint64_t overlapped;          /* reaps while another chain was in flight */
     char why[200];
 };
 
 struct spy_file {
     struct vfs_file base;
     struct vfs_file *lower;
-    int seg0;
+    int64_t lsn0;       /* LSN of the segment's byte 0, or -1: not a segment the spy follows */
 };
 
 struct spy_ring {
@@ -98,12 +103,12 @@ static void spy_violation(struct spy *s, const char *fmt, unsigned long long a, 
 /* s->mu held: the bytes [first record, lsn) must be durable as written. */
 static void spy_check_locked(struct spy *s, uint64_t lsn, int is_commit)
 {
-    uint64_t first = wal_segment_start_lsn(0, BIGSEG);
+    uint64_t first = wal_segment_start_lsn(0, s->seg_size);
     if (lsn <= first)
         return;
     s->checks++;
-    if (lsn > BIGSEG) {
-        spy_violation(s, "lsn %llu beyond segment 0 (%llu)", (unsigned long long)lsn, BIGSEG);
+    if (lsn > SPY_SPAN) {
+        spy_violation(s, "lsn %llu beyond what the spy follows (%llu)", (unsigned long long)lsn, SPY_SPAN);
         return;
     }
     if (memcmp(s->durable + first, s->written + first, (size_t)(lsn - first)) != 0) {
@@ -140,10 +145,10 @@ static void spy_durable_lsn_check(struct spy *s)
 static void spy_wrote(struct spy *s, struct vfs_file *f, const void *buf, size_t len, uint64_t off)
 {
     struct spy_file *sf = (struct spy_file *)f;
-    if (!sf->seg0 || len == 0 || off + len > BIGSEG)
+    if (sf->lsn0 < 0 || len == 0 || (uint64_t)sf->lsn0 + off + len > SPY_SPAN)
         return;
     if (f->flags & VFS_O_DSYNC) {
-        memcpy(s->durable + off, buf, len);
+        memcpy(s->durable + sf->lsn0 + off, buf, len);
         return;
     }
     if (s->npend == s->cap) {
@@ -151,22 +156,32 @@ static void spy_wrote(struct spy *s, struct vfs_file *f, const void *buf, size_t
         s->pend = realloc(s->pend, s->cap * sizeof *s->pend);
     }
     struct spy_pend *p = &s->pend[s->npend++];
+    p->base = sf->lsn0;
     p->off = off;
     p->len = len;
     p->data = malloc(len);
     memcpy(p->data, buf, len);
 }
 
+/* A sync of f: its own pending writes become durable (or, when it failed,
+ * are lost for good: fsyncgate); other files' stay pending. */
 static void spy_synced(struct spy *s, struct vfs_file *f, int ok)
 {
-    if (!((struct spy_file *)f)->seg0)
+    int64_t base = ((struct spy_file *)f)->lsn0;
+    size_t o = 0;
+    if (base < 0)
         return;
     for (size_t i = 0; i < s->npend; i++) {
-        if (ok) /* a failed sync: the pages may be lost for good (fsyncgate) */
-            memcpy(s->durable + s->pend[i].off, s->pend[i].data, s->pend[i].len);
-        free(s->pend[i].data);
+        struct spy_pend *p = &s->pend[i];
+        if (p->base != base) {
+            s->pend[o++] = *p;
+            continue;
+        }
+        if (ok)
+            memcpy(s->durable + p->base + p->off, p->data, p->len);
+        free(p->data);
     }
-    s->npend = 0;
+    s->npend = o;
 }
 
 static int sp_open(struct vfs *v, const char *path, unsigned flags, enum vfs_class cls, struct vfs_file **out)
@@ -178,9 +193,12 @@ static int sp_open(struct vfs *v, const char *path, unsigned flags, enum vfs_cla
         free(sf);
         return rc;
     }
-    wal_segment_name(name, sizeof name, 0);
-    size_t pl = strlen(path), nl = strlen(name);
-    sf->seg0 = pl >= nl && strcmp(path + pl - nl, name) == 0;
+    const char *slash = strrchr(path, '/');
+    uint64_t segno;
+    (void)name;
+    sf->lsn0 = -1;
+    if (wal_segment_parse_name(slash ? slash + 1 : path, &segno) && (segno + 1) * SP(v)->seg_size <= SPY_SPAN)
+        sf->lsn0 = (int64_t)(segno * SP(v)->seg_size);
     sf->base.vfs = v;
     sf->base.cls = cls;
     sf->base.flags = flags;
@@ -203,8 +221,9 @@ static int sp_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t o
     struct spy *s = SP(f->vfs);
     int rc = vfs_pwrite(LF(f), buf, len, off);
     pthread_mutex_lock(&s->mu);
-    if (((struct spy_file *)f)->seg0 && off + len <= BIGSEG)
-        memcpy(s->written + off, buf, len);
+    int64_t base = ((struct spy_file *)f)->lsn0;
+    if (base >= 0 && (uint64_t)base + off + len <= SPY_SPAN)
+        memcpy(s->written + base + off, buf, len);
     if (rc == 0)
         spy_wrote(s, f, buf, len, off);
     pthread_mutex_unlock(&s->mu);
@@ -274,8 +293,9 @@ static int sr_submit(struct vfs_ring *rr, struct vfs_io *ios, int n, uint64_t ta
     for (int i = 0; i < n; i++) {
         sl->low[i] = ios[i];
         sl->low[i].f = LF(ios[i].f);
-        if (ios[i].op == VFS_IO_WRITE && ((struct spy_file *)ios[i].f)->seg0 && ios[i].off + ios[i].len <= BIGSEG)
-            memcpy(s->written + ios[i].off, ios[i].buf, ios[i].len);
+        int64_t base = ((struct spy_file *)ios[i].f)->lsn0;
+        if (ios[i].op == VFS_IO_WRITE && base >= 0 && (uint64_t)base + ios[i].off + ios[i].len <= SPY_SPAN)
+            memcpy(s->written + base + ios[i].off, ios[i].buf, ios[i].len);
     }
     pthread_mutex_unlock(&s->mu);
     sl->used = 1;
@@ -304,6 +324,11 @@ static int sr_reap(struct vfs_ring *rr, int wait, uint64_t *tag, struct vfs_io *
     struct spy_slot *sl = &r->slots[ltag];
     pthread_mutex_lock(&s->mu);
     s->chains++;
+    for (unsigned k = 0; k < rr->depth; k++)
+        if (r->slots[k].used && &r->slots[k] != sl) {
+            s->overlapped++;
+            break;
+        }
     for (unsigned k = 0; k < rr->depth; k++)
         if (r->slots[k].used && r->slots[k].seq < sl->seq) {
             s->out_of_order++;
@@ -357,17 +382,20 @@ static const struct vfs_ops spy_ops_noring = {
     .submit = vfs_submit_sequential, .destroy = sp_destroy,
 };
 
-static struct spy *spy_new(struct vfs *lower, int rings)
+static struct spy *spy_new_seg(struct vfs *lower, int rings, uint64_t seg_size)
 {
     struct spy *s = calloc(1, sizeof *s);
     s->base.ops = rings ? &spy_ops : &spy_ops_noring;
     s->base.name = "spy";
     s->lower = lower;
-    s->written = calloc(1, BIGSEG);
-    s->durable = calloc(1, BIGSEG);
+    s->seg_size = seg_size;
+    s->written = calloc(1, SPY_SPAN);
+    s->durable = calloc(1, SPY_SPAN);
     pthread_mutex_init(&s->mu, NULL);
     return s;
 }
+
+static struct spy *spy_new(struct vfs *lower, int rings) { return spy_new_seg(lower, rings, BIGSEG); }
 
 /* ---- committers ------------------------------------------------------------ */
 
@@ -565,21 +593,25 @@ END_TEST
 /* No commit is acknowledged before the completion of the sync that covers
  * it: the spy checks each acknowledged commit (and wal_durable_lsn at every
  * ring call) against the writes and syncs whose completion it has seen
- * reported -- with the fault layer reporting chains out of order. */
+ * reported -- with the fault layer reporting chains out of order (and
+ * running some after later ones) -- in one big segment, and across many
+ * small ones. */
 START_TEST(test_ack_after_covering_sync)
 {
     uint64_t seed = tu_seed(43);
     static const enum cl_sync_method methods[] = { CL_METHOD_FDATASYNC, CL_METHOD_FSYNC, CL_METHOD_DSYNC };
+    for (int small = 0; small < 2; small++)
     for (int fault = 1; fault >= 0; fault--) {
         for (unsigned mi = 0; mi < sizeof methods / sizeof methods[0]; mi++) {
-            struct genp g = { seed + mi, 2, 16, 200 };
+            uint64_t seg = small ? 64 * 1024 : BIGSEG;
+            struct genp g = { seed + mi, 2, 16, small ? 600 : 200 };
             char *dir = tu_mkdtemp("uring-order");
             struct vfs *fv = fault ? vfs_fault_new(vfs_posix()) : vfs_posix();
             if (fault)
                 vfs_fault_ring_seed(fv, seed + mi);
-            struct spy *s = spy_new(fv, 1);
+            struct spy *s = spy_new_seg(fv, 1, seg);
             int rc;
-            struct wal *w = u_open(dir, &s->base, BIGSEG, methods[mi], CL_SEGINIT_SPARSE, 0, 8, &rc);
+            struct wal *w = u_open(dir, &s->base, seg, methods[mi], CL_SEGINIT_SPARSE, 0, 8, &rc);
             ck_assert_int_eq(rc, 0);
             __atomic_store_n(&s->w, w, __ATOMIC_RELEASE);
             uint64_t n = run_committers(w, s, &g, 8, 120, NULL);
@@ -590,12 +622,22 @@ START_TEST(test_ack_after_covering_sync)
                           (unsigned long long)seed, fault ? "fault" : "posix", method_name(methods[mi]),
                           (unsigned long long)s->violations, s->why);
             ck_assert_uint_ge(s->checks, n);
-            if (fault) /* the point of the shuffle: it did happen */
-                ck_assert_msg(s->out_of_order > 0, "%s: no chain was reported out of order (%llu chains)",
-                              method_name(methods[mi]), (unsigned long long)s->chains);
-            fprintf(stderr, "uring ordering %s %s: %llu chains, %llu reported out of order, %llu checks\n",
-                    fault ? "fault" : "posix", method_name(methods[mi]), (unsigned long long)s->chains,
-                    (unsigned long long)s->out_of_order, (unsigned long long)s->checks);
+            /* the point of the shuffle: it did happen, whenever chains
+             * were in flight together often enough (a loaded machine may
+             * leave the leader with one at a time) */
+            if (fault && s->overlapped >= 50)
+                ck_assert_msg(s->out_of_order > 0, "%s: no chain was reported out of order (%llu chains, %llu "
+                              "overlapping)", method_name(methods[mi]), (unsigned long long)s->chains,
+                              (unsigned long long)s->overlapped);
+            if (small) { /* the point of small segments: the log crossed several */
+                struct wal_stats st;
+                wal_get_stats(w, &st);
+                ck_assert_uint_ge(st.segment_switches, 2);
+            }
+            fprintf(stderr, "uring ordering %s %s %s: %llu chains, %llu reported out of order, %llu checks\n",
+                    small ? "64K segments" : "one segment", fault ? "fault" : "posix", method_name(methods[mi]),
+                    (unsigned long long)s->chains, (unsigned long long)s->out_of_order,
+                    (unsigned long long)s->checks);
             pthread_mutex_unlock(&s->mu);
             wal_close(w);
             vfs_destroy(&s->base);
@@ -613,7 +655,8 @@ END_TEST
 START_TEST(test_short_write_resubmitted)
 {
     uint64_t seed = tu_seed(44);
-    static const enum cl_sync_method methods[] = { CL_METHOD_FDATASYNC, CL_METHOD_FSYNC, CL_METHOD_DSYNC };
+    static const enum cl_sync_method methods[] = { CL_METHOD_FDATASYNC, CL_METHOD_FSYNC, CL_METHOD_DSYNC,
+                                                   CL_METHOD_DIRECT };
     for (unsigned mi = 0; mi < sizeof methods / sizeof methods[0]; mi++) {
         for (int threads = 1; threads <= 4; threads += 3) {
             struct genp g = { seed + mi, 3, 24, 700 };
@@ -623,6 +666,15 @@ START_TEST(test_short_write_resubmitted)
             struct spy *s = spy_new(fv, 1);
             int rc;
             struct wal *w = u_open(dir, &s->base, BIGSEG, methods[mi], CL_SEGINIT_SPARSE, 0, 4, &rc);
+            if (rc == CL_ENOTSUP && methods[mi] == CL_METHOD_DIRECT) {
+                /* short O_DIRECT writes (which must be realigned): not testable here */
+                fprintf(stderr, "uring short write: O_DIRECT not supported here, skipped\n");
+                vfs_destroy(&s->base);
+                vfs_destroy(fv);
+                tu_rmdir(dir);
+                free(dir);
+                continue;
+            }
             ck_assert_int_eq(rc, 0);
             __atomic_store_n(&s->w, w, __ATOMIC_RELEASE);
             uint64_t total = 0;
