@@ -205,15 +205,6 @@ START_TEST(test_recycle_skips_short_file)
 }
 END_TEST
 
-static void wait_for_segments(const char *dir, uint64_t above, size_t want)
-{
-    for (int i = 0; i < 500 && count_segments(dir, above) < want; i++) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    ck_assert_uint_eq(count_segments(dir, above), want);
-}
-
 /* Waits until n segment files have been made (ready: created, synced). */
 static void wait_for_created(struct wal *w, uint64_t n)
 {
@@ -301,7 +292,8 @@ START_TEST(test_prealloc_failure_is_reported)
     free(p);
 
     struct wal *w = open_log(dir, &fv.v, CL_SEGMENTS_FRESH, 0, 2, 1);
-    wait_for_segments(dir, 1, 2); /* 2, 3; 4 failed */
+    wait_for_created(w, 1 + 2); /* 2 and 3 ready; the thread waits */
+    fill_to(w, &id, 2);         /* the writer takes 2: the thread tries 4, and fails */
     for (int i = 0; i < 200; i++) {
         struct wal_stats st;
         wal_get_stats(w, &st);
