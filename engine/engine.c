@@ -523,7 +523,11 @@ int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
     info->checkpoint_lsn = meta.checkpoint_lsn;
     info->end_lsn = meta.checkpoint_lsn;
     db->next_txn_id = 1;
-    if (!created) {
+    /* A checkpoint LSN of 0 is the page file as created: the open that
+     * created it never reached its first checkpoint, so nothing was ever
+     * committed (cl_open checkpoints before it returns), and the log
+     * segment that open may have made is no part of any log. */
+    if (!created && meta.checkpoint_lsn != 0) {
         rc = recover(db, &meta, info);
         if (rc)
             goto fail;

@@ -268,6 +268,42 @@ START_TEST(test_process_crash_then_power_failure)
 }
 END_TEST
 
+/* A power failure at any point of the open that creates a database (and
+ * of the open after it): the directory opens again, as a database or as
+ * nothing at all, never as "corrupt".  The first open makes the page file,
+ * then a log segment, then its first checkpoint; a crash between the
+ * second and the third leaves a segment above a page file that names no
+ * log position yet. */
+START_TEST(test_crash_while_creating)
+{
+    char *parent = tu_mkdtemp("dur"), *dir;
+    ck_assert_int_ge(asprintf(&dir, "%s/db", parent), 0);
+    for (uint64_t n = 1; n <= 80; n++) {
+        struct vfs *fault = vfs_fault_new(vfs_posix());
+        struct cl_options o;
+        struct cl_db *db;
+        cl_options_init(&o);
+        o.vfs = fault;
+        vfs_fault_crash_at(fault, n, (enum vfs_crash_model)(n % 3), n);
+        if (cl_open(dir, &o, &db, NULL) == 0) {
+            if (!vfs_fault_crashed(fault))
+                ck_assert_int_eq(vfs_fault_crash(fault, (enum vfs_crash_model)(n % 3), n), 0);
+            cl_close(db);
+        }
+        vfs_destroy(fault);
+        o.vfs = NULL;
+        int rc = cl_open(dir, &o, &db, NULL);
+        ck_assert_msg(rc == 0, "crash at op %" PRIu64 " of the first open: reopen: %s", n, cl_strerror(rc));
+        ck_assert_int_eq(put_commit(db, 0, 1, 10, 1), 0);
+        ck_assert_int_eq(cl_close(db), 0);
+        tu_rmdir(dir);
+    }
+    free(dir);
+    tu_rmdir(parent);
+    free(parent);
+}
+END_TEST
+
 /* cl_close reports what its final checkpoint met, not a blanket
  * CL_EBROKEN; an io_uring depth over CL_MAX_URING_DEPTH is refused. */
 START_TEST(test_errors_reported_as_they_happened)
@@ -302,6 +338,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_failed_commit_not_partly_visible);
     tcase_add_test(tc, test_new_directory_durable);
+    tcase_add_test(tc, test_crash_while_creating);
     tcase_add_test(tc, test_missing_checkpoint_segment);
     tcase_add_test(tc, test_process_crash_then_power_failure);
     tcase_add_test(tc, test_errors_reported_as_they_happened);
