@@ -7,7 +7,7 @@
  * fsynced first so that earlier tests do not skew later ones; each test
  * loops until an alarm fires; open_* methods use O_DIRECT), so that the two
  * outputs can be set side by side.  Then what pg_test_fsync does not do:
- * latency distributions, io_uring chains, the experiments of the seeds
+ * latency distributions, io_uring chains, the experiments of public threads
  * (ZODB syncs per transaction, WAL segment preparation, many small
  * O_APPEND writes) and a verdict in plain words.
  *

@@ -138,7 +138,7 @@ double probe_measure_us(struct probe_ctx *c, int datasync, double secs);
 /* probe_uring.c */
 void probe_uring(struct probe_ctx *c);
 
-/* probe_exp.c: the seeds' experiments */
+/* probe_exp.c: the experiments from public threads (ZODB, wal_recycle, XFS appends) */
 void probe_zodb(struct probe_ctx *c);
 void probe_segments(struct probe_ctx *c);
 void probe_appends(struct probe_ctx *c);

@@ -1,5 +1,6 @@
 /*
- * probe_exp.c -- the experiments of the seeds, as probe sections.
+ * probe_exp.c -- experiments from public mailing-list threads (ZODB syncs per
+ * transaction, PostgreSQL's wal_recycle, XFS's small appends), as probe sections.
  *
  *  zodb      The ZODB FileStorage thread: a transaction appends a record to
  *            the data file and makes 0, 1 or 2 fsyncs (the data file, then

@@ -15,7 +15,8 @@
  *      this sync may not reach stable storage.
  *   3. fdatasync faster than the device class can physically make a write
  *      durable (rotating: 1000 usecs; flash: 10 usecs): same words -- the
- *      HFS+ case of the seeds, where only F_FULLFSYNC was real.
+ *      HFS+ case of the pgsql-hackers pg_test_fsync thread, where only
+ *      F_FULLFSYNC was real.
  *   4. otherwise: plausible, with the caveat that only a power cut proves it.
  * Whether O_DIRECT works is tested on its own (an aligned 4kB write).
  */

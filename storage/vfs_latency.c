@@ -2,7 +2,7 @@
  * vfs_latency.c -- an emulated slow device: a file layer that wraps another
  * and adds a fixed delay to every sync (fsync, fdatasync, directory sync,
  * and every write on an O_DSYNC descriptor), so that slow-disk behaviour
- * (the seeds' 7200 rpm disk at ~100 syncs/s) can be studied on a fast one.
+ * (a 7200 rpm disk at ~100 syncs/s) can be studied on a fast one.
  * The delay is added after the real sync, so durability is unchanged.
  * Output that uses it says "emulated".
  *

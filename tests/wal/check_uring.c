@@ -555,7 +555,7 @@ START_TEST(test_many_committers)
         struct genp g = { seed, 2, 16, 120 };
         char *dir = tu_mkdtemp("uring-mt");
         struct vfs *fv = fault ? vfs_fault_new(vfs_posix()) : NULL;
-        int nthreads = 64, rc; /* the 64 clients, also under TSan */
+        int nthreads = 64, rc; /* 64 clients, also under TSan */
         uint64_t per = 40;
         if (fv)
             vfs_fault_ring_seed(fv, seed);
