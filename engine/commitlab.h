@@ -19,9 +19,28 @@
  *     part of a transaction.
  *
  * Threads: one cl_db may be shared by any number of threads.  A cl_txn
- * belongs to the thread that began it.  Write transactions are serialised
- * by the writer lock; read-only transactions and cl_get/cl_scan never wait
- * for a sync.
+ * belongs to the thread that began it (and must be committed or aborted
+ * there).
+ *
+ * Isolation:
+ *   - Write transactions are serialisable.  A write transaction takes the
+ *     writer lock at its first read (cl_get, cl_scan, cl_del) and holds it
+ *     until cl_commit has appended it to the log (with early lock release:
+ *     before waiting for the sync, so group commit still batches; without:
+ *     until durable) or until cl_abort, as LMDB's write transactions do.
+ *     Read-modify-write transactions therefore run one at a time, in
+ *     commit order: no lost update, no write skew.  One that only writes
+ *     (cl_put) takes the lock at commit only.  While a thread holds the
+ *     writer lock through one write transaction, a second one of the same
+ *     thread that needs it (to read or commit), and cl_checkpoint, return
+ *     CL_EBUSY rather than wait for itself.
+ *   - Read-only transactions are read committed: each read sees the latest
+ *     committed transactions, with no snapshot across reads, and never
+ *     waits for the writer lock or for a sync.  With early lock release
+ *     (the default) a reader may see a commit that is not yet durable: it
+ *     is acknowledged later, or, if its sync fails or the power fails
+ *     first, it may be gone after reopening.  With elr off a reader sees
+ *     only durable commits.
  */
 #ifndef COMMITLAB_H
 #define COMMITLAB_H
@@ -42,7 +61,7 @@ extern "C" {
 #define CL_EBROKEN    (-10003) /* an earlier log write or sync failed: handle is read-only until reopened */
 #define CL_EINVAL     (-10004) /* invalid argument or option */
 #define CL_ETOOBIG    (-10005) /* key longer than CL_MAX_KEY or value longer than CL_MAX_VALUE */
-#define CL_EBUSY      (-10006) /* another write transaction is open in this thread */
+#define CL_EBUSY      (-10006) /* this thread holds the writer lock through another write transaction */
 #define CL_EFORMAT    (-10007) /* not a commitlab database, or an unsupported format version */
 #define CL_ENOTSUP    (-10008) /* the option or policy is not built or not available here */
 #define CL_EREADONLY  (-10009) /* write call on a read-only transaction */
@@ -142,7 +161,8 @@ int cl_checkpoint(struct cl_db *db);
 #define CL_TXN_RDONLY 1u
 
 /* Begins a transaction.  A write transaction (flags 0) buffers its writes
- * privately (read-your-writes) and takes the writer lock only at commit. */
+ * privately (read-your-writes) and takes the writer lock at its first read,
+ * or at commit if it never reads (see Isolation above). */
 int cl_txn_begin(struct cl_db *db, unsigned flags, struct cl_txn **out);
 
 int cl_put(struct cl_txn *t, const void *key, size_t klen, const void *val, size_t vlen);

@@ -5,7 +5,8 @@
  *
  * Commit protocol (docs/design.md numbers these invariants):
  *   C1  A write transaction buffers its writes privately; nothing reaches
- *       the log or the tree before cl_commit.
+ *       the log or the tree before cl_commit.  From its first read it holds
+ *       the writer lock (serialisable write transactions, below).
  *   C2  Under the writer lock, the transaction's records and its COMMIT
  *       record are appended to the log buffer, so log order = commit order.
  *   C3  With early lock release (elr on), the transaction is applied to the
@@ -53,6 +54,7 @@ struct ws_entry {
 struct cl_txn {
     struct cl_db *db;
     unsigned flags;
+    int locked;          /* holds the writer lock (a write transaction that has read) */
     struct ws_entry *ws; /* sorted by key */
     size_t n, cap;
 };
@@ -215,12 +217,16 @@ static void maybe_request_checkpoint(struct cl_db *db, uint64_t lsn)
     pthread_mutex_unlock(&db->ckpt_mu);
 }
 
+static int held_here(const struct cl_db *db);
+
 int cl_checkpoint(struct cl_db *db)
 {
     if (!db)
         return CL_EINVAL;
     if (db_broken(db))
         return CL_EBROKEN;
+    if (held_here(db))
+        return CL_EBUSY; /* this thread's open write transaction holds the writer lock */
     return db_checkpoint(db);
 }
 
@@ -582,6 +588,54 @@ int cl_close(struct cl_db *db)
 
 /* ---- transactions ------------------------------------------------------------ */
 
+/* Serialisable write transactions, pessimistically (LMDB's way): a write
+ * transaction takes the writer lock at its first read (cl_get, cl_scan,
+ * cl_del) and keeps it until its commit appends it to the log (with early
+ * lock release; until it is durable without), or until it is aborted.
+ * Read-modify-write transactions thus run one at a time, in log order: no
+ * lost update, no write skew.  A transaction that only writes takes the
+ * lock at commit, as before, so blind writers pay nothing.
+ *
+ * The writer lock is not recursive: the databases whose writer lock this
+ * thread holds are remembered, and a second write transaction of the same
+ * thread that needs it gets CL_EBUSY instead of waiting for itself. */
+#define HELD_MAX 8
+static __thread struct cl_db *held[HELD_MAX];
+static __thread int nheld;
+
+static int held_here(const struct cl_db *db)
+{
+    for (int i = 0; i < nheld; i++)
+        if (held[i] == db)
+            return 1;
+    return 0;
+}
+
+static int writer_acquire(struct cl_txn *t)
+{
+    if (t->locked)
+        return 0;
+    if (held_here(t->db) || nheld == HELD_MAX)
+        return CL_EBUSY;
+    pthread_mutex_lock(&t->db->writer);
+    held[nheld++] = t->db;
+    t->locked = 1;
+    return 0;
+}
+
+static void writer_release(struct cl_txn *t)
+{
+    if (!t->locked)
+        return;
+    for (int i = 0; i < nheld; i++)
+        if (held[i] == t->db) {
+            held[i] = held[--nheld];
+            break;
+        }
+    t->locked = 0;
+    pthread_mutex_unlock(&t->db->writer);
+}
+
 int cl_txn_begin(struct cl_db *db, unsigned flags, struct cl_txn **out)
 {
     struct cl_txn *t;
@@ -710,6 +764,11 @@ int cl_get(struct cl_txn *t, const void *key, size_t klen, void *buf, size_t cap
             memcpy(buf, e->val, e->vlen < cap ? e->vlen : cap);
         return 0;
     }
+    if (!(t->flags & CL_TXN_RDONLY)) {
+        int rc = writer_acquire(t); /* what it reads stays as read until it commits */
+        if (rc)
+            return rc;
+    }
     size_t dummy;
     return store_get(t->db->store, key, klen, buf, cap, vlen ? vlen : &dummy);
 }
@@ -767,6 +826,8 @@ int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size
 
     if (!t || !fn)
         return CL_EINVAL;
+    if (!(t->flags & CL_TXN_RDONLY) && (rc = writer_acquire(t)) != 0)
+        return rc;
     rc = store_scan(t->db->store, lo, lolen, hi, hilen, scan_collect, &sb);
     if (rc == 0 && sb.err)
         rc = sb.err;
@@ -806,6 +867,7 @@ out:
 
 static void txn_free(struct cl_txn *t)
 {
+    writer_release(t);
     if (!(t->flags & CL_TXN_RDONLY))
         wal_txn_active(t->db->wal, -1);
     for (size_t i = 0; i < t->n; i++) {
@@ -849,29 +911,31 @@ int cl_commit(struct cl_txn *t)
         sops[i] = (struct store_op){.del = e->del, .key = e->key, .klen = e->klen, .val = e->val, .vlen = e->vlen};
     }
 
-    pthread_mutex_lock(&db->writer);
+    rc = writer_acquire(t); /* held since the first read, or taken now */
+    if (rc)
+        goto out;
     if (db_broken(db)) {
-        pthread_mutex_unlock(&db->writer);
+        writer_release(t);
         rc = CL_EBROKEN;
         goto out;
     }
     rc = wal_append_txn(db->wal, db->next_txn_id++, wops, t->n, &lsn);
     if (rc == CL_ETOOBIG) { /* the transaction is refused; the log is intact */
-        pthread_mutex_unlock(&db->writer);
+        writer_release(t);
         goto out;
     }
     if (rc == 0 && db->opt.elr) {
         rc = store_apply(db->store, sops, t->n, lsn);
-        pthread_mutex_unlock(&db->writer);
+        writer_release(t);
         if (rc == 0)
             rc = wal_commit(db->wal, lsn);
     } else if (rc == 0) {
         rc = wal_commit(db->wal, lsn);
         if (rc == 0)
             rc = store_apply(db->store, sops, t->n, lsn);
-        pthread_mutex_unlock(&db->writer);
+        writer_release(t);
     } else {
-        pthread_mutex_unlock(&db->writer);
+        writer_release(t);
     }
     if (rc) {
         db_break(db, rc);

@@ -16,7 +16,7 @@ const char *cl_strerror(int err)
     case CL_EBROKEN: return "database is broken by an earlier failed log write or sync; reopen to recover";
     case CL_EINVAL: return "invalid argument";
     case CL_ETOOBIG: return "key or value too large (keys up to 512 bytes, values up to 4096 bytes)";
-    case CL_EBUSY: return "busy";
+    case CL_EBUSY: return "busy: this thread holds the writer lock through another write transaction";
     case CL_EFORMAT: return "not a commitlab database, or an unsupported format version";
     case CL_ENOTSUP: return "not supported: the option or policy is not built or not available here";
     case CL_EREADONLY: return "write on a read-only transaction or database";
