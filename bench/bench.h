@@ -98,6 +98,9 @@ int bench_sync_is_durable(const char *sync);
 #define BENCH_NOTFOUND 1 /* get: no such key */
 #define BENCH_NA 2       /* open: the engine cannot express this configuration */
 #define BENCH_ERR (-1)   /* failure; the message is in ->err */
+#define BENCH_RETRY 3    /* the engine aborted the transaction (a conflict, a lock
+                          * timeout): nothing of it happened; the runner counts it
+                          * and runs the transaction again */
 
 #define BENCH_ERRLEN 256
 
@@ -168,6 +171,13 @@ void bench_list_engines(FILE *f);
 
 struct bench_worker; /* per-client state of the runner */
 
+/* What the verification after a run knows about the run. */
+struct bench_verify_in {
+    const uint8_t *written;       /* kv: bitmap of the keys the run wrote */
+    const uint64_t *committed;    /* per client: transactions committed in every phase */
+    unsigned clients;
+};
+
 struct bench_workload {
     const char *name;
     /* Untimed: fills the store (one connection). */
@@ -176,7 +186,7 @@ struct bench_workload {
     int (*txn)(struct bench_conn *c, const struct bench_config *cfg, struct bench_worker *w, unsigned *ops);
     /* After a reopen: reads everything back; 0 or BENCH_ERR with c->err.
      * written is a bitmap of the keys written by the timed phase (kv). */
-    int (*verify)(struct bench_conn *c, const struct bench_config *cfg, const uint8_t *written,
+    int (*verify)(struct bench_conn *c, const struct bench_config *cfg, const struct bench_verify_in *in,
                   uint64_t *checked);
 };
 
@@ -197,7 +207,7 @@ struct bench_worker {
     uint64_t rng;
     const struct bench_zipf *zipf;
     uint8_t *written;             /* shared bitmap or NULL */
-    uint64_t seq;                 /* per-client sequence (tpcb history keys) */
+    uint64_t seq;                 /* per-client sequence (tpcb history keys): commits so far */
     uint8_t buf[8192];
 };
 
@@ -253,6 +263,7 @@ struct bench_result {
     struct bench_second *timeline;
     size_t nseconds;
 
+    uint64_t aborts;              /* transactions the engine aborted (retried) in the phase */
     int verified;                 /* 1 ok, 0 not asked, -1 failed */
     uint64_t verified_keys;
 };

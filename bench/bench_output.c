@@ -71,6 +71,13 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
         snprintf(ver, sizeof ver, "; read back %llu keys: ok", (unsigned long long)r->verified_keys);
     if (r->segment_switches > 0 || strcmp(cfg->segments, "recycle") == 0 || cfg->prealloc)
         bench_segments_note(cfg, r, seg, sizeof seg);
+    if (r->aborts) {
+        size_t n = strlen(seg);
+        double rate = (double)r->aborts / (double)(r->aborts + r->txns);
+        snprintf(seg + n, sizeof seg - n, "%saborted and retried: %llu (%.1f%% of attempts)%s", n ? "; " : "",
+                 (unsigned long long)r->aborts, rate * 100,
+                 rate > 0.5 ? "; NOTE: most transactions aborted" : "");
+    }
     snprintf(extra, sizeof extra, "%s%s%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying, ver,
              seg[0] ? "; " : "", seg);
     if (r->status != RUN_OK) {
@@ -206,6 +213,9 @@ static json_t *metrics_json(const struct bench_result *r)
     json_object_set_new(m, "checkpoints", ok ? jint(r->checkpoints) : json_null());
     json_object_set_new(m, "checkpoint_pause_us", ok ? jint(r->checkpoint_pause_us) : json_null());
     json_object_set_new(m, "preload_s", ok ? json_real(r->preload_seconds) : json_null());
+    json_object_set_new(m, "aborts", ok ? json_integer((json_int_t)r->aborts) : json_null());
+    json_object_set_new(m, "abort_rate", ok && r->aborts + n ? json_real((double)r->aborts / (double)(r->aborts + n))
+                                                             : json_null());
     json_t *seg = json_object();
     json_object_set_new(seg, "switches", ok ? jint(r->segment_switches) : json_null());
     json_object_set_new(seg, "created", ok ? jint(r->segments_created) : json_null());

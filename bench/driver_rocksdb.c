@@ -2,10 +2,14 @@
  * driver_rocksdb.c -- the benchmark driver for RocksDB (optional peer,
  * built when librocksdb-dev is present), through RocksDB's C API.
  *
- * A client transaction is a WriteBatchWithIndex (reads see the batch's own
- * writes) written with one DB::Write; RocksDB's WriteThread batches
+ * kv: a client transaction is a WriteBatchWithIndex (reads see the batch's
+ * own writes) written with one DB::Write; RocksDB's WriteThread batches
  * concurrent writers behind a leader (group commit is how RocksDB always
- * commits).  --sync commit/group = WriteOptions.sync=true; --sync none =
+ * commits).  tpcb reads before it writes, so it runs on a TransactionDB
+ * (pessimistic: GetForUpdate locks each row it reads until commit), which
+ * serialises conflicting transactions as the other engines do; a lock
+ * timeout or a busy commit aborts the transaction and the runner retries
+ * it.  --sync commit/group = WriteOptions.sync=true; --sync none =
  * sync=false (the WAL is written, never synced by the write);
  * --sync periodic = sync=false plus a thread calling FlushWAL(sync=true)
  * every --interval ms.  --sync-method fsync = use_fsync; --segments
@@ -26,7 +30,10 @@
 #include <unistd.h>
 
 struct rdb {
-    rocksdb_t *db;
+    rocksdb_t *db;                 /* kv */
+    rocksdb_transactiondb_t *tdb;  /* tpcb */
+    rocksdb_transactiondb_options_t *tdbo;
+    rocksdb_transaction_options_t *to;
     rocksdb_options_t *opt;
     rocksdb_writeoptions_t *wo;
     rocksdb_readoptions_t *ro;
@@ -37,6 +44,15 @@ struct rdb {
     volatile int stop;
     unsigned interval_ms;
 };
+
+/* A client's connection: a batch (kv) or a transaction (tpcb). */
+struct rconn {
+    rocksdb_writebatch_wi_t *wb;
+    rocksdb_transaction_t *txn;
+    int rdonly;
+};
+
+static int txn_mode(const struct bench_config *cfg) { return strcmp(cfg->workload, "tpcb") == 0; }
 
 static const enum bench_knob rocks_no[] = {
     K_ELR, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_COMMIT_DELAY, K_COMMIT_SIBLINGS,
@@ -72,7 +88,9 @@ static void rocks_describe(const struct bench_config *cfg, char *buf, size_t len
     if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
         n += snprintf(buf + n, len - (size_t)n, " recycle_log_file_num=%u", cfg->recycle_max);
     if (n > 0 && (size_t)n < len && cfg->given[K_CHECKPOINT])
-        snprintf(buf + n, len - (size_t)n, " write_buffer_size=%llu", (unsigned long long)cfg->checkpoint_bytes);
+        n += snprintf(buf + n, len - (size_t)n, " write_buffer_size=%llu", (unsigned long long)cfg->checkpoint_bytes);
+    if (n > 0 && (size_t)n < len && txn_mode(cfg))
+        snprintf(buf + n, len - (size_t)n, " TransactionDB(GetForUpdate)");
 }
 
 static void *syncer_main(void *arg)
@@ -82,7 +100,10 @@ static void *syncer_main(void *arg)
         struct timespec ts = {r->interval_ms / 1000, (long)(r->interval_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
         char *err = NULL;
-        rocksdb_flush_wal(r->db, 1, &err);
+        if (r->tdb)
+            rocksdb_transactiondb_flush_wal(r->tdb, 1, &err);
+        else
+            rocksdb_flush_wal(r->db, 1, &err);
         if (err) {
             fprintf(stderr, "rocksdb FlushWAL: %s\n", err);
             rocksdb_free(err);
@@ -99,6 +120,12 @@ static void rocks_free(struct rdb *r)
     }
     if (r->db)
         rocksdb_close(r->db);
+    if (r->tdb)
+        rocksdb_transactiondb_close(r->tdb);
+    if (r->tdbo)
+        rocksdb_transactiondb_options_destroy(r->tdbo);
+    if (r->to)
+        rocksdb_transaction_options_destroy(r->to);
     if (r->wo)
         rocksdb_writeoptions_destroy(r->wo);
     if (r->ro)
@@ -144,11 +171,18 @@ static int rocks_open(struct bench_db *db)
     r->wo = rocksdb_writeoptions_create();
     rocksdb_writeoptions_set_sync(r->wo, bench_sync_is_durable(cfg->sync) ? 1 : 0);
     r->ro = rocksdb_readoptions_create();
-    r->db = rocksdb_open(r->opt, db->path, &err);
+    if (txn_mode(cfg)) {
+        r->tdbo = rocksdb_transactiondb_options_create();
+        r->to = rocksdb_transaction_options_create();
+        r->tdb = rocksdb_transactiondb_open(r->opt, r->tdbo, db->path, &err);
+    } else {
+        r->db = rocksdb_open(r->opt, db->path, &err);
+    }
     if (err) {
         snprintf(db->err, sizeof db->err, "rocksdb_open %.120s: %.120s", db->path, err);
         rocksdb_free(err);
         r->db = NULL;
+        r->tdb = NULL;
         rocks_free(r);
         return BENCH_ERR;
     }
@@ -170,41 +204,92 @@ static void rocks_close(struct bench_db *db)
 
 static int rocks_conn_open(struct bench_conn *c)
 {
-    c->impl = rocksdb_writebatch_wi_create(0, 1);
-    return c->impl ? BENCH_OK : BENCH_ERR;
+    struct rconn *rc = calloc(1, sizeof *rc);
+    if (!rc)
+        return BENCH_ERR;
+    if (!txn_mode(c->db->cfg) && !(rc->wb = rocksdb_writebatch_wi_create(0, 1))) {
+        free(rc);
+        return BENCH_ERR;
+    }
+    c->impl = rc;
+    return BENCH_OK;
 }
 
 static void rocks_conn_close(struct bench_conn *c)
 {
-    if (c->impl)
-        rocksdb_writebatch_wi_destroy(c->impl);
+    struct rconn *rc = c->impl;
+    if (!rc)
+        return;
+    if (rc->wb)
+        rocksdb_writebatch_wi_destroy(rc->wb);
+    if (rc->txn)
+        rocksdb_transaction_destroy(rc->txn);
+    free(rc);
     c->impl = NULL;
 }
 
 static int rocks_begin(struct bench_conn *c, int rdonly)
 {
-    (void)rdonly;
-    rocksdb_writebatch_wi_clear(c->impl);
-    return BENCH_OK;
+    struct rconn *rc = c->impl;
+    struct rdb *r = c->db->impl;
+    rc->rdonly = rdonly;
+    if (rc->wb) {
+        rocksdb_writebatch_wi_clear(rc->wb);
+        return BENCH_OK;
+    }
+    if (rdonly)
+        return BENCH_OK; /* reads go to the TransactionDB directly */
+    rc->txn = rocksdb_transaction_begin(r->tdb, r->wo, r->to, rc->txn);
+    return rc->txn ? BENCH_OK : BENCH_ERR;
+}
+
+/* A RocksDB error: a lock timeout, a deadlock or a busy commit aborts the
+ * transaction (BENCH_RETRY); anything else is a failure. */
+static int rocks_err(struct bench_conn *c, const char *what, char *err)
+{
+    int retry = strstr(err, "Busy") || strstr(err, "TimedOut") || strstr(err, "Timeout") ||
+                strstr(err, "Deadlock") || strstr(err, "TryAgain");
+    snprintf(c->err, sizeof c->err, "rocksdb %s: %s", what, err);
+    rocksdb_free(err);
+    if (retry) {
+        struct rconn *rc = c->impl;
+        if (rc->txn) {
+            char *e2 = NULL;
+            rocksdb_transaction_rollback(rc->txn, &e2);
+            rocksdb_free(e2);
+        }
+        return BENCH_RETRY;
+    }
+    return BENCH_ERR;
 }
 
 static int rocks_put(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl)
 {
-    rocksdb_writebatch_wi_put(c->impl, k, kl, v, vl);
-    return BENCH_OK;
+    struct rconn *rc = c->impl;
+    char *err = NULL;
+    if (rc->wb) {
+        rocksdb_writebatch_wi_put(rc->wb, k, kl, v, vl);
+        return BENCH_OK;
+    }
+    rocksdb_transaction_put(rc->txn, k, kl, v, vl, &err);
+    return err ? rocks_err(c, "put", err) : BENCH_OK;
 }
 
 static int rocks_get(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
 {
+    struct rconn *rc = c->impl;
     struct rdb *r = c->db->impl;
     char *err = NULL;
     size_t len = 0;
-    char *v = rocksdb_writebatch_wi_get_from_batch_and_db(c->impl, r->db, r->ro, k, kl, &len, &err);
-    if (err) {
-        snprintf(c->err, sizeof c->err, "rocksdb get: %s", err);
-        rocksdb_free(err);
-        return BENCH_ERR;
-    }
+    char *v;
+    if (rc->wb)
+        v = rocksdb_writebatch_wi_get_from_batch_and_db(rc->wb, r->db, r->ro, k, kl, &len, &err);
+    else if (rc->rdonly)
+        v = rocksdb_transactiondb_get(r->tdb, r->ro, k, kl, &len, &err);
+    else /* locks the row until commit: what it read stays as read */
+        v = rocksdb_transaction_get_for_update(rc->txn, r->ro, k, kl, &len, 1, &err);
+    if (err)
+        return rocks_err(c, "get", err);
     if (!v)
         return BENCH_NOTFOUND;
     memcpy(buf, v, len < cap ? len : cap);
@@ -215,23 +300,32 @@ static int rocks_get(struct bench_conn *c, const void *k, size_t kl, void *buf, 
 
 static int rocks_commit(struct bench_conn *c)
 {
+    struct rconn *rc = c->impl;
     struct rdb *r = c->db->impl;
     char *err = NULL;
-    if (rocksdb_writebatch_wi_count(c->impl) == 0)
-        return BENCH_OK;
-    rocksdb_write_writebatch_wi(r->db, r->wo, c->impl, &err);
-    rocksdb_writebatch_wi_clear(c->impl);
-    if (err) {
-        snprintf(c->err, sizeof c->err, "rocksdb write: %s", err);
-        rocksdb_free(err);
-        return BENCH_ERR;
+    if (rc->wb) {
+        if (rocksdb_writebatch_wi_count(rc->wb) == 0)
+            return BENCH_OK;
+        rocksdb_write_writebatch_wi(r->db, r->wo, rc->wb, &err);
+        rocksdb_writebatch_wi_clear(rc->wb);
+        return err ? rocks_err(c, "write", err) : BENCH_OK;
     }
-    return BENCH_OK;
+    if (rc->rdonly)
+        return BENCH_OK;
+    rocksdb_transaction_commit(rc->txn, &err);
+    return err ? rocks_err(c, "commit", err) : BENCH_OK;
 }
 
 static void rocks_abort(struct bench_conn *c)
 {
-    rocksdb_writebatch_wi_clear(c->impl);
+    struct rconn *rc = c->impl;
+    if (rc->wb) {
+        rocksdb_writebatch_wi_clear(rc->wb);
+    } else if (rc->txn && !rc->rdonly) {
+        char *err = NULL;
+        rocksdb_transaction_rollback(rc->txn, &err);
+        rocksdb_free(err);
+    }
 }
 
 /* "rocksdb.wal.synced COUNT : 12" or, for a histogram,
@@ -286,6 +380,7 @@ const struct bench_driver bench_driver_rocksdb = {
             "  --sync-method fsync = use_fsync; --segments recycle = recycle_log_file_num=--recycle-max;\n"
             "  --checkpoint-bytes = write_buffer_size (a memtable flush starts a new WAL file);\n"
             "  --cache = block cache; uring, dsync/direct and the other log knobs are n/a;\n"
+            "  tpcb runs on a TransactionDB (GetForUpdate), aborted transactions retried;\n"
             "  counters from RocksDB statistics (WAL syncs/bytes, flushes, write stalls)",
     .check = rocks_check,
     .describe = rocks_describe,

@@ -3,7 +3,8 @@
  * kv workload from an empty store (durable and not, one and several
  * clients), and after a close and reopen every key the run wrote reads
  * back with its exact value, and no other key exists (--verify).  Also a
- * short tpcb run per engine.  Runs the real binary.
+ * short tpcb run per engine with 8 clients, whose --verify checks TPC-B's
+ * consistency.  Runs the real binary.
  */
 #include <check.h>
 #include <jansson.h>
@@ -82,18 +83,22 @@ END_TEST
 START_TEST(test_sqlite) { read_back("sqlite"); }
 END_TEST
 
+/* tpcb with 8 clients on every engine: TPC-B's consistency condition
+ * holds after the run (branch, teller and account balances and the history
+ * deltas sum to the same; one history row per committed transaction) --
+ * no engine loses a balance update. */
 START_TEST(test_tpcb)
 {
     const char *engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite"};
     for (size_t i = 0; i < 4; i++) {
         if (!built(engines[i]))
             continue;
-        const char *args[] = {"bench", "--engine", engines[i], "--workload", "tpcb", "--sync", "none",
-                              "--clients", "2", "--txns", "300", "--warmup", "0", "--verify", "--quiet",
+        const char *args[] = {"bench", "--engine", engines[i], "--workload", "tpcb", "--sync", "commit",
+                              "--clients", "8", "--txns", "400", "--warmup", "0", "--verify", "--quiet",
                               "--dir", "d", NULL};
         struct cl_run r = run_cl(scratch, args);
         ck_assert_msg(r.status == 0, "%s tpcb: exit %d: %s%s", engines[i], r.status, r.out, r.err);
-        ck_assert_msg(strstr(r.out, "read back 100011 keys: ok"), "%s tpcb: %s", engines[i], r.out);
+        ck_assert_msg(strstr(r.out, "keys: ok"), "%s tpcb: %s", engines[i], r.out);
         run_free(&r);
     }
 }
