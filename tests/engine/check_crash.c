@@ -63,10 +63,15 @@ struct check_ctx {
 static int check_one(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
 {
     struct check_ctx *c = arg;
+    char k[9];
     int i;
     if (klen == 3 && memcmp(key, "seq", 3) == 0)
         return 0;
-    if (klen != 8 || sscanf((const char *)key, "key-%4d", &i) != 1 || i < 0 || i >= NKEYS) {
+    if (klen == 8) { /* keys are not NUL-terminated: sscanf needs a copy */
+        memcpy(k, key, 8);
+        k[8] = 0;
+    }
+    if (klen != 8 || sscanf(k, "key-%4d", &i) != 1 || i < 0 || i >= NKEYS) {
         snprintf(c->why, sizeof c->why, "unexpected key of %zu bytes", klen);
         c->bad = 1;
         return 1;
