@@ -25,6 +25,14 @@ int cmd_inspect(int argc, char **argv)
     struct cl_inspect in;
 
     for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: commitlab inspect DIR [--verify]\n\n"
+                   "Prints a database's current meta page, its log segments and the log from the\n"
+                   "checkpoint on (records by type, where it ends, whether torn), without writing.\n"
+                   "--verify checks every reachable page's and every log record's checksum and\n"
+                   "names the first bad one (exit 1).\n");
+            return 0;
+        }
         if (strcmp(argv[i], "--verify") == 0)
             verify = 1;
         else if (argv[i][0] == '-')

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # inspect_test.sh COMMITLAB -- `commitlab inspect --verify` on a real
 # database: exit 0 after a clean close; after one byte of the root page is
-# changed, exit 1 naming that page; bad arguments exit 2 naming the flag.
+# changed, exit 1 naming that page; bad arguments exit 2 naming the flag;
+# --help (of inspect and of tour) prints usage and exits 0.
 set -u
 bin=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -31,4 +32,9 @@ grep -q "corrupt page $root" <<<"$out" || { echo "$out"; fail "the damaged page 
 err=$("$bin" inspect "$db" --bogus 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] || fail "unknown flag should exit 2, got $rc"
 grep -q -- '--bogus' <<<"$err" || fail "the error should name --bogus: $err"
-echo "inspect: 3 cases passed"
+# --help: usage on stdout, exit 0 (inspect and tour)
+out=$("$bin" inspect --help); rc=$?
+[ $rc -eq 0 ] && grep -q '^usage: commitlab inspect' <<<"$out" || fail "inspect --help: exit $rc: $out"
+out=$("$bin" tour --help); rc=$?
+[ $rc -eq 0 ] && grep -q '^usage: commitlab tour' <<<"$out" || fail "tour --help: exit $rc: $out"
+echo "inspect: 4 cases passed"
