@@ -59,7 +59,7 @@ static const struct knob_def knobs[K_COUNT] = {
     [K_ENGINE] = {"--engine", KIND_ENUM, "commitlab,lmdb,rocksdb,sqlite", 0, 0},
     [K_WORKLOAD] = {"--workload", KIND_ENUM, "kv,tpcb", 0, 0},
     [K_CLIENTS] = {"--clients", KIND_UINT, NULL, 1, 1024},
-    [K_SYNC] = {"--sync", KIND_ENUM, "none,periodic,commit,group,uring", 0, 0},
+    [K_SYNC] = {"--sync", KIND_ENUM, NULL, 0, 0}, /* the library's policies: sync_choices() */
     [K_SYNC_METHOD] = {"--sync-method", KIND_ENUM, "fdatasync,fsync,dsync,direct", 0, 0},
     [K_ELR] = {"--elr", KIND_ENUM, "on,off", 0, 0},
     [K_SEGMENTS] = {"--segments", KIND_ENUM, "fresh,recycle", 0, 0},
@@ -101,7 +101,8 @@ int bench_reject_given(const struct bench_config *cfg, const enum bench_knob *ks
 
 int bench_sync_is_durable(const char *sync)
 {
-    return strcmp(sync, "commit") == 0 || strcmp(sync, "group") == 0 || strcmp(sync, "uring") == 0;
+    enum cl_sync_policy p;
+    return cl_sync_policy_parse(sync, &p) == 0 && cl_sync_policy_is_durable(p) == 1;
 }
 
 void bench_config_defaults(struct bench_config *c)
@@ -139,6 +140,25 @@ void bench_config_defaults(struct bench_config *c)
     c->cache_bytes = o.cache_size;
 }
 
+/* "none,periodic,commit,...": every sync policy the library has, in its
+ * order, so a policy added to the library is accepted here unchanged. */
+static const char *sync_choices(void)
+{
+    static char buf[256];
+    if (!buf[0]) {
+        size_t j = 0;
+        for (int i = 0; i < CL_SYNC_NPOLICIES && j < sizeof buf; i++)
+            j += (size_t)snprintf(buf + j, sizeof buf - j, "%s%s", i ? "," : "",
+                                  cl_sync_policy_name((enum cl_sync_policy)i));
+    }
+    return buf;
+}
+
+static const char *choices_of(const struct knob_def *k)
+{
+    return k == &knobs[K_SYNC] ? sync_choices() : k->choices;
+}
+
 static int in_choices(const char *choices, const char *v)
 {
     size_t n = strlen(v);
@@ -159,7 +179,7 @@ static void accepted(const struct knob_def *k, char *buf, size_t len)
     switch (k->kind) {
     case KIND_ENUM: {
         size_t j = 0;
-        for (const char *p = k->choices; *p && j + 3 < len; p++) {
+        for (const char *p = choices_of(k); *p && j + 3 < len; p++) {
             if (*p == ',') {
                 buf[j++] = ',';
                 buf[j++] = ' ';
@@ -196,7 +216,7 @@ static void validate(const char *cmd, enum bench_knob kk, const char *v)
 
     switch (k->kind) {
     case KIND_ENUM:
-        ok = in_choices(k->choices, v);
+        ok = in_choices(choices_of(k), v);
         break;
     case KIND_UINT:
         errno = 0;
@@ -427,6 +447,14 @@ unsigned bench_sweep(const struct bench_config *cfgs, size_t n, const struct ben
 
 static void usage(FILE *f)
 {
+    char sync_list[256];
+    size_t j = 0;
+    for (const char *p = sync_choices(); *p && j + 3 < sizeof sync_list; p++) {
+        sync_list[j++] = *p;
+        if (*p == ',')
+            sync_list[j++] = ' ';
+    }
+    sync_list[j] = 0;
     fprintf(f,
             "usage: commitlab bench [options]     (comma lists run the cross product)\n"
             "\n"
@@ -452,7 +480,7 @@ static void usage(FILE *f)
             "tpcb workload:\n"
             "  --scale LIST         branches, as pgbench -s (default 1)\n"
             "commit path (commitlab maps all; other engines what they can, else n/a):\n"
-            "  --sync LIST          none, periodic, commit (default), group, uring\n"
+            "  --sync LIST          %s (default commit)\n"
             "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
             "  --elr LIST           on (default), off\n"
             "  --segments LIST      fresh (default), recycle (rename retired segments for reuse)\n"
@@ -468,7 +496,8 @@ static void usage(FILE *f)
             "output:\n"
             "  --out FILE.jsonl     append one JSON object per run (docs/bench.md)\n"
             "  --format table|csv   stdout format (default table)\n"
-            "  --quiet              no progress line on stderr\n");
+            "  --quiet              no progress line on stderr\n",
+            sync_list);
 }
 
 static const char *need_arg(const char *cmd, int argc, char **argv, int *i, const char *flag,

@@ -76,14 +76,27 @@ extern "C" {
 
 /* ---- options ----------------------------------------------------------- */
 
-/* When and by whom the log is made durable.  What each promises when
- * cl_commit returns 0 is stated in wal/wal.h next to its policy table. */
+/* When and by whom the log is made durable: the sync policies, in one
+ * list (X(ENUM_SUFFIX, name)).  Each is one file wal/policy_<name>.c whose
+ * table, wal_policy_<name>, states what it promises when cl_commit returns
+ * 0; adding a policy is adding that file and one line here.
+ *   none      write(2) only: survives a process crash, not power loss
+ *   periodic  write only; a background thread syncs every interval_ms
+ *   commit    each commit writes and syncs its own record
+ *   group     leader/follower group commit
+ *   uring     io_uring linked write->fsync chains, several in flight */
+#define CL_SYNC_POLICIES(X) \
+    X(NONE, none)           \
+    X(PERIODIC, periodic)   \
+    X(COMMIT, commit)       \
+    X(GROUP, group)         \
+    X(URING, uring)
+
 enum cl_sync_policy {
-    CL_SYNC_NONE = 0,   /* write(2) only: survives a process crash, not power loss */
-    CL_SYNC_PERIODIC,   /* write only; a background thread syncs every interval_ms */
-    CL_SYNC_COMMIT,     /* each commit writes and syncs its own record */
-    CL_SYNC_GROUP,      /* leader/follower group commit */
-    CL_SYNC_URING       /* io_uring linked write->fsync chains, several in flight */
+#define CL_SYNC_ENUM_(e, n) CL_SYNC_##e,
+    CL_SYNC_POLICIES(CL_SYNC_ENUM_)
+#undef CL_SYNC_ENUM_
+    CL_SYNC_NPOLICIES
 };
 
 /* Which system call makes bytes durable. */
@@ -256,6 +269,9 @@ const char *cl_strerror(int err);
  * the parse functions return CL_EINVAL for an unknown name. */
 const char *cl_sync_policy_name(enum cl_sync_policy p);
 const char *cl_sync_method_name(enum cl_sync_method m);
+/* 1 when the policy's cl_commit returns only once the commit is durable
+ * (the durability contract applies), 0 when not, -1 for no such policy. */
+int cl_sync_policy_is_durable(enum cl_sync_policy p);
 int cl_sync_policy_parse(const char *s, enum cl_sync_policy *out);
 int cl_sync_method_parse(const char *s, enum cl_sync_method *out);
 

@@ -128,7 +128,7 @@ void cl_options_init(struct cl_options *o)
 
 static int check_options(const struct cl_options *o)
 {
-    if ((unsigned)o->sync > CL_SYNC_URING || (unsigned)o->method > CL_METHOD_DIRECT ||
+    if ((unsigned)o->sync >= CL_SYNC_NPOLICIES || (unsigned)o->method > CL_METHOD_DIRECT ||
         (unsigned)o->segments > CL_SEGMENTS_RECYCLE || (unsigned)o->segment_init > CL_SEGINIT_FALLOCATE)
         return CL_EINVAL;
     if (o->segment_size < WAL_MIN_SEGMENT || o->segment_size % WAL_SEG_HEADER)

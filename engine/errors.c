@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "commitlab.h"
+#include "wal.h"
 
 const char *cl_strerror(int err)
 {
@@ -29,12 +30,19 @@ const char *cl_strerror(int err)
     return "unknown error";
 }
 
-static const char *const policy_names[] = {"none", "periodic", "commit", "group", "uring"};
 static const char *const method_names[] = {"fdatasync", "fsync", "dsync", "direct"};
 
+/* The policies' names and durability are their tables' (wal/policy.c). */
 const char *cl_sync_policy_name(enum cl_sync_policy p)
 {
-    return (unsigned)p < sizeof policy_names / sizeof *policy_names ? policy_names[p] : "?";
+    const struct wal_policy *pol = wal_policy_for(p);
+    return pol ? pol->name : "?";
+}
+
+int cl_sync_policy_is_durable(enum cl_sync_policy p)
+{
+    const struct wal_policy *pol = wal_policy_for(p);
+    return pol ? pol->durable : -1;
 }
 
 const char *cl_sync_method_name(enum cl_sync_method m)
@@ -44,8 +52,8 @@ const char *cl_sync_method_name(enum cl_sync_method m)
 
 int cl_sync_policy_parse(const char *s, enum cl_sync_policy *out)
 {
-    for (unsigned i = 0; i < sizeof policy_names / sizeof *policy_names; i++)
-        if (strcmp(s, policy_names[i]) == 0) {
+    for (int i = 0; i < CL_SYNC_NPOLICIES; i++)
+        if (strcmp(s, cl_sync_policy_name((enum cl_sync_policy)i)) == 0) {
             *out = (enum cl_sync_policy)i;
             return 0;
         }

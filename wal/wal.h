@@ -60,12 +60,12 @@ struct wal;
 struct wal_policy {
     const char *name;
     int durable;                               /* 1: commit returns only once durable */
-    int (*start)(struct wal *w);               /* after the log is open; may start threads */
+    int (*start)(struct wal *w);               /* after the log is open; may start threads; may be NULL */
     /* Returns when commit_lsn is durable as the policy promises (see each
      * policy's comment), or an error: then the transaction is not
      * acknowledged and the log is broken. */
     int (*commit)(struct wal *w, uint64_t commit_lsn);
-    void (*stop)(struct wal *w);               /* before close; joins threads */
+    void (*stop)(struct wal *w);               /* before close; joins threads; may be NULL */
 };
 
 /* none:   wal_commit writes the buffered bytes up to commit_lsn with
@@ -77,8 +77,6 @@ struct wal_policy {
  *         transaction and every one before it in log order.  A failed write
  *         or sync breaks the log; the committer gets the error and is not
  *         acknowledged; the sync is never retried. */
-extern const struct wal_policy wal_policy_none;
-extern const struct wal_policy wal_policy_commit;
 
 /* group:  leader/follower group commit.  A committer whose LSN is not yet
  *         durable either finds a flush in progress and sleeps on its own
@@ -105,11 +103,15 @@ extern const struct wal_policy wal_policy_commit;
  *         error breaks the log and fails every waiter.  Where io_uring is
  *         unavailable (ENOSYS, EPERM, or a file layer without rings),
  *         wal_open fails with CL_ENOTSUP: there is no silent fallback. */
-extern const struct wal_policy wal_policy_group;
-extern const struct wal_policy wal_policy_periodic;
-extern const struct wal_policy wal_policy_uring;
 
-/* The table for a policy, or NULL when it is not built yet. */
+/* wal_policy_<name> for every policy of CL_SYNC_POLICIES (commitlab.h),
+ * each defined in wal/policy_<name>.c. */
+#define WAL_DECLARE_POLICY_(e, n) extern const struct wal_policy wal_policy_##n;
+CL_SYNC_POLICIES(WAL_DECLARE_POLICY_)
+#undef WAL_DECLARE_POLICY_
+
+/* The table for a policy (policy.c's registry), or NULL for no such
+ * policy. */
 const struct wal_policy *wal_policy_for(enum cl_sync_policy p);
 
 /* ---- the writer ----------------------------------------------------------- */

@@ -98,22 +98,10 @@ struct crash_config {
 
 #define F CL_SEGMENTS_FRESH
 #define R CL_SEGMENTS_RECYCLE
-static const struct crash_config configs[] = {
-    {CL_SYNC_COMMIT, CL_METHOD_FDATASYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_COMMIT, CL_METHOD_FSYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_COMMIT, CL_METHOD_DSYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_COMMIT, CL_METHOD_DIRECT, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_GROUP, CL_METHOD_FDATASYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_GROUP, CL_METHOD_FSYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_GROUP, CL_METHOD_DSYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_GROUP, CL_METHOD_DIRECT, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_URING, CL_METHOD_FDATASYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_URING, CL_METHOD_FSYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_URING, CL_METHOD_DSYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_URING, CL_METHOD_DIRECT, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_NONE, CL_METHOD_FDATASYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    {CL_SYNC_PERIODIC, CL_METHOD_FDATASYNC, F, CL_SEGINIT_ZERO, 0, 40, 0},
-    /* segments: fresh with each init, recycled, and prepared ahead */
+/* The segment configurations, beside the policy x method ones that
+ * make_configs() derives from the library's list of policies. */
+static const struct crash_config segment_configs[] = {
+    /* fresh with each init, recycled, and prepared ahead */
     {CL_SYNC_COMMIT, CL_METHOD_FDATASYNC, F, CL_SEGINIT_SPARSE, 0, 96, 1},
     {CL_SYNC_COMMIT, CL_METHOD_FDATASYNC, F, CL_SEGINIT_FALLOCATE, 0, 96, 1},
     {CL_SYNC_COMMIT, CL_METHOD_FDATASYNC, R, CL_SEGINIT_ZERO, 0, 96, 1},
@@ -128,9 +116,28 @@ static const struct crash_config configs[] = {
 };
 #undef F
 #undef R
-#define NCONFIG (sizeof configs / sizeof *configs)
 
-static int is_durable(enum cl_sync_policy p) { return p == CL_SYNC_COMMIT || p == CL_SYNC_GROUP || p == CL_SYNC_URING; }
+#define MAXCONFIG (CL_SYNC_NPOLICIES * 4 + sizeof segment_configs / sizeof *segment_configs)
+static struct crash_config configs[MAXCONFIG];
+static size_t nconfig;
+
+/* Every policy of the library: a durable one with each sync method, the
+ * others with fdatasync; then the segment configurations.  A policy added
+ * to the library is crashed here without a change to this file. */
+static void make_configs(void)
+{
+    nconfig = 0;
+    for (int p = 0; p < CL_SYNC_NPOLICIES; p++) {
+        int durable = cl_sync_policy_is_durable((enum cl_sync_policy)p) == 1;
+        for (int m = 0; m <= (durable ? CL_METHOD_DIRECT : CL_METHOD_FDATASYNC); m++)
+            configs[nconfig++] = (struct crash_config){(enum cl_sync_policy)p, (enum cl_sync_method)m,
+                                                       CL_SEGMENTS_FRESH, CL_SEGINIT_ZERO, 0, 40, 0};
+    }
+    for (size_t i = 0; i < sizeof segment_configs / sizeof *segment_configs; i++)
+        configs[nconfig++] = segment_configs[i];
+}
+
+static int is_durable(enum cl_sync_policy p) { return cl_sync_policy_is_durable(p) == 1; }
 
 static int direct_works = -1;
 
@@ -309,14 +316,15 @@ static void one_iteration(uint64_t seed, const struct crash_config *cc, enum vfs
 START_TEST(test_crash_loop)
 {
     uint64_t base = tu_seed(1000);
-    uint64_t iters = tu_iterations(300 * NCONFIG);
+    make_configs();
+    uint64_t iters = tu_iterations(300 * nconfig);
     struct state *states = malloc(sizeof(struct state) * (MAXTXN + 1));
     unsigned skipped = 0;
     ck_assert_ptr_nonnull(states);
     for (uint64_t i = 0; i < iters; i++) {
         uint64_t seed = base + i;
-        const struct crash_config *cc = &configs[seed % NCONFIG];
-        enum vfs_crash_model model = (enum vfs_crash_model)((seed / NCONFIG) % 3);
+        const struct crash_config *cc = &configs[seed % nconfig];
+        enum vfs_crash_model model = (enum vfs_crash_model)((seed / nconfig) % 3);
         if ((cc->method == CL_METHOD_DIRECT && direct_works == 0) || (cc->sync == CL_SYNC_URING && uring_works == 0)) {
             skipped++; /* refused here: said below, never replaced by another configuration */
             continue;
@@ -332,8 +340,8 @@ START_TEST(test_crash_loop)
                     " segments and written %" PRIu64 " of them again before crashing\n",
             iters - skipped, skipped, recycled_total, reused_total);
     /* The recycle configurations must really write into recycled files. */
-    if (iters >= 10 * NCONFIG)
-        ck_assert_msg(reused_total > iters / NCONFIG, "recycled segments were almost never reused (%" PRIu64 ")",
+    if (iters >= 10 * nconfig)
+        ck_assert_msg(reused_total > iters / nconfig, "recycled segments were almost never reused (%" PRIu64 ")",
                       reused_total);
 }
 END_TEST

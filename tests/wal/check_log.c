@@ -167,6 +167,21 @@ START_TEST(test_policy_table)
     ck_assert_ptr_eq(wal_policy_for(CL_SYNC_URING), &wal_policy_uring);
     ck_assert_int_eq(wal_policy_commit.durable, 1);
     ck_assert_int_eq(wal_policy_none.durable, 0);
+    /* the registry is the one source: every policy's name parses back to
+     * it, and the public durability flag is its table's */
+    for (int i = 0; i < CL_SYNC_NPOLICIES; i++) {
+        const struct wal_policy *p = wal_policy_for((enum cl_sync_policy)i);
+        enum cl_sync_policy back;
+        ck_assert_ptr_nonnull(p);
+        ck_assert_ptr_nonnull(p->commit);
+        ck_assert_str_eq(cl_sync_policy_name((enum cl_sync_policy)i), p->name);
+        ck_assert_int_eq(cl_sync_policy_parse(p->name, &back), 0);
+        ck_assert_int_eq(back, i);
+        ck_assert_int_eq(cl_sync_policy_is_durable((enum cl_sync_policy)i), p->durable);
+    }
+    ck_assert_ptr_null(wal_policy_for(CL_SYNC_NPOLICIES));
+    ck_assert_int_eq(cl_sync_policy_is_durable(CL_SYNC_NPOLICIES), -1);
+    ck_assert_str_eq(cl_sync_policy_name(CL_SYNC_NPOLICIES), "?");
     char *dir = tu_mkdtemp("wal-pol");
     int rc;
     struct wal *w = tl_open(dir, NULL, SEG + 100, CL_SYNC_NONE, CL_METHOD_FDATASYNC, CL_SEGINIT_ZERO, 0, 0, &rc);
