@@ -55,6 +55,14 @@ extern "C" {
 #define CL_VERSION_MAJOR 0
 #define CL_VERSION_MINOR 1
 
+/* The shared library exports only what this header declares with CL_API
+ * (it is built with hidden visibility). */
+#if defined(__GNUC__)
+#define CL_API __attribute__((visibility("default")))
+#else
+#define CL_API
+#endif
+
 /* ---- error codes: the reserved range [-10099, -10001] ------------------ */
 #define CL_ENOTFOUND  (-10001) /* key not present */
 #define CL_ECORRUPT   (-10002) /* a checksum or structural check failed */
@@ -138,7 +146,7 @@ struct cl_options {
 };
 
 /* Fills *o with the defaults above. */
-void cl_options_init(struct cl_options *o);
+CL_API void cl_options_init(struct cl_options *o);
 
 /* What cl_open found and did; filled when the caller passes one. */
 struct cl_recovery_info {
@@ -158,43 +166,43 @@ struct cl_txn;
 
 /* Opens (and, with opts->create, creates) the database in dir, recovering
  * from the log.  opts may be NULL for the defaults; info may be NULL. */
-int cl_open(const char *dir, const struct cl_options *opts,
+CL_API int cl_open(const char *dir, const struct cl_options *opts,
             struct cl_db **out, struct cl_recovery_info *info);
 
 /* Checkpoints, syncs and frees.  Returns the final checkpoint's error if it
  * failed (-EIO, -ENOSPC, ...; the handle is freed all the same).  On a
  * broken handle it frees without writing and returns CL_EBROKEN.  Either
  * way the directory recovers on the next open. */
-int cl_close(struct cl_db *db);
+CL_API int cl_close(struct cl_db *db);
 
 /* Writes dirty pages, records the checkpoint LSN durably, retires old
  * WAL segments. */
-int cl_checkpoint(struct cl_db *db);
+CL_API int cl_checkpoint(struct cl_db *db);
 
 #define CL_TXN_RDONLY 1u
 
 /* Begins a transaction.  A write transaction (flags 0) buffers its writes
  * privately (read-your-writes) and takes the writer lock at its first read,
  * or at commit if it never reads (see Isolation above). */
-int cl_txn_begin(struct cl_db *db, unsigned flags, struct cl_txn **out);
+CL_API int cl_txn_begin(struct cl_db *db, unsigned flags, struct cl_txn **out);
 
-int cl_put(struct cl_txn *t, const void *key, size_t klen, const void *val, size_t vlen);
-int cl_del(struct cl_txn *t, const void *key, size_t klen); /* CL_ENOTFOUND if absent */
+CL_API int cl_put(struct cl_txn *t, const void *key, size_t klen, const void *val, size_t vlen);
+CL_API int cl_del(struct cl_txn *t, const void *key, size_t klen); /* CL_ENOTFOUND if absent */
 
 /* Copies the value into buf (up to cap bytes); *vlen gets its full length. */
-int cl_get(struct cl_txn *t, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen);
+CL_API int cl_get(struct cl_txn *t, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen);
 
 /* Calls fn for each key in [lo, hi) in key order (lo/hi NULL = unbounded),
  * including the transaction's own writes.  fn returning non-zero stops the
  * scan, and cl_scan returns that value. */
 typedef int (*cl_scan_fn)(void *arg, const void *key, size_t klen, const void *val, size_t vlen);
-int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size_t hilen,
+CL_API int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size_t hilen,
             cl_scan_fn fn, void *arg);
 
 /* Commits and frees t.  0 means acknowledged: durable as the sync policy
  * promises.  On failure nothing of t is acknowledged. */
-int cl_commit(struct cl_txn *t);
-void cl_abort(struct cl_txn *t);
+CL_API int cl_commit(struct cl_txn *t);
+CL_API void cl_abort(struct cl_txn *t);
 
 struct cl_stats {
     uint64_t commits;           /* acknowledged write transactions */
@@ -224,10 +232,10 @@ struct cl_stats {
     int prealloc_error;         /* 0, or the error that stopped the prealloc thread */
     int broken;                 /* the handle is broken (sticky failure) */
 };
-int cl_stats(struct cl_db *db, struct cl_stats *out);
+CL_API int cl_stats(struct cl_db *db, struct cl_stats *out);
 /* Starts the peak values of cl_stats (max_commits_per_sync,
  * max_switch_commit_us) afresh, e.g. at the start of a measurement. */
-void cl_stats_reset_max(struct cl_db *db);
+CL_API void cl_stats_reset_max(struct cl_db *db);
 
 /* ---- inspection (commitlab inspect, like pg_waldump / mdb_stat) ---------- */
 
@@ -261,19 +269,19 @@ typedef void (*cl_inspect_segment_fn)(void *arg, const struct cl_inspect_segment
  * page and every log record from the checkpoint on; returns CL_ECORRUPT
  * naming the first bad page (out->bad_page) or LSN (out->bad_lsn).  fn (may
  * be NULL) is called for each segment file, in order. */
-int cl_inspect(const char *dir, int verify, struct cl_inspect *out, cl_inspect_segment_fn fn, void *arg);
+CL_API int cl_inspect(const char *dir, int verify, struct cl_inspect *out, cl_inspect_segment_fn fn, void *arg);
 
-const char *cl_strerror(int err);
+CL_API const char *cl_strerror(int err);
 
 /* Names of the enums, for CLIs and logs ("commit", "fdatasync", ...);
  * the parse functions return CL_EINVAL for an unknown name. */
-const char *cl_sync_policy_name(enum cl_sync_policy p);
-const char *cl_sync_method_name(enum cl_sync_method m);
+CL_API const char *cl_sync_policy_name(enum cl_sync_policy p);
+CL_API const char *cl_sync_method_name(enum cl_sync_method m);
 /* 1 when the policy's cl_commit returns only once the commit is durable
  * (the durability contract applies), 0 when not, -1 for no such policy. */
-int cl_sync_policy_is_durable(enum cl_sync_policy p);
-int cl_sync_policy_parse(const char *s, enum cl_sync_policy *out);
-int cl_sync_method_parse(const char *s, enum cl_sync_method *out);
+CL_API int cl_sync_policy_is_durable(enum cl_sync_policy p);
+CL_API int cl_sync_policy_parse(const char *s, enum cl_sync_policy *out);
+CL_API int cl_sync_method_parse(const char *s, enum cl_sync_method *out);
 
 #ifdef __cplusplus
 }
