@@ -209,7 +209,7 @@ struct cl_stats {
     uint64_t syncs;             /* log syncs (any method) */
     uint64_t wal_bytes;         /* bytes appended to the log */
     uint64_t wal_writes;        /* write calls on log segments */
-    uint64_t data_writes;       /* page writes */
+    uint64_t data_writes;       /* page writes of this database (B+tree, overflow and meta pages) */
     uint64_t data_bytes;
     uint64_t checkpoints;
     uint64_t checkpoint_pause_us; /* total time commits were held by checkpoints */

@@ -966,23 +966,19 @@ int cl_stats(struct cl_db *db, struct cl_stats *out)
 {
     struct wal_stats ws;
     struct store_stats ss;
-    struct vfs_counters data, meta;
 
     if (!db || !out)
         return CL_EINVAL;
     memset(out, 0, sizeof *out);
     wal_get_stats(db->wal, &ws);
     store_get_stats(db->store, &ss);
-    /* The real I/O is counted by the layer under the latency emulation. */
-    struct vfs *counted = db->opt.vfs ? db->opt.vfs : vfs_posix();
-    vfs_counters_get(counted, VFS_CLASS_DATA, &data);
-    vfs_counters_get(counted, VFS_CLASS_META, &meta);
     out->commits = __atomic_load_n(&db->commits, __ATOMIC_RELAXED);
     out->syncs = ws.syncs;
     out->wal_bytes = ws.bytes;
     out->wal_writes = ws.writes;
-    out->data_writes = data.writes + meta.writes;
-    out->data_bytes = data.write_bytes + meta.write_bytes;
+    /* this database's own counts: the file layer's are per process */
+    out->data_writes = ss.page_writes + ss.meta_writes;
+    out->data_bytes = out->data_writes * STORE_PAGE_SIZE;
     out->checkpoints = __atomic_load_n(&db->checkpoints, __ATOMIC_RELAXED);
     out->checkpoint_pause_us = __atomic_load_n(&db->pause_ns, __ATOMIC_RELAXED) / 1000;
     out->max_commits_per_sync = ws.max_commits_per_sync;

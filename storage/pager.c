@@ -824,8 +824,10 @@ int store_checkpoint_finish(struct store *s, struct store_ckpt *c)
         rc = write_frozen(s, c->frozen);
     if (rc == 0)
         rc = vfs_fdatasync(s->data);
-    if (rc == 0)
+    if (rc == 0) {
         rc = meta_write(s->metaf, &c->meta);
+        atomic_fetch_add(&s->meta_writes, 1);
+    }
     if (rc == 0)
         rc = vfs_fdatasync(s->metaf);
     if (rc == 0) {
@@ -914,6 +916,7 @@ void store_get_stats(struct store *s, struct store_stats *out)
     out->evictions = s->evictions;
     pthread_mutex_unlock(&s->mu);
     out->page_writes = atomic_load(&s->page_writes);
+    out->meta_writes = atomic_load(&s->meta_writes);
     out->page_reads = atomic_load(&s->page_reads);
     out->nentries = atomic_load(&s->nentries);
     out->depth = atomic_load(&s->depth);

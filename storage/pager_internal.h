@@ -79,7 +79,7 @@ struct store {
     pthread_cond_t ckpt_cond;
     int ckpt_in_flight;
 
-    _Atomic uint64_t page_reads, page_writes;
+    _Atomic uint64_t page_reads, page_writes, meta_writes;
     _Atomic int broken;          /* first sticky error, 0 while healthy */
     _Atomic int torn;            /* a store_apply failed part way: the tree holds part of a batch */
     _Atomic uint64_t bad_page;

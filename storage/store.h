@@ -125,7 +125,8 @@ struct store_stats {
     uint64_t dirty_pages;
     uint64_t cache_pages;       /* pages the cache may hold */
     uint64_t hits, misses, evictions;
-    uint64_t page_writes, page_reads;
+    uint64_t page_writes, page_reads; /* B+tree and overflow pages, this store's */
+    uint64_t meta_writes;             /* meta pages written by checkpoints */
     uint64_t nentries;
     uint32_t depth;
 };
