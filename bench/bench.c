@@ -5,8 +5,8 @@
  * line on stderr.  The runner is bench_run.c; the engines are driver_*.c;
  * the workloads bench_workload.c.
  *
- * Argument errors are one line naming the flag and what it accepts, exit 2
- * (brief, section 4), and are all found before the first run starts.
+ * Argument errors are one line naming the flag and what it accepts, exit 2,
+ * and are all found before the first run starts.
  */
 #include <errno.h>
 #include <stdio.h>

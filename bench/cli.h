@@ -1,7 +1,7 @@
 /*
  * cli.h -- the commitlab command-line tool: one function per subcommand,
  * and the shared argument helpers.  Bad arguments print one line naming
- * the flag and what it accepts, and exit 2 (brief, section 4).
+ * the flag and what it accepts, and exit 2.
  */
 #ifndef CL_CLI_H
 #define CL_CLI_H
@@ -15,6 +15,7 @@ int cmd_tour(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
+int cmd_crash(int argc, char **argv);
 
 /* Prints "commitlab <cmd>: <message>" to stderr and exits 2. */
 void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));

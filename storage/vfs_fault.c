@@ -125,6 +125,7 @@ struct fault_vfs {
     enum vfs_crash_model crash_model;
     uint64_t crash_seed;
     uint64_t kill_left;   /* 0: not armed */
+    int lying;            /* file syncs succeed without making anything durable */
     uint64_t fail_left[VFS_FAULT_NOPS]; /* per kind of call: 0 not armed */
     int fail_err[VFS_FAULT_NOPS];
     uint64_t short_left;  /* ring writes until the armed short write; 0: none */
@@ -980,7 +981,7 @@ static int pwrite_part(struct vfs_file *f, const void *buf, size_t len, uint64_t
     }
     if (dsync && !during)
         fail = sync_fails(fv);
-    if (s->attached && (!dsync || fail || during || s->pl.n > 0)) {
+    if (s->attached && (!dsync || fail || during || fv->lying || s->pl.n > 0)) {
         /* An O_DSYNC write to a file with nothing pending needs no undo. */
         p = record(fv, s, PEND_WRITE, buf, off, len, &rc);
         if (!p)
@@ -1005,7 +1006,7 @@ static int pwrite_part(struct vfs_file *f, const void *buf, size_t len, uint64_t
             rc = fv->fail_err[VFS_FAULT_SYNC];
         } else {
             VFS_COUNT(f->vfs, f->cls, dsync_writes, 1);
-            if (p) {
+            if (p && !fv->lying) {
                 p->durable = 1;
                 plist_compact(&s->pl);
             }
@@ -1031,6 +1032,8 @@ static int f_sync(struct vfs_file *f, int data_only)
         goto out;
     if (sync_fails(fv)) {
         rc = fv->fail_err[VFS_FAULT_SYNC]; /* nothing reaches the disk */
+    } else if (fv->lying) {
+        goto out; /* success, and nothing is durable */
     } else {
         uint64_t t0 = now_ns();
         rc = data_only ? fv->lower->ops->fdatasync(h->lower) : fv->lower->ops->fsync(h->lower);
@@ -1607,6 +1610,14 @@ void vfs_fault_fail(struct vfs *v, enum vfs_fault_op op, uint64_t n, int err)
 
 void vfs_fault_fail_sync(struct vfs *v, uint64_t n, int err) { vfs_fault_fail(v, VFS_FAULT_SYNC, n, err); }
 void vfs_fault_fail_write(struct vfs *v, uint64_t n, int err) { vfs_fault_fail(v, VFS_FAULT_WRITE, n, err); }
+
+void vfs_fault_lie(struct vfs *v, int on)
+{
+    struct fault_vfs *fv = FV(v);
+    pthread_mutex_lock(&fv->mu);
+    fv->lying = on;
+    pthread_mutex_unlock(&fv->mu);
+}
 
 void vfs_fault_kill(struct vfs *v)
 {

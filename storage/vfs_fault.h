@@ -59,6 +59,12 @@ void vfs_fault_crash_at(struct vfs *v, uint64_t n, enum vfs_crash_model model, u
 void vfs_fault_kill(struct vfs *v);
 void vfs_fault_kill_at(struct vfs *v, uint64_t n);
 
+/* A device that lies: with on, fsync, fdatasync and O_DSYNC writes of
+ * files return success and make nothing durable (a write cache that
+ * ignores flushes; the case F_FULLFSYNC exists for).  Directory syncs stay
+ * honest.  For checking that a crash campaign can fail. */
+void vfs_fault_lie(struct vfs *v, int on);
+
 /* Injected errors: the n-th call of kind op from now fails with err
  * (n >= 1; 0 disarms), having done nothing.  SYNC counts fsync, fdatasync
  * and O_DSYNC writes, and a failed sync dooms the writes it should have
