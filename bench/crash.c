@@ -42,6 +42,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "commitlab.h"
+#include "engine_internal.h"
 #include "vfs.h"
 #include "vfs_fault.h"
 
@@ -328,8 +329,7 @@ static int one_crash(const struct crash_opts *co, const struct config *c, uint64
     }
     vfs_fault_ring_seed(fault, seed);
     options_for(c, &opt);
-    opt.vfs = fault;
-    int rc = cl_open(dir, &opt, &db, NULL);
+    int rc = cl_open_vfs(dir, &opt, fault, &db, NULL);
     if (rc) {
         o->na = 1;
         snprintf(o->na_why, sizeof o->na_why, "cl_open: %s", cl_strerror(rc));

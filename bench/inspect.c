@@ -69,15 +69,15 @@ int cmd_inspect(int argc, char **argv)
            "  del records        %" PRIu64 "\n"
            "  commit records     %" PRIu64 "\n"
            "  switch records     %" PRIu64 "\n",
-           in.records[1], in.records[2], in.records[3], in.records[4]);
-    if (in.corrupt == 2) {
+           in.put_records, in.del_records, in.commit_records, in.switch_records);
+    if (in.corrupt == CL_CORRUPT_LOG) {
         printf("  CORRUPT record at LSN %" PRIu64 "\n", in.bad_lsn);
         fprintf(stderr, "commitlab inspect: %s: corrupt log record at LSN %" PRIu64 "\n", dir, in.bad_lsn);
         return 1;
     }
     printf("  end of log         LSN %" PRIu64 "%s\n", in.end_lsn, in.torn_tail ? " (torn tail)" : "");
     if (rc) {
-        if (in.corrupt == 1) {
+        if (in.corrupt == CL_CORRUPT_PAGE) {
             printf("verify: CORRUPT page %" PRIu64 "\n", in.bad_page);
             fprintf(stderr, "commitlab inspect: %s: corrupt page %" PRIu64 "\n", dir, in.bad_page);
         } else {

@@ -75,8 +75,9 @@ extern "C" {
 #define CL_EREADONLY  (-10009) /* write call on a read-only transaction */
 #define CL_ENOMEM     (-10010) /* out of memory */
 #define CL_ETXNDONE   (-10011) /* the transaction was already committed or aborted */
+#define CL_EINTERNAL  (-10012) /* an internal consistency check failed: a bug in commitlab, not the caller's */
 #define CL_ERR_FIRST  (-10001)
-#define CL_ERR_LAST   (-10011)
+#define CL_ERR_LAST   (-10012)
 
 #define CL_MAX_KEY   512u
 #define CL_MAX_VALUE 4096u
@@ -123,8 +124,6 @@ enum cl_sync_method {
 enum cl_segment_policy { CL_SEGMENTS_FRESH = 0, CL_SEGMENTS_RECYCLE };
 enum cl_segment_init { CL_SEGINIT_ZERO = 0, CL_SEGINIT_SPARSE, CL_SEGINIT_FALLOCATE };
 
-struct vfs; /* storage/vfs.h: the file I/O layer; NULL means the POSIX one */
-
 struct cl_options {
     enum cl_sync_policy sync;        /* default CL_SYNC_COMMIT */
     enum cl_sync_method method;      /* default CL_METHOD_FDATASYNC */
@@ -142,7 +141,6 @@ struct cl_options {
     uint32_t uring_depth;            /* uring policy: chains in flight, 1..CL_MAX_URING_DEPTH, default 4 */
     uint32_t sync_latency_us;        /* emulated extra latency per sync */
     int create;                      /* create the database if absent, default 1 */
-    struct vfs *vfs;                 /* file I/O layer; NULL = POSIX */
 };
 
 /* Fills *o with the defaults above. */
@@ -246,6 +244,12 @@ struct cl_inspect_segment {
     uint64_t header_db_id;
 };
 
+enum cl_inspect_corrupt {
+    CL_CORRUPT_NONE = 0,
+    CL_CORRUPT_PAGE,            /* a page of the tree: bad_page names it */
+    CL_CORRUPT_LOG              /* a log record after the checkpoint: bad_lsn names it */
+};
+
 struct cl_inspect {
     /* the current meta page */
     uint32_t version, page_size;
@@ -253,13 +257,13 @@ struct cl_inspect {
     uint64_t checkpoint_lsn, wal_segment_size, wal_segno;
     /* the log from the checkpoint LSN on */
     uint64_t nsegments;
-    uint64_t records[5];        /* by type: [1] put, [2] del, [3] commit, [4] switch */
+    uint64_t put_records, del_records, commit_records, switch_records;
     uint64_t end_lsn;
     int torn_tail;
     /* verify */
     int verified;
     uint64_t pages_checked;
-    int corrupt;                /* 1: a page, 2: a log record */
+    enum cl_inspect_corrupt corrupt; /* what is corrupt, when cl_inspect returns CL_ECORRUPT */
     uint64_t bad_page, bad_lsn;
 };
 

@@ -3,25 +3,11 @@
  * recovery orchestration.  It owns the writer lock and the sticky "broken"
  * state; the log (wal/) and the page store (storage/store.h) do the I/O.
  *
- * Commit protocol (docs/design.md numbers these invariants):
- *   C1  A write transaction buffers its writes privately; nothing reaches
- *       the log or the tree before cl_commit.  From its first read it holds
- *       the writer lock (serialisable write transactions, below).
- *   C2  Under the writer lock, the transaction's records and its COMMIT
- *       record are appended to the log buffer, so log order = commit order.
- *   C3  With early lock release (elr on), the transaction is applied to the
- *       tree and the writer lock released before waiting for durability;
- *       with elr off, the committer waits for durability first, then
- *       applies, then releases the lock (LMDB's discipline: readers never
- *       see a commit that is not yet durable).
- *   C4  cl_commit returns 0 only after the sync policy says the commit LSN
- *       is durable as promised.  Any failure of a log write or sync, or of
- *       applying to the tree, breaks the handle: the failing commit is not
- *       acknowledged, and every later write call returns CL_EBROKEN.
- *   C5  A checkpoint holds the writer lock only to freeze the tree at the
- *       log's end L (store_checkpoint_begin); then, without the lock, it
- *       syncs the log up to L, writes the frozen pages and the meta page,
- *       and retires the segments below L's segment.
+ * The commit protocol's invariants, C1-C6, are listed once, in
+ * docs/design.md section 3 (serial log order, early lock release, elr off,
+ * acknowledgement, sticky failure, segments durable before use); the code
+ * names them where it keeps them, and CL_INVARIANT (storage/invariant.h)
+ * checks C4 at every acknowledgement (wal_commit).
  *
  * Recovery (cl_open): read the durable meta, redo every transaction whose
  * COMMIT record is in the valid log after the checkpoint LSN, then start
@@ -40,6 +26,7 @@
 
 #include "commitlab.h"
 #include "store.h"
+#include "engine_internal.h"
 #include "vfs.h"
 #include "vfs_latency.h"
 #include "wal.h"
@@ -461,6 +448,12 @@ static uint64_t random_id(void)
 int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
             struct cl_recovery_info *info)
 {
+    return cl_open_vfs(dir, opts, NULL, out, info);
+}
+
+int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs, struct cl_db **out,
+                struct cl_recovery_info *info)
+{
     struct cl_recovery_info scratch;
     struct store_meta meta;
     struct cl_db *db;
@@ -494,7 +487,7 @@ int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
         rc = CL_ENOMEM;
         goto fail;
     }
-    db->vfs = db->opt.vfs ? db->opt.vfs : vfs_posix();
+    db->vfs = vfs ? vfs : vfs_posix();
     if (db->opt.sync_latency_us) {
         db->latency_vfs = vfs_latency_new(db->vfs, db->opt.sync_latency_us);
         if (!db->latency_vfs) {
@@ -919,17 +912,17 @@ int cl_commit(struct cl_txn *t)
         rc = CL_EBROKEN;
         goto out;
     }
-    rc = wal_append_txn(db->wal, db->next_txn_id++, wops, t->n, &lsn);
+    rc = wal_append_txn(db->wal, db->next_txn_id++, wops, t->n, &lsn); /* C1 */
     if (rc == CL_ETOOBIG) { /* the transaction is refused; the log is intact */
         writer_release(t);
         goto out;
     }
-    if (rc == 0 && db->opt.elr) {
+    if (rc == 0 && db->opt.elr) { /* C2 */
         rc = store_apply(db->store, sops, t->n, lsn);
         writer_release(t);
         if (rc == 0)
             rc = wal_commit(db->wal, lsn);
-    } else if (rc == 0) {
+    } else if (rc == 0) { /* C3 */
         rc = wal_commit(db->wal, lsn);
         if (rc == 0)
             rc = store_apply(db->store, sops, t->n, lsn);
@@ -938,7 +931,7 @@ int cl_commit(struct cl_txn *t)
         writer_release(t);
     }
     if (rc) {
-        db_break(db, rc);
+        db_break(db, rc); /* C5 */
         goto out;
     }
     __atomic_add_fetch(&db->commits, 1, __ATOMIC_RELAXED);

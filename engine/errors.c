@@ -23,6 +23,7 @@ const char *cl_strerror(int err)
     case CL_EREADONLY: return "write on a read-only transaction or database";
     case CL_ENOMEM: return "out of memory";
     case CL_ETXNDONE: return "transaction already committed or aborted";
+    case CL_EINTERNAL: return "internal error: a consistency check failed (a bug in commitlab)";
     default: break;
     }
     if (err < 0 && err > -4096)

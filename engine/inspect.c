@@ -13,6 +13,16 @@
 #include "vfs.h"
 #include "wal.h"
 
+static void count_record(struct cl_inspect *out, enum wal_rec_type type)
+{
+    switch (type) {
+    case WAL_REC_PUT: out->put_records++; break;
+    case WAL_REC_DEL: out->del_records++; break;
+    case WAL_REC_COMMIT: out->commit_records++; break;
+    case WAL_REC_SWITCH: out->switch_records++; break;
+    }
+}
+
 int cl_inspect(const char *dir, int verify, struct cl_inspect *out, cl_inspect_segment_fn fn, void *arg)
 {
     struct vfs *v = vfs_posix();
@@ -60,10 +70,9 @@ int cl_inspect(const char *dir, int verify, struct cl_inspect *out, cl_inspect_s
     if (rc)
         goto out;
     while ((rc = wal_reader_next(rd, &rec)) == 1)
-        if ((unsigned)rec.type < 5)
-            out->records[rec.type]++;
+        count_record(out, rec.type);
     if (rc == CL_ECORRUPT) {
-        out->corrupt = 2;
+        out->corrupt = CL_CORRUPT_LOG;
         out->bad_lsn = wal_reader_bad_lsn(rd);
         goto out;
     }
@@ -76,7 +85,7 @@ int cl_inspect(const char *dir, int verify, struct cl_inspect *out, cl_inspect_s
         out->verified = 1;
         rc = store_verify(s, &out->pages_checked);
         if (rc == CL_ECORRUPT) {
-            out->corrupt = 1;
+            out->corrupt = CL_CORRUPT_PAGE;
             out->bad_page = store_bad_page(s);
         }
     }

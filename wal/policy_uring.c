@@ -21,7 +21,7 @@
  *     2 * uring_depth batches (a bounded tenure), drains the chains still in
  *     flight, and hands over to the first waiter it did not cover.
  *
- * Invariants:
+ * Invariants (CL_INVARIANT checks U1 and U3):
  *   U1  chains sit in a FIFO in LSN order; a chain's bytes end where the
  *       next one's start.  durable_lsn moves to a chain's end only when it
  *       and every chain before it finished with every op succeeding, so a
@@ -56,6 +56,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "invariant.h"
 #include "wal_internal.h"
 
 #define URING_MAX_DEPTH   CL_MAX_URING_DEPTH
@@ -70,7 +71,7 @@ struct uchain {
     int busy;                   /* submitted, not reaped */
     int done;                   /* finished, every op succeeded; waits for its FIFO turn */
     int retries;
-    uint64_t end;               /* LSN just past its bytes */
+    uint64_t start, end;        /* LSNs of its first byte and just past its last */
     uint64_t txns;              /* complete transactions below end */
     uint8_t *buf;               /* VFS_DIRECT_ALIGN aligned */
     size_t cap, len, written;   /* buffer size; bytes to write; bytes written so far */
@@ -150,7 +151,9 @@ static void advance(struct wal *w, struct uring_state *us)
 {
     struct uchain *last = NULL;
     while (us->fifo_len && us->chains[us->fifo_head].done) {
-        last = &us->chains[us->fifo_head];
+        struct uchain *c = &us->chains[us->fifo_head];
+        CL_INVARIANT("U1", c->written == c->len && (!last || c->start == last->end));
+        last = c;
         last->done = 0;
         us->fifo_head = (us->fifo_head + 1) % us->depth;
         us->fifo_len--;
@@ -170,8 +173,9 @@ static int reap_one(struct wal *w, struct uring_state *us, int wait)
     int rc = vfs_ring_reap(us->ring, wait, &tag, &ios);
     if (rc <= 0)
         return rc ? wal_set_broken(w, rc) : 0;
+    CL_INVARIANT("U1", tag < us->depth && us->chains[tag].busy); /* a chain of ours, in flight */
     if (tag >= us->depth || !us->chains[tag].busy)
-        return wal_set_broken(w, CL_EINVAL); /* cannot happen: not a chain of ours */
+        return wal_set_broken(w, CL_EINTERNAL);
     struct uchain *c = &us->chains[tag];
     int k = 0, err = 0, redo = 0;
     c->busy = 0;
@@ -300,7 +304,7 @@ static int take_batch(struct wal *w, struct uring_state *us)
             return wal_set_broken(w, rc);
         c->len = wal_stage_direct(w, c->buf, a, stop);
         if (!c->len)
-            return wal_set_broken(w, CL_EINVAL);
+            return wal_set_broken(w, CL_EINTERNAL);
         c->off = wal_lsn_offset(blk, w->seg_size);
         us->tail_slot = stop % VFS_DIRECT_ALIGN ? (int)slot : -1;
     } else {
@@ -316,6 +320,7 @@ static int take_batch(struct wal *w, struct uring_state *us)
     c->written = 0;
     c->retries = 0;
     c->done = 0;
+    c->start = a;
     c->end = stop;
     c->txns = stop == target ? txns : w->written_txns;
     w->written_txns = c->txns;
@@ -371,7 +376,8 @@ static int lead(struct wal *w, struct uring_state *us, uint64_t lsn)
             wake_covered(w, us, 0);
             if (wal_durable_lsn(w) >= lsn)
                 break;
-            rc = wal_set_broken(w, CL_EINVAL); /* cannot happen: lsn was appended */
+            CL_INVARIANT("U1", wal_durable_lsn(w) >= lsn); /* lsn was appended, and all is synced */
+            rc = wal_set_broken(w, CL_EINTERNAL);
             goto out;
         }
         rc = reap_one(w, us, 0);
@@ -467,6 +473,7 @@ static int uring_lead(struct wal *w, uint64_t lsn)
     int rc;
     pthread_mutex_lock(&w->io_mu);
     rc = lead(w, w->policy_state, lsn);
+    CL_INVARIANT("U3", ((struct uring_state *)w->policy_state)->inflight == 0);
     pthread_mutex_unlock(&w->io_mu);
     return rc;
 }

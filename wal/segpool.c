@@ -19,7 +19,7 @@
  *       (its preparer gave up; the writer prepares it afresh).
  *   P3  the writer uses a segment only once it is READY or prepared by the
  *       writer itself; a SWITCH record into it is written only after that
- *       (writer.c, invariant 3), so recovery never enters a segment whose
+ *       (writer.c, W3), so recovery never enters a segment whose
  *       preparation a crash interrupted.
  */
 #include <assert.h>

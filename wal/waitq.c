@@ -6,7 +6,7 @@
  * not cover, which leads next.  The queue functions are called with the
  * leader state's mutex held; wal_leader_commit() is the whole protocol.
  *
- * Invariants of wal_leader_commit:
+ * Invariants of wal_leader_commit (CL_INVARIANT checks L1 and L3):
  *   L1  at most one leader at a time (active, under mu);
  *   L2  a waiter sleeps only while a leader is active or the head of the
  *       queue has been signalled to lead; every leader on finishing
@@ -17,6 +17,7 @@
  *   L3  a committer returns 0 only when durable_lsn >= its LSN; when the
  *       log breaks, every waiter is woken and fails.
  */
+#include "invariant.h"
 #include "wal_internal.h"
 
 void wal_waitq_add(struct wal_waitq *q, struct wal_waiter *me)
@@ -77,6 +78,7 @@ int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
             pthread_mutex_unlock(&l->mu);
             rc = lead(w, lsn);
             pthread_mutex_lock(&l->mu);
+            CL_INVARIANT("L1", l->active == 1); /* no one else led meanwhile */
             l->active = 0;
             wal_waitq_wake(&l->q, wal_durable_lsn(w), wal_broken(w) != 0, 1);
             if (rc)
@@ -100,5 +102,6 @@ int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
     pthread_mutex_unlock(&l->mu);
     if (cv_init)
         pthread_cond_destroy(&me.cv);
+    CL_INVARIANT("L3", rc != 0 || wal_durable_lsn(w) >= lsn);
     return rc;
 }

@@ -7,21 +7,21 @@
  * and wal_commit after releasing it; the policy tables (policy.c) call
  * wal_write_locked and wal_sync_locked under io_mu.
  *
- * Invariants:
- *   1. durable_lsn <= written_lsn <= end_lsn, and each only grows.
- *   2. A record is appended whole at an 8-byte aligned LSN and leaves room
+ * Invariants (CL_INVARIANT checks W1 wherever an LSN moves):
+ *   W1 durable_lsn <= written_lsn <= end_lsn, and each only grows.
+ *   W2 A record is appended whole at an 8-byte aligned LSN and leaves room
  *      for a SWITCH record before its segment's end; when it would not,
  *      a SWITCH record is appended and the record starts the next segment.
- *   3. Segment s+1 is ready durably (wal_pool_take: recycled, prepared
+ *   W3 Segment s+1 is ready durably (wal_pool_take: recycled, prepared
  *      ahead, or created on the spot) before any byte at or past a SWITCH
  *      record of segment s is written; segment s is synced
  *      before any byte of segment s+1 is written (as PostgreSQL syncs a
  *      finished segment whatever the commit setting), so everything below
  *      a segment's first record is durable once the writer is in it.
- *   4. A record's sync_lsn is durable_lsn when it was appended: everything
+ *   W4 A record's sync_lsn is durable_lsn when it was appended: everything
  *      below sync_lsn was durable before any byte of the record was written.
  *      The reader relies on this to tell a torn tail from corruption.
- *   5. After a failed write or sync, broken is set and nothing more is
+ *   W5 After a failed write or sync, broken is set and nothing more is
  *      written or synced; durable_lsn never moves past a failed sync.
  */
 #include <errno.h>
@@ -31,6 +31,7 @@
 
 #include "crc32c.h"
 #include "endian.h"
+#include "invariant.h"
 #include "wal_internal.h"
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -175,8 +176,9 @@ size_t wal_stage_direct(struct wal *w, uint8_t *dst, uint64_t a, uint64_t stop)
     size_t pre = (size_t)(a - blk), len = (size_t)(stop - blk);
     size_t padded = (len + VFS_DIRECT_ALIGN - 1) & ~(size_t)(VFS_DIRECT_ALIGN - 1);
     if (pre) {
+        CL_INVARIANT("W1", w->tail_block_lsn == blk); /* the tail block is the one written_lsn is in */
         if (w->tail_block_lsn != blk)
-            return 0; /* cannot happen: the tail always precedes written_lsn */
+            return 0;
         memcpy(dst, w->tail_block, pre);
     }
     ring_get(w, dst + pre, a, (size_t)(stop - a));
@@ -212,7 +214,7 @@ static int write_range(struct wal *w, uint64_t a, uint64_t e)
         uint64_t stop = blk + WAL_STAGE_SIZE < e ? blk + WAL_STAGE_SIZE : e;
         size_t padded = wal_stage_direct(w, w->stage, a, stop);
         if (!padded)
-            return CL_EINVAL;
+            return CL_EINTERNAL;
         rc = timed_pwrite(w, w->stage, padded, wal_lsn_offset(blk, w->seg_size));
         if (rc)
             return rc;
@@ -236,6 +238,8 @@ void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns)
     uint64_t n = txns - w->durable_txns;
     w->durable_txns = txns;
     wal_max64(&w->st.max_commits_per_sync, n);
+    /* W1: written_lsn is stable under io_mu, which the caller holds */
+    CL_INVARIANT("W1", lsn >= wal_load64(&w->durable_lsn) && lsn <= w->written_lsn);
     pthread_mutex_lock(&w->mu);
     wal_store64(&w->durable_lsn, lsn);
     pthread_cond_broadcast(&w->durable_cond);
@@ -273,7 +277,7 @@ int wal_write_locked(struct wal *w, uint64_t lsn)
     if (a >= target)
         return 0;
 
-    /* Invariant 3, first half: every segment this write reaches exists. */
+    /* W3, first half: every segment this write reaches exists. */
     rc = wal_create_segments_locked(w, target);
     if (rc)
         return rc;
@@ -293,7 +297,7 @@ int wal_write_locked(struct wal *w, uint64_t lsn)
             return wal_set_broken(w, rc);
         a = stop;
         if (stop == sw) {
-            /* Invariant 3, second half: leave the segment synced. */
+            /* W3, second half: leave the segment synced. */
             if (!w->write_is_sync) {
                 rc = timed_sync(w, w->cur.f);
                 if (rc)
@@ -306,12 +310,14 @@ int wal_write_locked(struct wal *w, uint64_t lsn)
             pthread_mutex_lock(&w->mu);
             w->swq_head = (w->swq_head + 1) % WAL_SWITCH_QUEUE;
             w->swq_len--;
+            CL_INVARIANT("W1", a >= w->written_lsn && a <= w->end_lsn);
             wal_store64(&w->written_lsn, a);
             wal_store64(&w->durable_lsn, a);
             pthread_cond_broadcast(&w->durable_cond);
             pthread_mutex_unlock(&w->mu);
         } else {
             pthread_mutex_lock(&w->mu);
+            CL_INVARIANT("W1", a >= w->written_lsn && a <= w->end_lsn);
             wal_store64(&w->written_lsn, a);
             pthread_mutex_unlock(&w->mu);
         }
@@ -431,6 +437,7 @@ static int append_record(struct wal *w, enum wal_rec_type type, uint64_t txn_id,
     pos = w->end_lsn;
     put_record(w, pos, type, txn_id, parts, nparts, plen);
     w->end_lsn = pos + asz;
+    CL_INVARIANT("W1", w->written_lsn <= pos && wal_load64(&w->durable_lsn) <= w->written_lsn);
     if (is_commit) {
         w->txns_appended++;
         w->last_commit_lsn = w->end_lsn;
@@ -506,6 +513,8 @@ int wal_commit(struct wal *w, uint64_t commit_lsn)
 {
     uint64_t t0 = wal_now_ns();
     int rc = wal_broken(w) ? CL_EBROKEN : w->policy->commit(w, commit_lsn);
+    /* C4 (docs/design.md): a durable policy acknowledges only what is durable */
+    CL_INVARIANT("C4", rc != 0 || !w->policy->durable || wal_durable_lsn(w) >= commit_lsn);
     if (rc == 0)
         wal_add64(&w->st.commits, 1);
     wal_add64(&w->st.wait_ns, wal_now_ns() - t0);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "commitlab.h"
+#include "engine_internal.h"
 #include "testutil.h"
 #include "vfs.h"
 #include "vfs_fault.h"
@@ -92,7 +93,6 @@ static void check_recovered(const char *dir, const struct cl_options *base, cons
     struct cl_options o = *base;
     struct cl_db *db;
     struct cl_txn *r;
-    o.vfs = NULL;
     o.create = 0;
     o.sync_latency_us = 0;
     int rc = cl_open(dir, &o, &db, NULL);
@@ -159,8 +159,7 @@ START_TEST(test_crash_while_threads_commit)
         snprintf(what, sizeof what, "(%s/%s, model %s)", cl_sync_policy_name(pols[cfg]),
                  cl_sync_method_name(meths[cfg]), vfs_crash_model_name(model));
         base_opts(&o, pols[cfg], meths[cfg]);
-        o.vfs = fault;
-        int rc = cl_open(dir, &o, &sh.db, NULL);
+        int rc = cl_open_vfs(dir, &o, fault, &sh.db, NULL);
         if (rc == CL_ENOTSUP && pols[cfg] == CL_SYNC_URING) { /* no io_uring here */
             vfs_destroy(fault);
             tu_rmdir(dir);
@@ -198,8 +197,7 @@ START_TEST(test_eio_in_group_batch)
 
         base_opts(&o, CL_SYNC_GROUP, it % 2 ? CL_METHOD_FSYNC : CL_METHOD_FDATASYNC);
         o.checkpoint_bytes = 0;
-        o.vfs = fault;
-        ck_assert_int_eq(cl_open(dir, &o, &sh.db, NULL), 0);
+        ck_assert_int_eq(cl_open_vfs(dir, &o, fault, &sh.db, NULL), 0);
         vfs_fault_fail_sync(fault, 20 + it * 7, -EIO);
         run_threads(&sh, th, ta); /* until a commit fails */
         join_threads(&sh, th);

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "commitlab.h"
+#include "engine_internal.h"
 #include "testutil.h"
 #include "vfs.h"
 #include "vfs_fault.h"
@@ -180,8 +181,7 @@ static void one_iteration(uint64_t seed, const struct crash_config *cc, enum vfs
     o.cache_size = 32 * 4096;
     o.checkpoint_bytes = 0; /* checkpoints are taken by this thread, so the op count is deterministic */
     o.interval_ms = 1;      /* periodic: its thread syncs often (its timing is not seeded) */
-    o.vfs = fault;
-    rc = cl_open(dir, &o, &db, NULL);
+    rc = cl_open_vfs(dir, &o, fault, &db, NULL);
     if (rc == CL_ENOTSUP && o.sync == CL_SYNC_URING) {
         uring_works = 0; /* io_uring refused here (ENOSYS/EPERM): those configurations are skipped */
         vfs_destroy(fault);
@@ -270,7 +270,6 @@ static void one_iteration(uint64_t seed, const struct crash_config *cc, enum vfs
 
     struct cl_options o2 = o;
     struct cl_recovery_info info;
-    o2.vfs = NULL;
     o2.create = 0;
     rc = cl_open(dir, &o2, &db, &info);
     ck_assert_msg(rc == 0, "seed %" PRIu64 " (%s/%s, model %s): reopen: %s", seed,
@@ -437,9 +436,8 @@ static void kill_then_power_failure(uint64_t seed, enum vfs_crash_model model, s
     o.segment_size = 64 * 1024;
     o.cache_size = 16 * 4096;
     o.checkpoint_bytes = 0;
-    o.vfs = proc;
     memset(&states[0], 0, sizeof states[0]);
-    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_open_vfs(dir, &o, proc, &db, NULL), 0);
     vfs_fault_kill_at(proc, 1 + tu_range(&rs, 600));
     run_txns(db, &rs, seed, states, 0, 40, &acked1, &attempted1);
     vfs_fault_kill(proc);
@@ -448,10 +446,9 @@ static void kill_then_power_failure(uint64_t seed, enum vfs_crash_model model, s
 
     /* the next process, on the same machine; the power may fail from now */
     vfs_fault_crash_at(machine, 1 + tu_range(&rs, 900), model, seed);
-    o.vfs = machine;
     o.create = 0;
     int from = 0;
-    if (cl_open(dir, &o, &db, NULL) == 0) {
+    if (cl_open_vfs(dir, &o, machine, &db, NULL) == 0) {
         uint64_t k1 = recovered_seq(db, states, seed, "after the kill", machine);
         from = k1 == UINT64_MAX ? 0 : (int)k1;
         ck_assert_msg(k1 == UINT64_MAX || (from >= acked1 && from <= attempted1),
@@ -466,7 +463,6 @@ static void kill_then_power_failure(uint64_t seed, enum vfs_crash_model model, s
     }
     vfs_destroy(machine);
 
-    o.vfs = NULL;
     int rc = cl_open(dir, &o, &db, NULL);
     ck_assert_msg(rc == 0, "seed %" PRIu64 " (model %s): reopen after the power failure: %s", seed,
                   vfs_crash_model_name(model), cl_strerror(rc));
@@ -572,9 +568,8 @@ static void crash_concurrent(uint64_t seed, const struct cc_config *cc, enum vfs
     o.segment_size = 64 * 1024;
     o.cache_size = 32 * 4096;
     o.checkpoint_bytes = 96 * 1024; /* the background checkpoint runs, and may be crashed */
-    o.vfs = fault;
     vfs_fault_ring_seed(fault, seed);
-    int rc = cl_open(dir, &o, &db, NULL);
+    int rc = cl_open_vfs(dir, &o, fault, &db, NULL);
     if (rc == CL_ENOTSUP && cc->sync == CL_SYNC_URING) {
         cc_skipped_uring = 1; /* io_uring refused here: said in the summary, never replaced */
         vfs_destroy(fault);
@@ -598,16 +593,14 @@ static void crash_concurrent(uint64_t seed, const struct cc_config *cc, enum vfs
     /* a second power failure, during recovery (or the checkpoint after it) */
     struct vfs *again = vfs_fault_new(vfs_posix());
     vfs_fault_crash_at(again, 1 + tu_range(&rs, 120), (enum vfs_crash_model)((model + 1) % 3), seed + 1);
-    o.vfs = again;
     o.create = 0;
-    if (cl_open(dir, &o, &db, NULL) == 0) {
+    if (cl_open_vfs(dir, &o, again, &db, NULL) == 0) {
         if (!vfs_fault_crashed(again))
             ck_assert_int_eq(vfs_fault_crash(again, model, seed + 2), 0);
         cl_close(db);
     }
     vfs_destroy(again);
 
-    o.vfs = NULL;
     struct cl_recovery_info info;
     rc = cl_open(dir, &o, &db, &info);
     ck_assert_msg(rc == 0, "seed %" PRIu64 " (%s elr=%d %s, model %s): reopen after two crashes: %s", seed,

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "commitlab.h"
+#include "engine_internal.h"
 #include "testutil.h"
 #include "vfs.h"
 #include "vfs_fault.h"
@@ -71,10 +72,9 @@ START_TEST(test_failed_commit_not_partly_visible)
     struct cl_db *db;
 
     cl_options_init(&o);
-    o.vfs = fault;
     o.cache_size = 16 * 4096;
     o.checkpoint_bytes = 0;
-    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_open_vfs(dir, &o, fault, &db, NULL), 0);
     ck_assert_int_eq(put_commit(db, 0, 10, 100, 1), 0); /* committed before */
     vfs_fault_fail_write(fault, 1, -ENOSPC);            /* the first data page written */
     int rc = put_commit(db, 1000, 400, 1000, 2);
@@ -114,14 +114,12 @@ START_TEST(test_new_directory_durable)
         struct cl_options o;
         struct cl_db *db;
         cl_options_init(&o);
-        o.vfs = fault;
-        ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+        ck_assert_int_eq(cl_open_vfs(dir, &o, fault, &db, NULL), 0);
         ck_assert_int_eq(put_commit(db, 0, 1, 10, 7), 0); /* acknowledged: durable */
         ck_assert_int_eq(vfs_fault_crash(fault, (enum vfs_crash_model)model, 42), 0);
         cl_close(db);
         vfs_destroy(fault);
         struct cl_recovery_info info;
-        o.vfs = NULL;
         o.create = 0;
         ck_assert_msg(cl_open(dir, &o, &db, &info) == 0, "model %d: the directory is gone", model);
         ck_assert_int_eq(get(db, 0), 0);
@@ -146,10 +144,9 @@ START_TEST(test_missing_checkpoint_segment)
     struct cl_inspect in;
 
     cl_options_init(&o);
-    o.vfs = proc;
     o.segment_size = 64 * 1024;
     o.checkpoint_bytes = 0;
-    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_open_vfs(dir, &o, proc, &db, NULL), 0);
     for (int i = 0; i < 60; i++) /* several segments past the checkpoint */
         ck_assert_int_eq(put_commit(db, i * 4, 4, 1000, (uint8_t)i), 0);
     vfs_fault_kill(proc); /* the process dies: no close-time checkpoint */
@@ -165,7 +162,6 @@ START_TEST(test_missing_checkpoint_segment)
     free(path);
 
     struct cl_recovery_info info;
-    o.vfs = NULL;
     o.create = 0;
     int rc = cl_open(dir, &o, &db, &info);
     ck_assert_msg(rc == CL_ECORRUPT, "reopen: %s", cl_strerror(rc));
@@ -214,11 +210,10 @@ START_TEST(test_process_crash_then_power_failure)
         pthread_t th;
 
         cl_options_init(&o);
-        o.vfs = proc;
         o.sync = CL_SYNC_NONE;
         o.cache_size = 16 * 4096;
         o.checkpoint_bytes = 0;
-        ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+        ck_assert_int_eq(cl_open_vfs(dir, &o, proc, &db, NULL), 0);
         for (int i = 0; i < 6; i++) /* checkpoint g-1 holds these */
             ck_assert_int_eq(put_commit(db, i * 40, 40, 300, 1), 0);
         ck_assert_int_eq(cl_checkpoint(db), 0);
@@ -236,15 +231,13 @@ START_TEST(test_process_crash_then_power_failure)
 
         /* the next process, on the same machine, until the power fails */
         vfs_fault_crash_at(machine, 1 + tu_range(&rs, 300), 1 + (enum vfs_crash_model)(seed % 2), seed);
-        o.vfs = machine;
         o.create = 0;
-        if (cl_open(dir, &o, &db, NULL) == 0)
+        if (cl_open_vfs(dir, &o, machine, &db, NULL) == 0)
             cl_close(db);
         if (!vfs_fault_crashed(machine))
             ck_assert_int_eq(vfs_fault_crash(machine, VFS_CRASH_TORN, seed), 0);
         vfs_destroy(machine);
 
-        o.vfs = NULL;
         o.sync = CL_SYNC_COMMIT;
         int rc = cl_open(dir, &o, &db, NULL);
         ck_assert_msg(rc == 0, "seed %" PRIu64 ": open after the power failure: %s", seed, cl_strerror(rc));
@@ -283,15 +276,13 @@ START_TEST(test_crash_while_creating)
         struct cl_options o;
         struct cl_db *db;
         cl_options_init(&o);
-        o.vfs = fault;
         vfs_fault_crash_at(fault, n, (enum vfs_crash_model)(n % 3), n);
-        if (cl_open(dir, &o, &db, NULL) == 0) {
+        if (cl_open_vfs(dir, &o, fault, &db, NULL) == 0) {
             if (!vfs_fault_crashed(fault))
                 ck_assert_int_eq(vfs_fault_crash(fault, (enum vfs_crash_model)(n % 3), n), 0);
             cl_close(db);
         }
         vfs_destroy(fault);
-        o.vfs = NULL;
         int rc = cl_open(dir, &o, &db, NULL);
         ck_assert_msg(rc == 0, "crash at op %" PRIu64 " of the first open: reopen: %s", n, cl_strerror(rc));
         ck_assert_int_eq(put_commit(db, 0, 1, 10, 1), 0);
@@ -314,9 +305,8 @@ START_TEST(test_errors_reported_as_they_happened)
     struct cl_db *db;
 
     cl_options_init(&o);
-    o.vfs = fault;
     o.checkpoint_bytes = 0;
-    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_open_vfs(dir, &o, fault, &db, NULL), 0);
     ck_assert_int_eq(put_commit(db, 0, 50, 500, 3), 0);
     vfs_fault_fail_write(fault, 1, -ENOSPC); /* the close-time checkpoint's first page */
     ck_assert_int_eq(cl_close(db), -ENOSPC);

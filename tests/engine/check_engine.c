@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "commitlab.h"
+#include "engine_internal.h"
 #include "testutil.h"
 #include "vfs.h"
 #include "vfs_fault.h"
@@ -173,9 +174,8 @@ START_TEST(test_recovery_replays_after_checkpoint)
 
     small_opts(&o);
     o.sync = CL_SYNC_COMMIT;
-    o.vfs = fault;
     o.checkpoint_bytes = 0;
-    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_open_vfs(dir, &o, fault, &db, NULL), 0);
     for (int i = 0; i < 2000; i++) {
         snprintf(k, sizeof k, "k%06d", i);
         snprintf(v, sizeof v, "value-%d-%0100d", i, i);
@@ -188,7 +188,6 @@ START_TEST(test_recovery_replays_after_checkpoint)
     ck_assert_int_eq(cl_close(db), -EIO); /* its checkpoint met the dead file layer */
     vfs_destroy(fault);
 
-    o.vfs = NULL;
     ck_assert_int_eq(cl_open(dir, &o, &db, &info), 0);
     ck_assert_uint_eq(info.txns_replayed, 2000 - 701);
     for (int i = 0; i < 2000; i++) {
@@ -215,9 +214,8 @@ START_TEST(test_eio_on_sync_is_sticky)
     char buf[64];
 
     small_opts(&o);
-    o.vfs = fault;
     o.checkpoint_bytes = 0;
-    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_open_vfs(dir, &o, fault, &db, NULL), 0);
     ck_assert_int_eq(put1(db, "a", "1"), 0);
     ck_assert_int_eq(put1(db, "b", "2"), 0);
     vfs_fault_fail_sync(fault, 1, -EIO);
@@ -236,7 +234,6 @@ START_TEST(test_eio_on_sync_is_sticky)
     ck_assert_int_eq(cl_close(db), CL_EBROKEN);
     vfs_destroy(fault);
 
-    o.vfs = NULL;
     ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
     ck_assert_int_eq(get1(db, "a", buf, sizeof buf), 0);
     ck_assert_str_eq(buf, "1");
@@ -260,9 +257,8 @@ START_TEST(test_enospc_on_write)
     char buf[64];
 
     small_opts(&o);
-    o.vfs = fault;
     o.checkpoint_bytes = 0;
-    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_open_vfs(dir, &o, fault, &db, NULL), 0);
     ck_assert_int_eq(put1(db, "a", "1"), 0);
     vfs_fault_fail_write(fault, 1, -ENOSPC);
     int rc = put1(db, "b", "2");
@@ -272,7 +268,6 @@ START_TEST(test_enospc_on_write)
     ck_assert_int_eq(cl_close(db), CL_EBROKEN);
     vfs_destroy(fault);
 
-    o.vfs = NULL;
     ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
     ck_assert_int_eq(get1(db, "a", buf, sizeof buf), 0);
     ck_assert_int_eq(get1(db, "b", buf, sizeof buf), CL_ENOTFOUND);

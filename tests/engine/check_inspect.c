@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "commitlab.h"
+#include "engine_internal.h"
 #include "testutil.h"
 #include "vfs.h"
 #include "vfs_fault.h"
@@ -48,10 +49,10 @@ START_TEST(test_clean_close_verifies)
     fill(db, 0, 500);
     ck_assert_int_eq(cl_close(db), 0);
     ck_assert_int_eq(cl_inspect(dir, 1, &in, NULL, NULL), 0);
-    ck_assert_int_eq(in.corrupt, 0);
+    ck_assert_int_eq(in.corrupt, CL_CORRUPT_NONE);
     ck_assert_uint_eq(in.nentries, 500);
     ck_assert_uint_gt(in.pages_checked, 10);
-    ck_assert_uint_eq(in.records[3], 0); /* a clean close leaves no log after the checkpoint */
+    ck_assert_uint_eq(in.commit_records, 0); /* a clean close leaves no log after the checkpoint */
 
     /* One flipped byte inside the root page is found and named. */
     char path[4096];
@@ -59,7 +60,7 @@ START_TEST(test_clean_close_verifies)
     ck_assert_int_eq(tu_flip_byte(path, in.root * in.page_size + 100), 0);
     uint64_t root = in.root;
     ck_assert_int_eq(cl_inspect(dir, 1, &in, NULL, NULL), CL_ECORRUPT);
-    ck_assert_int_eq(in.corrupt, 1);
+    ck_assert_int_eq(in.corrupt, CL_CORRUPT_PAGE);
     ck_assert_uint_eq(in.bad_page, root);
     tu_rmdir(dir);
     free(dir);
@@ -75,8 +76,7 @@ START_TEST(test_crash_then_reopen_verifies)
     struct vfs *fault = vfs_fault_new(vfs_posix());
 
     opts(&o);
-    o.vfs = fault;
-    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_open_vfs(dir, &o, fault, &db, NULL), 0);
     fill(db, 0, 300);
     ck_assert_int_eq(cl_checkpoint(db), 0);
     fill(db, 300, 400);
@@ -86,10 +86,9 @@ START_TEST(test_crash_then_reopen_verifies)
 
     /* Before reopening: the log after the checkpoint holds the 100 commits. */
     ck_assert_int_eq(cl_inspect(dir, 1, &in, NULL, NULL), 0);
-    ck_assert_uint_eq(in.records[3], 100);
-    ck_assert_uint_eq(in.records[1], 100);
+    ck_assert_uint_eq(in.commit_records, 100);
+    ck_assert_uint_eq(in.put_records, 100);
 
-    o.vfs = NULL;
     ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
     ck_assert_int_eq(cl_close(db), 0);
     ck_assert_int_eq(cl_inspect(dir, 1, &in, NULL, NULL), 0);
@@ -124,8 +123,7 @@ START_TEST(test_corrupt_log_record_named)
     struct seglist segs = {0};
 
     opts(&o);
-    o.vfs = fault;
-    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_open_vfs(dir, &o, fault, &db, NULL), 0);
     fill(db, 0, 50);
     ck_assert_int_eq(vfs_fault_crash(fault, VFS_CRASH_DROP, 1), 0);
     cl_close(db);
@@ -133,18 +131,17 @@ START_TEST(test_corrupt_log_record_named)
 
     ck_assert_int_eq(cl_inspect(dir, 0, &in, on_segment, &segs), 0);
     ck_assert_int_eq(segs.n, 1);
-    ck_assert_uint_eq(in.records[3], 50);
+    ck_assert_uint_eq(in.commit_records, 50);
     /* The first record of the log starts at the checkpoint LSN. */
     char path[4096];
     snprintf(path, sizeof path, "%s/wal-%016" PRIx64 ".log", dir, segs.segno[0]);
     uint64_t off = in.checkpoint_lsn % in.wal_segment_size;
     ck_assert_int_eq(tu_flip_byte(path, off + 44), 0);
     ck_assert_int_eq(cl_inspect(dir, 1, &in, NULL, NULL), CL_ECORRUPT);
-    ck_assert_int_eq(in.corrupt, 2);
+    ck_assert_int_eq(in.corrupt, CL_CORRUPT_LOG);
     ck_assert_uint_eq(in.bad_lsn, in.checkpoint_lsn);
     /* Opening refuses too, rather than dropping acknowledged commits. */
     struct cl_recovery_info info;
-    o.vfs = NULL;
     ck_assert_int_eq(cl_open(dir, &o, &db, &info), CL_ECORRUPT);
     ck_assert_uint_eq(info.corrupt_lsn, in.checkpoint_lsn);
     tu_rmdir(dir);

@@ -1,23 +1,21 @@
-/* check_log.c -- the log writer: round trips across segments, each sync method, statistics, retiring segments, limits, sticky failure and crashes under the fault layer. */
+/* check_log.c -- the log writer: round trips across segments, each sync method, statistics, retiring segments, limits, sticky failure, crashes under the fault layer, and the invariant checks. */
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "crc32c.h"
 #include "testutil.h"
 #include "vfs_fault.h"
 #include "wal.h"
+#include "wal_internal.h"
 #include "wal_testlib.h"
 
 #define SEG WAL_MIN_SEGMENT
-
-static const char *method_name(enum cl_sync_method m)
-{
-    static const char *n[] = { "fdatasync", "fsync", "dsync", "direct" };
-    return n[m];
-}
 
 /* Writes count txns (ids first_id..), optionally committing each, flushes,
  * and reads them all back. */
@@ -85,7 +83,7 @@ START_TEST(test_methods)
     for (int m = CL_METHOD_FDATASYNC; m <= CL_METHOD_DIRECT; m++) {
         struct genp g = { seed + (uint64_t)m, 4, 48, 2000 };
         char tag[32];
-        snprintf(tag, sizeof tag, "wal-%s", method_name((enum cl_sync_method)m));
+        snprintf(tag, sizeof tag, "wal-%s", cl_sync_method_name((enum cl_sync_method)m));
         roundtrip(tag, g.seed, CL_SYNC_COMMIT, (enum cl_sync_method)m, CL_SEGINIT_ZERO, 16384, 150, &g);
     }
 }
@@ -376,9 +374,9 @@ START_TEST(test_crash_recovers_acknowledged)
         tl_read(dir, NULL, SEG, 0, &g, &rb);
         ck_assert_msg(rb.err[0] == 0, "seed %llu: %s", (unsigned long long)s, rb.err);
         ck_assert_msg(rb.rc == 0, "seed %llu (%s, %s): reader %d at %llu", (unsigned long long)s,
-                      vfs_crash_model_name(model), method_name(m), rb.rc, (unsigned long long)rb.bad_lsn);
+                      vfs_crash_model_name(model), cl_sync_method_name(m), rb.rc, (unsigned long long)rb.bad_lsn);
         ck_assert_msg(rb.ntxn >= acked, "seed %llu (%s, %s): %zu txns read, %llu acknowledged",
-                      (unsigned long long)s, vfs_crash_model_name(model), method_name(m), rb.ntxn,
+                      (unsigned long long)s, vfs_crash_model_name(model), cl_sync_method_name(m), rb.ntxn,
                       (unsigned long long)acked);
         for (size_t i = 0; i < rb.ntxn; i++)
             ck_assert_uint_eq(rb.txn_ids[i], i + 1);
@@ -388,6 +386,32 @@ START_TEST(test_crash_recovers_acknowledged)
     }
 }
 END_TEST
+
+#ifdef CL_INVARIANTS
+/* The invariant checks are on in this build and sit where the durable LSN
+ * moves: publishing a durable LSN past the written one (W1) aborts at once
+ * instead of acknowledging bytes that were never written.  The violation
+ * runs in a child process, whose death by SIGABRT is the pass. */
+START_TEST(test_invariant_w1_aborts)
+{
+    char *dir = tu_mkdtemp("wal-inv");
+    int status;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct wal *w = tl_open(dir, NULL, SEG, CL_SYNC_NONE, CL_METHOD_FDATASYNC, CL_SEGINIT_ZERO, 0, 0, NULL);
+        pthread_mutex_lock(&w->io_mu);
+        wal_mark_durable_locked(w, w->written_lsn + WAL_ALIGN, 1);
+        _exit(0); /* not reached when the check is on */
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+                  "a durable LSN past the written one was published (status %#x)", status);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+#endif
 
 int main(void)
 {
@@ -403,6 +427,9 @@ int main(void)
     tcase_add_test(tc, test_limits);
     tcase_add_test(tc, test_sticky_failure);
     tcase_add_test(tc, test_crash_recovers_acknowledged);
+#ifdef CL_INVARIANTS
+    tcase_add_test(tc, test_invariant_w1_aborts);
+#endif
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
