@@ -156,160 +156,209 @@ static int uring_works = -1;
 /* Across the loop: how much of the segment machinery the crashes reached. */
 static uint64_t reused_total, recycled_total;
 
-static void one_iteration(uint64_t seed, const struct crash_config *cc, enum vfs_crash_model model,
-                          struct state *states)
-{
-    uint64_t rs = seed;
-    char *dir = tu_mkdtemp("crash");
-    struct vfs *fault = vfs_fault_new(vfs_posix());
+/* One crash iteration: the run before the crash and what it leaves for
+ * the check after it. */
+struct iteration {
+    uint64_t seed, rs;
+    const struct crash_config *cc;
+    enum vfs_crash_model model;
+    struct state *states;       /* states[n]: the keys after transaction n */
+    char *dir;
+    struct vfs *fault;
     struct cl_options o;
-    struct cl_db *db = NULL;
-    int acked = 0, attempted = 0, rc;
-    uint64_t commit_lsn[MAXTXN + 1] = {0};
+    struct cl_db *db;
+    int acked, attempted;
+    uint64_t commit_lsn[MAXTXN + 1];
+};
+
+/* Opens the database on the fault layer: 1 open, 0 this configuration is
+ * refused here (remembered, and the iteration skipped). */
+static int iteration_open(struct iteration *it)
+{
+    const struct crash_config *cc = it->cc;
+    struct cl_options *o = &it->o;
+    cl_options_init(o);
+    o->sync = cc->sync;
+    o->method = cc->method;
+    o->segments = cc->segments;
+    o->segment_init = cc->init;
+    o->prealloc = cc->prealloc;
+    o->recycle_max = 2;
+    o->segment_size = 64 * 1024;
+    o->cache_size = 32 * 4096;
+    o->checkpoint_bytes = 0; /* checkpoints are taken by this thread, so the op count is deterministic */
+    o->interval_ms = 1;      /* periodic: its thread syncs often (its timing is not seeded) */
+    int rc = cl_open_vfs(it->dir, o, it->fault, &it->db, NULL);
+    if (rc == CL_ENOTSUP && o->sync == CL_SYNC_URING) {
+        uring_works = 0; /* io_uring refused here (ENOSYS/EPERM): those configurations are skipped */
+        return 0;
+    }
+    if (rc == CL_ENOTSUP && o->method == CL_METHOD_DIRECT) {
+        direct_works = 0; /* the scratch filesystem refuses O_DIRECT */
+        return 0;
+    }
+    ck_assert_msg(rc == 0, "seed %" PRIu64 ": open: %s", it->seed, cl_strerror(rc));
+    return 1;
+}
+
+/* Transaction n's operations, recorded in states[n]: 0, or the error that
+ * ended the run (a read of a page after the crash). */
+static int fill_txn(struct iteration *it, struct cl_txn *t, int n)
+{
+    struct state *st = &it->states[n];
     char key[16];
     uint8_t val[MAXVAL];
-
-    ck_assert_ptr_nonnull(fault);
-    cl_options_init(&o);
-    o.sync = cc->sync;
-    o.method = cc->method;
-    o.segments = cc->segments;
-    o.segment_init = cc->init;
-    o.prealloc = cc->prealloc;
-    o.recycle_max = 2;
-    o.segment_size = 64 * 1024;
-    o.cache_size = 32 * 4096;
-    o.checkpoint_bytes = 0; /* checkpoints are taken by this thread, so the op count is deterministic */
-    o.interval_ms = 1;      /* periodic: its thread syncs often (its timing is not seeded) */
-    rc = cl_open_vfs(dir, &o, fault, &db, NULL);
-    if (rc == CL_ENOTSUP && o.sync == CL_SYNC_URING) {
-        uring_works = 0; /* io_uring refused here (ENOSYS/EPERM): those configurations are skipped */
-        vfs_destroy(fault);
-        tu_rmdir(dir);
-        free(dir);
-        return;
-    }
-    if (rc == CL_ENOTSUP && o.method == CL_METHOD_DIRECT) {
-        direct_works = 0; /* the scratch filesystem refuses O_DIRECT */
-        vfs_destroy(fault);
-        tu_rmdir(dir);
-        free(dir);
-        return;
-    }
-    ck_assert_msg(rc == 0, "seed %" PRIu64 ": open: %s", seed, cl_strerror(rc));
-
-    memset(&states[0], 0, sizeof states[0]);
-    /* periodic: crash after the run, so the durable LSN can be read just before */
-    /* The prealloc thread's operations interleave with the committer's:
-     * such an iteration is not replayable op for op (the crash point is). */
-    if (o.sync != CL_SYNC_PERIODIC)
-        vfs_fault_crash_at(fault, 1 + tu_range(&rs, cc->big ? 1600 : 700), model, seed);
-    for (int n = 1; n <= cc->ntxn; n++) {
-        struct cl_txn *t;
-        states[n] = states[n - 1];
-        attempted = n;
-        rc = cl_txn_begin(db, 0, &t);
-        if (rc)
-            break;
-        uint64_t s64 = (uint64_t)n;
-        rc = cl_put(t, "seq", 3, &s64, sizeof s64);
-        ck_assert_int_eq(rc, 0);
-        int nops = 1 + (int)tu_range(&rs, 5), read_failed = 0;
-        for (int j = 0; j < nops && !read_failed; j++) {
-            int k = (int)tu_range(&rs, NKEYS);
-            key_of(k, key);
-            if (states[n].present[k] && tu_range(&rs, 4) == 0) {
-                /* cl_del reads the key: after the crash a page the cache
-                 * has to read back fails with EIO */
-                rc = cl_del(t, key, 8);
-                ck_assert_msg(rc == 0 || (rc == -EIO && vfs_fault_crashed(fault)), "seed %" PRIu64 ": del: %s",
-                              seed, cl_strerror(rc));
-                read_failed = rc != 0;
-                states[n].present[k] = 0;
-            } else {
-                uint32_t len = tu_range(&rs, cc->big ? 2 : 8) == 0 ? 1000 + (uint32_t)tu_range(&rs, 1100)
-                                                                   : (uint32_t)tu_range(&rs, 200);
-                fill_value(val, len, seed ^ ((uint64_t)n << 8) ^ (uint64_t)j);
-                ck_assert_int_eq(cl_put(t, key, 8, val, len), 0);
-                states[n].present[k] = 1;
-                states[n].len[k] = len;
-                memcpy(states[n].val[k], val, len);
-            }
+    uint64_t s64 = (uint64_t)n;
+    ck_assert_int_eq(cl_put(t, "seq", 3, &s64, sizeof s64), 0);
+    int nops = 1 + (int)tu_range(&it->rs, 5);
+    for (int j = 0; j < nops; j++) {
+        int k = (int)tu_range(&it->rs, NKEYS);
+        key_of(k, key);
+        if (st->present[k] && tu_range(&it->rs, 4) == 0) {
+            /* cl_del reads the key: after the crash a page the cache has
+             * to read back fails with EIO */
+            int rc = cl_del(t, key, 8);
+            ck_assert_msg(rc == 0 || (rc == -EIO && vfs_fault_crashed(it->fault)), "seed %" PRIu64 ": del: %s",
+                          it->seed, cl_strerror(rc));
+            if (rc)
+                return rc;
+            st->present[k] = 0;
+        } else {
+            uint32_t len = tu_range(&it->rs, it->cc->big ? 2 : 8) == 0 ? 1000 + (uint32_t)tu_range(&it->rs, 1100)
+                                                                       : (uint32_t)tu_range(&it->rs, 200);
+            fill_value(val, len, it->seed ^ ((uint64_t)n << 8) ^ (uint64_t)j);
+            ck_assert_int_eq(cl_put(t, key, 8, val, len), 0);
+            st->present[k] = 1;
+            st->len[k] = len;
+            memcpy(st->val[k], val, len);
         }
-        if (read_failed) {
+    }
+    return 0;
+}
+
+/* Commits transactions until the armed crash stops them (or all are
+ * done), with a checkpoint every 9; records what was acknowledged and
+ * each commit's LSN. */
+static void run_until_crash(struct iteration *it)
+{
+    memset(&it->states[0], 0, sizeof it->states[0]);
+    /* periodic: crash after the run, so the durable LSN can be read just
+     * before.  The prealloc thread's operations interleave with the
+     * committer's: such an iteration is not replayable op for op (the
+     * crash point is). */
+    if (it->o.sync != CL_SYNC_PERIODIC)
+        vfs_fault_crash_at(it->fault, 1 + tu_range(&it->rs, it->cc->big ? 1600 : 700), it->model, it->seed);
+    for (int n = 1; n <= it->cc->ntxn; n++) {
+        struct cl_txn *t;
+        it->states[n] = it->states[n - 1];
+        it->attempted = n;
+        if (cl_txn_begin(it->db, 0, &t) != 0)
+            break;
+        if (fill_txn(it, t, n) != 0) {
             cl_abort(t);
             break;
         }
-        rc = cl_commit(t);
-        if (rc != 0)
+        if (cl_commit(t) != 0)
             break;
-        acked = n;
+        it->acked = n;
         struct cl_stats st;
-        cl_stats(db, &st);
-        commit_lsn[n] = st.end_lsn; /* one thread: the log ends at this commit */
-        if (n % 9 == 0 && cl_checkpoint(db) != 0)
+        cl_stats(it->db, &st);
+        it->commit_lsn[n] = st.end_lsn; /* one thread: the log ends at this commit */
+        if (n % 9 == 0 && cl_checkpoint(it->db) != 0)
             break;
     }
+}
+
+/* Crashes now if the armed crash did not come, closes the dead handle,
+ * and returns the last transaction that must survive under periodic (the
+ * ones its sync thread had made durable). */
+static int crash_and_close(struct iteration *it)
+{
     uint64_t durable = 0;
     struct cl_stats before;
-    cl_stats(db, &before);
+    cl_stats(it->db, &before);
     reused_total += before.segments_reused;
     recycled_total += before.segments_recycled;
-    if (!vfs_fault_crashed(fault)) {
-        struct cl_stats st;
-        cl_stats(db, &st);
-        durable = st.durable_lsn; /* a lower bound: the periodic thread may sync once more */
-        ck_assert_int_eq(vfs_fault_crash(fault, model, seed), 0);
+    if (!vfs_fault_crashed(it->fault)) {
+        durable = before.durable_lsn; /* a lower bound: the periodic thread may sync once more */
+        ck_assert_int_eq(vfs_fault_crash(it->fault, it->model, it->seed), 0);
     }
-    int must_survive = 0; /* periodic: commits whose LSN the sync thread had made durable */
-    for (int n = 1; n <= acked; n++)
-        if (commit_lsn[n] <= durable)
+    int must_survive = 0;
+    for (int n = 1; n <= it->acked; n++)
+        if (it->commit_lsn[n] <= durable)
             must_survive = n;
-    cl_close(db); /* writes nothing: the file layer is dead */
-    vfs_destroy(fault);
+    cl_close(it->db); /* writes nothing: the file layer is dead */
+    vfs_destroy(it->fault);
+    it->db = NULL;
+    it->fault = NULL;
+    return must_survive;
+}
 
-    struct cl_options o2 = o;
+/* Reopens on the real files and checks what recovery brought back: no
+ * acknowledged commit lost (durable policies; periodic: what it had
+ * synced), nothing never attempted, and exactly the keys and values of the
+ * transaction recovered to. */
+static void check_recovery(struct iteration *it, int must_survive)
+{
+    const struct crash_config *cc = it->cc;
+    const char *pol = cl_sync_policy_name(it->o.sync), *model = vfs_crash_model_name(it->model);
+    uint64_t seed = it->seed, k = 0;
+    struct cl_options o2 = it->o;
     struct cl_recovery_info info;
-    o2.create = 0;
-    rc = cl_open(dir, &o2, &db, &info);
-    ck_assert_msg(rc == 0, "seed %" PRIu64 " (%s/%s, model %s): reopen: %s", seed,
-                  cl_sync_policy_name(o.sync), cfg_name(cc),
-                  vfs_crash_model_name(model), cl_strerror(rc));
+    struct cl_db *db;
     struct cl_txn *r;
-    uint64_t k = 0;
     size_t vl = 0;
+    o2.create = 0;
+    int rc = cl_open(it->dir, &o2, &db, &info);
+    ck_assert_msg(rc == 0, "seed %" PRIu64 " (%s/%s, model %s): reopen: %s", seed, pol, cfg_name(cc), model,
+                  cl_strerror(rc));
     ck_assert_int_eq(cl_txn_begin(db, CL_TXN_RDONLY, &r), 0);
     rc = cl_get(r, "seq", 3, &k, sizeof k, &vl);
     if (rc == CL_ENOTFOUND)
         k = 0;
     else
         ck_assert_msg(rc == 0 && vl == sizeof k, "seed %" PRIu64 ": seq: %s", seed, cl_strerror(rc));
-    if (o.sync == CL_SYNC_PERIODIC)
+    if (it->o.sync == CL_SYNC_PERIODIC)
         ck_assert_msg(k >= (uint64_t)must_survive,
                       "seed %" PRIu64 " (periodic, model %s): txn %d was durable (LSN %" PRIu64
-                      " <= %" PRIu64 ") but lost (recovered %" PRIu64 ")",
-                      seed, vfs_crash_model_name(model), must_survive, commit_lsn[must_survive], durable, k);
-    if (is_durable(o.sync))
-        ck_assert_msg(k >= (uint64_t)acked,
-                      "seed %" PRIu64 " (%s/%s, model %s): acknowledged txn %d lost (recovered %" PRIu64 ")",
-                      seed, cl_sync_policy_name(o.sync), cfg_name(cc),
-                      vfs_crash_model_name(model), acked, k);
-    ck_assert_msg(k <= (uint64_t)attempted, "seed %" PRIu64 ": recovered txn %" PRIu64 " never attempted", seed, k);
-    struct check_ctx c = {.want = &states[k]};
+                      ") but lost (recovered %" PRIu64 ")",
+                      seed, model, must_survive, it->commit_lsn[must_survive], k);
+    if (is_durable(it->o.sync))
+        ck_assert_msg(k >= (uint64_t)it->acked,
+                      "seed %" PRIu64 " (%s/%s, model %s): acknowledged txn %d lost (recovered %" PRIu64 ")", seed,
+                      pol, cfg_name(cc), model, it->acked, k);
+    ck_assert_msg(k <= (uint64_t)it->attempted, "seed %" PRIu64 ": recovered txn %" PRIu64 " never attempted", seed,
+                  k);
+    struct check_ctx c = {.want = &it->states[k]};
     rc = cl_scan(r, NULL, 0, NULL, 0, check_one, &c);
-    ck_assert_msg(!c.bad, "seed %" PRIu64 " (%s/%s, model %s): state after txn %" PRIu64 ": %s", seed,
-                  cl_sync_policy_name(o.sync), cfg_name(cc), vfs_crash_model_name(model),
-                  k, c.why);
+    ck_assert_msg(!c.bad, "seed %" PRIu64 " (%s/%s, model %s): state after txn %" PRIu64 ": %s", seed, pol,
+                  cfg_name(cc), model, k, c.why);
     ck_assert_int_eq(rc, 0);
     for (int i = 0; i < NKEYS; i++)
-        ck_assert_msg(c.seen[i] == states[k].present[i],
-                      "seed %" PRIu64 " (%s/%s, model %s): key %d %s after txn %" PRIu64, seed,
-                      cl_sync_policy_name(o.sync), cfg_name(cc), vfs_crash_model_name(model),
-                      i, c.seen[i] ? "present but deleted" : "missing", k);
+        ck_assert_msg(c.seen[i] == it->states[k].present[i],
+                      "seed %" PRIu64 " (%s/%s, model %s): key %d %s after txn %" PRIu64, seed, pol, cfg_name(cc),
+                      model, i, c.seen[i] ? "present but deleted" : "missing", k);
     cl_abort(r);
     ck_assert_int_eq(cl_close(db), 0);
-    tu_rmdir(dir);
-    free(dir);
+}
+
+static void one_iteration(uint64_t seed, const struct crash_config *cc, enum vfs_crash_model model,
+                          struct state *states)
+{
+    struct iteration *it = calloc(1, sizeof *it);
+    ck_assert_ptr_nonnull(it);
+    *it = (struct iteration){.seed = seed, .rs = seed, .cc = cc, .model = model, .states = states,
+                             .dir = tu_mkdtemp("crash"), .fault = vfs_fault_new(vfs_posix())};
+    ck_assert_ptr_nonnull(it->fault);
+    if (iteration_open(it)) {
+        run_until_crash(it);
+        check_recovery(it, crash_and_close(it));
+    } else {
+        vfs_destroy(it->fault);
+    }
+    tu_rmdir(it->dir);
+    free(it->dir);
+    free(it);
 }
 
 START_TEST(test_crash_loop)

@@ -17,25 +17,11 @@
 #define SPY_SPAN (8u << 20) /* the spy follows the log's first 8 MiB of LSNs */
 #define COMMIT_REC 48u    /* wal_align_up(WAL_REC_HEADER + WAL_COMMIT_LEN) */
 
-static const char *method_name(enum cl_sync_method m)
-{
-    static const char *n[] = { "fdatasync", "fsync", "dsync", "direct" };
-    return n[m];
-}
-
 static struct wal *u_open(const char *dir, struct vfs *v, uint64_t seg, enum cl_sync_method m,
                           enum cl_segment_init init, size_t bufsz, uint32_t depth, int *rcp)
 {
-    struct wal_config c = { 0 };
+    struct wal_config c = tl_config(dir, v, seg, CL_SYNC_URING, m, init, bufsz);
     struct wal *w = NULL;
-    c.vfs = v ? v : vfs_posix();
-    c.dir = dir;
-    c.db_id = 0x1234;
-    c.segment_size = seg;
-    c.policy = CL_SYNC_URING;
-    c.method = m;
-    c.segment_init = init;
-    c.buffer_size = bufsz;
     c.uring_depth = depth;
     *rcp = wal_open(&c, 0, &w);
     return w;
@@ -513,12 +499,12 @@ START_TEST(test_roundtrip_methods)
             free(dir);
             continue;
         }
-        ck_assert_msg(rc == 0, "%s: wal_open %d", method_name((enum cl_sync_method)m), rc);
+        ck_assert_msg(rc == 0, "%s: wal_open %d", cl_sync_method_name((enum cl_sync_method)m), rc);
         uint64_t count = 240, lsn;
         for (uint64_t id = 1; id <= count; id++) {
             rc = tl_txn(w, &g, id, 1, &lsn);
             ck_assert_msg(rc == 0, "seed %llu %s txn %llu: %d", (unsigned long long)seed,
-                          method_name((enum cl_sync_method)m), (unsigned long long)id, rc);
+                          cl_sync_method_name((enum cl_sync_method)m), (unsigned long long)id, rc);
             ck_assert_uint_ge(wal_durable_lsn(w), lsn);
         }
         ck_assert_uint_eq(wal_durable_lsn(w), wal_end_lsn(w));
@@ -534,7 +520,7 @@ START_TEST(test_roundtrip_methods)
 
         struct rb rb;
         tl_read(dir, NULL, SEG, 0, &g, &rb);
-        ck_assert_msg(rb.err[0] == 0, "%s: %s", method_name((enum cl_sync_method)m), rb.err);
+        ck_assert_msg(rb.err[0] == 0, "%s: %s", cl_sync_method_name((enum cl_sync_method)m), rb.err);
         ck_assert_int_eq(rb.rc, 0);
         ck_assert_uint_eq(rb.ntxn, count);
         for (size_t i = 0; i < count; i++)
@@ -619,7 +605,7 @@ START_TEST(test_ack_after_covering_sync)
             __atomic_store_n(&s->w, NULL, __ATOMIC_RELEASE);
             pthread_mutex_lock(&s->mu);
             ck_assert_msg(s->violations == 0, "seed %llu %s %s: %llu violations, first: %s",
-                          (unsigned long long)seed, fault ? "fault" : "posix", method_name(methods[mi]),
+                          (unsigned long long)seed, fault ? "fault" : "posix", cl_sync_method_name(methods[mi]),
                           (unsigned long long)s->violations, s->why);
             ck_assert_uint_ge(s->checks, n);
             /* the point of the shuffle: it did happen, whenever chains
@@ -627,7 +613,7 @@ START_TEST(test_ack_after_covering_sync)
              * leave the leader with one at a time) */
             if (fault && s->overlapped >= 50)
                 ck_assert_msg(s->out_of_order > 0, "%s: no chain was reported out of order (%llu chains, %llu "
-                              "overlapping)", method_name(methods[mi]), (unsigned long long)s->chains,
+                              "overlapping)", cl_sync_method_name(methods[mi]), (unsigned long long)s->chains,
                               (unsigned long long)s->overlapped);
             if (small) { /* the point of small segments: the log crossed several */
                 struct wal_stats st;
@@ -635,7 +621,7 @@ START_TEST(test_ack_after_covering_sync)
                 ck_assert_uint_ge(st.segment_switches, 2);
             }
             fprintf(stderr, "uring ordering %s %s %s: %llu chains, %llu reported out of order, %llu checks\n",
-                    small ? "64K segments" : "one segment", fault ? "fault" : "posix", method_name(methods[mi]),
+                    small ? "64K segments" : "one segment", fault ? "fault" : "posix", cl_sync_method_name(methods[mi]),
                     (unsigned long long)s->chains, (unsigned long long)s->out_of_order,
                     (unsigned long long)s->checks);
             pthread_mutex_unlock(&s->mu);
@@ -693,7 +679,7 @@ START_TEST(test_short_write_resubmitted)
                     pthread_join(cs[t].th, NULL);
                     for (uint64_t i = 0; i < per; i++)
                         ck_assert_msg(cs[t].rc[i] == 0, "seed %llu %s: txn %llu: %d", (unsigned long long)seed,
-                                      method_name(methods[mi]), (unsigned long long)(cs[t].first_id + i),
+                                      cl_sync_method_name(methods[mi]), (unsigned long long)(cs[t].first_id + i),
                                       cs[t].rc[i]);
                     ck_assert_uint_eq(cs[t].early, 0);
                     free(cs[t].rc);
@@ -705,7 +691,7 @@ START_TEST(test_short_write_resubmitted)
             __atomic_store_n(&s->w, NULL, __ATOMIC_RELEASE);
             ck_assert_int_eq(wal_broken(w), 0);
             ck_assert_uint_ge(s->short_writes, 5);
-            ck_assert_msg(s->violations == 0, "%s: %s", method_name(methods[mi]), s->why);
+            ck_assert_msg(s->violations == 0, "%s: %s", cl_sync_method_name(methods[mi]), s->why);
             wal_close(w);
             /* what survives a power failure now: everything acknowledged */
             ck_assert_int_eq(vfs_fault_crash(fv, VFS_CRASH_DROP, seed), 0);
@@ -713,7 +699,7 @@ START_TEST(test_short_write_resubmitted)
             vfs_destroy(fv);
             struct rb rb;
             tl_read(dir, NULL, BIGSEG, 0, &g, &rb);
-            ck_assert_msg(rb.err[0] == 0, "%s: %s", method_name(methods[mi]), rb.err);
+            ck_assert_msg(rb.err[0] == 0, "%s: %s", cl_sync_method_name(methods[mi]), rb.err);
             ck_assert_int_eq(rb.rc, 0);
             ck_assert_uint_eq(rb.ntxn, total);
             uint8_t *acked = calloc(total + 1, 1);
@@ -753,7 +739,7 @@ START_TEST(test_eio_mid_batch)
         __atomic_store_n(&sp->w, NULL, __ATOMIC_RELEASE);
         ck_assert_msg(n < maxid, "seed %llu: the failing sync was never reached", (unsigned long long)s);
         ck_assert_int_eq(wal_broken(w), -EIO);
-        ck_assert_msg(sp->violations == 0, "seed %llu %s: %s", (unsigned long long)s, method_name(m), sp->why);
+        ck_assert_msg(sp->violations == 0, "seed %llu %s: %s", (unsigned long long)s, cl_sync_method_name(m), sp->why);
         struct wal_stats st;
         wal_get_stats(w, &st);
         ck_assert_uint_eq(st.commits, n);
@@ -820,9 +806,9 @@ START_TEST(test_crash_loop)
         struct rb rb;
         tl_read(dir, NULL, SEG, 0, &g, &rb);
         ck_assert_msg(rb.err[0] == 0, "seed %llu (%s, %s): %s", (unsigned long long)s,
-                      vfs_crash_model_name(model), method_name(m), rb.err);
+                      vfs_crash_model_name(model), cl_sync_method_name(m), rb.err);
         ck_assert_msg(rb.rc == 0, "seed %llu (%s, %s): reader %d at %llu", (unsigned long long)s,
-                      vfs_crash_model_name(model), method_name(m), rb.rc, (unsigned long long)rb.bad_lsn);
+                      vfs_crash_model_name(model), cl_sync_method_name(m), rb.rc, (unsigned long long)rb.bad_lsn);
         check_acked_present(&rb, acked, maxid, s, vfs_crash_model_name(model));
         if (nthreads == 1) /* one committer: the log is exactly a prefix */
             for (size_t i = 0; i < rb.ntxn; i++)

@@ -57,12 +57,11 @@ static inline void gt_make(const struct genp *g, uint64_t id, struct gtx *t)
 
 static inline void gt_free(struct gtx *t) { free(t->mem); t->mem = NULL; }
 
-static inline struct wal *tl_open(const char *dir, struct vfs *v, uint64_t seg, enum cl_sync_policy p,
-                                  enum cl_sync_method m, enum cl_segment_init init, size_t bufsz,
-                                  uint64_t start_segno, int *rcp)
+/* The log configuration the suites open with (db_id 0x1234; v NULL: POSIX). */
+static inline struct wal_config tl_config(const char *dir, struct vfs *v, uint64_t seg, enum cl_sync_policy p,
+                                          enum cl_sync_method m, enum cl_segment_init init, size_t bufsz)
 {
     struct wal_config c = { 0 };
-    struct wal *w = NULL;
     c.vfs = v ? v : vfs_posix();
     c.dir = dir;
     c.db_id = 0x1234;
@@ -71,6 +70,15 @@ static inline struct wal *tl_open(const char *dir, struct vfs *v, uint64_t seg, 
     c.method = m;
     c.segment_init = init;
     c.buffer_size = bufsz;
+    return c;
+}
+
+static inline struct wal *tl_open(const char *dir, struct vfs *v, uint64_t seg, enum cl_sync_policy p,
+                                  enum cl_sync_method m, enum cl_segment_init init, size_t bufsz,
+                                  uint64_t start_segno, int *rcp)
+{
+    struct wal_config c = tl_config(dir, v, seg, p, m, init, bufsz);
+    struct wal *w = NULL;
     int rc = wal_open(&c, start_segno, &w);
     if (rcp)
         *rcp = rc;
