@@ -2,8 +2,8 @@
  * bench.c -- `commitlab bench`: parses the options, expands comma lists
  * into the cross product of runs, and runs them one after another with a
  * table (or CSV) on stdout, JSON lines appended to --out, and a progress
- * line on stderr.  The runner is bench_run.c; the engines are driver_*.c;
- * the workloads bench_workload.c.
+ * line on stderr.  The runner is bench_run.c; the engines are
+ * drivers/driver_*.c; the workloads bench_workload.c.
  *
  * Argument errors are one line naming the flag and what it accepts, exit 2,
  * and are all found before the first run starts.

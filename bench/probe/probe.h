@@ -1,5 +1,5 @@
 /*
- * probe.h -- internals of `commitlab probe`, shared by bench/probe*.c.
+ * probe.h -- internals of `commitlab probe`, shared by the files of bench/probe/.
  *
  * The probe is a program about the operating system, not about the engine:
  * it calls open/pwrite/fsync/fdatasync/io_uring directly, like PostgreSQL's
