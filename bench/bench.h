@@ -283,7 +283,6 @@ void bench_env_probe(const char *dir, struct bench_env *e);
 void bench_proc_io(int64_t *write_bytes, int64_t *wchar);
 /* Sectors written * 512 for the device, or -1. */
 int64_t bench_device_written(const char *device);
-double bench_now(void);
 
 /* ---- output -------------------------------------------------------------------- */
 

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "cli.h"
 
 enum { PH_WARMUP = 0, PH_MEASURE = 1, PH_STOP = 2 };
 
@@ -66,13 +67,6 @@ struct client {
     uint64_t last_end_ns;
     pthread_t th;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -135,7 +129,7 @@ static void *client_main(void *arg)
             claimed = 1;
         }
         unsigned ops = 0;
-        uint64_t t = now_ns();
+        uint64_t t = bench_now_ns();
         int rc;
         /* an aborted transaction runs again; its latency runs from the first try */
         while ((rc = sh->wl->txn(&c->conn, cfg, &c->w, &ops)) == BENCH_RETRY) {
@@ -144,7 +138,7 @@ static void *client_main(void *arg)
             if (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
                 break;
         }
-        uint64_t e = now_ns();
+        uint64_t e = bench_now_ns();
         if (rc == BENCH_RETRY)
             break;
         if (rc) {
@@ -191,7 +185,7 @@ static void sample_marks(struct run_shared *sh)
 {
     if (!sh->marks || __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) != PH_MEASURE)
         return;
-    size_t s = (size_t)((now_ns() - sh->t0_ns) / 1000000000ull);
+    size_t s = (size_t)((bench_now_ns() - sh->t0_ns) / 1000000000ull);
     while (sh->nmarks <= s && sh->nmarks < sh->tcap + 1)
         sh->db->drv->stats(sh->db, &sh->marks[sh->nmarks++]);
 }
@@ -355,7 +349,7 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
     if (drv->reset_max)
         drv->reset_max(&db);
     take_snapshot(&db, r->env.device, &s0);
-    sh.t0_ns = now_ns();
+    sh.t0_ns = bench_now_ns();
     sh.marks[0] = s0.es;
     sh.nmarks = 1;
     __atomic_store_n(&sh.phase, PH_MEASURE, __ATOMIC_RELEASE);
@@ -378,7 +372,7 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
         take_snapshot(&db, r->env.device, &s1);
     } else {
         wait_phase(&sh, cfg->duration, tick, arg);
-        t1_ns = now_ns();
+        t1_ns = bench_now_ns();
         __atomic_store_n(&sh.phase, PH_STOP, __ATOMIC_RELEASE);
         take_snapshot(&db, r->env.device, &s1);
     }

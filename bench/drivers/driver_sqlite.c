@@ -16,6 +16,7 @@
  * of the commit that runs them.
  */
 #include "bench.h"
+#include "cli.h"
 
 #ifdef CL_HAVE_SQLITE
 #include <pthread.h>

@@ -53,13 +53,6 @@ static const char *const section_names[SEC_COUNT] = {
 
 /* ---- time ---------------------------------------------------------------- */
 
-double probe_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void on_alarm(int sig)
 {
     (void)sig;

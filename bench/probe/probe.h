@@ -108,7 +108,6 @@ extern atomic_int probe_alarm;
 extern atomic_int probe_interrupted;
 
 /* probe.c */
-double probe_now(void);
 void probe_timer_start(double secs);
 void probe_timer_stop(void);
 double probe_beyond_secs(const struct probe_ctx *c);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "probe.h"
 
 enum sync_op { SYNC_NONE, SYNC_FDATASYNC, SYNC_FSYNC };
@@ -40,10 +41,10 @@ static int timed_loop(struct probe_ctx *c, int fd, int writes_per_op, size_t wsi
     double t0, t1, ts = 0;
 
     probe_timer_start(secs);
-    t0 = probe_now();
+    t0 = bench_now();
     for (ops = 0; !atomic_load_explicit(&probe_alarm, memory_order_relaxed); ops++) {
         if (lat)
-            ts = probe_now();
+            ts = bench_now();
         for (int w = 0; w < writes_per_op; w++) {
             ssize_t n = pwrite(fd, c->buf, wsize, (off_t)w * (off_t)wsize);
             if (n != (ssize_t)wsize) {
@@ -56,10 +57,10 @@ static int timed_loop(struct probe_ctx *c, int fd, int writes_per_op, size_t wsi
             goto out;
         }
         if (lat)
-            lat_add(lat, (probe_now() - ts) * 1e6);
+            lat_add(lat, (bench_now() - ts) * 1e6);
     }
 out:
-    t1 = probe_now();
+    t1 = bench_now();
     probe_timer_stop();
     *ops_out = ops;
     *secs_out = t1 - t0;
@@ -180,7 +181,7 @@ void probe_fd_sync(struct probe_ctx *c)
     r = probe_row_new(c, SEC_FDSYNC, "write, fsync, close", "open+write+fsync+close+open+close");
     err = 0;
     probe_timer_start(c->secs);
-    t0 = probe_now();
+    t0 = bench_now();
     for (ops = 0; !atomic_load_explicit(&probe_alarm, memory_order_relaxed); ops++) {
         if ((fd = open(c->path, O_RDWR, 0)) == -1)
             probe_die(c, "could not open output file");
@@ -195,7 +196,7 @@ void probe_fd_sync(struct probe_ctx *c)
             probe_die(c, "could not open output file");
         close(fd);
     }
-    double el = probe_now() - t0;
+    double el = bench_now() - t0;
     probe_timer_stop();
     if (err)
         probe_row_na(c, r, ROW_FAILED, "write/fsync: %s", strerror(err));
@@ -207,7 +208,7 @@ void probe_fd_sync(struct probe_ctx *c)
     r = probe_row_new(c, SEC_FDSYNC, "write, close, fsync", "open+write+close+open+fsync+close");
     err = 0;
     probe_timer_start(c->secs);
-    t0 = probe_now();
+    t0 = bench_now();
     for (ops = 0; !atomic_load_explicit(&probe_alarm, memory_order_relaxed); ops++) {
         if ((fd = open(c->path, O_RDWR, 0)) == -1)
             probe_die(c, "could not open output file");
@@ -227,7 +228,7 @@ void probe_fd_sync(struct probe_ctx *c)
         }
         close(fd);
     }
-    el = probe_now() - t0;
+    el = bench_now() - t0;
     probe_timer_stop();
     if (err)
         probe_row_na(c, r, ROW_FAILED, "write/fsync: %s", strerror(err));
