@@ -16,33 +16,10 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_env.h"
 #include "cli.h"
 #include "commitlab.h"
-
-/* ---- drivers ----------------------------------------------------------------- */
-
-const struct bench_driver *const bench_drivers[] = {
-    &bench_driver_commitlab, &bench_driver_lmdb, &bench_driver_rocksdb, &bench_driver_sqlite};
-const size_t bench_ndrivers = sizeof bench_drivers / sizeof *bench_drivers;
-
-const struct bench_driver *bench_driver_find(const char *name)
-{
-    for (size_t i = 0; i < bench_ndrivers; i++)
-        if (strcmp(bench_drivers[i]->name, name) == 0)
-            return bench_drivers[i];
-    return NULL;
-}
-
-void bench_list_engines(FILE *f)
-{
-    fprintf(f, "engines in this build of commitlab bench:\n\n");
-    for (size_t i = 0; i < bench_ndrivers; i++) {
-        const struct bench_driver *d = bench_drivers[i];
-        const char *v = d->built && d->version ? d->version() : NULL;
-        fprintf(f, "%-10s %s%s%s%s\n  %s\n\n", d->name, d->built ? "built" : "not built", v ? " (" : "",
-                v ? v : "", v ? ")" : "", d->maps);
-    }
-}
+#include "drivers/driver.h"
 
 /* ---- knobs ------------------------------------------------------------------- */
 
@@ -86,17 +63,6 @@ static const struct knob_def knobs[K_COUNT] = {
 const char *bench_knob_flag(enum bench_knob k)
 {
     return (unsigned)k < K_COUNT ? knobs[k].flag : "?";
-}
-
-int bench_reject_given(const struct bench_config *cfg, const enum bench_knob *ks, size_t n, const char *engine_why,
-                       char *why, size_t len)
-{
-    for (size_t i = 0; i < n; i++)
-        if (cfg->given[ks[i]]) {
-            snprintf(why, len, "%s: %s", knobs[ks[i]].flag, engine_why);
-            return BENCH_NA;
-        }
-    return 0;
 }
 
 int bench_sync_is_durable(const char *sync)

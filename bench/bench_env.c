@@ -15,7 +15,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "bench_env.h"
 
 /* Copies src into dst[size], truncating. */
 static void copy_str(char *dst, size_t size, const char *src)

@@ -28,6 +28,8 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_env.h"
+#include "bench_workload.h"
 #include "cli.h"
 
 enum { PH_WARMUP = 0, PH_MEASURE = 1, PH_STOP = 2 };

@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_env.h"
 #include "cli.h"
+#include "drivers/driver.h"
 
 static const unsigned tour_clients[] = {1, 16, 64};
 #define NCLIENTS (sizeof tour_clients / sizeof *tour_clients)
