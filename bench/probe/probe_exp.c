@@ -370,6 +370,8 @@ struct append_worker {
     int err;
 };
 
+/* Appends one message to key's file and counts it in w->msgs; or sets
+ * w->err and returns -1. */
 static int append_one(struct append_worker *w, unsigned key)
 {
     char path[4300];
@@ -377,15 +379,18 @@ static int append_one(struct append_worker *w, unsigned key)
     size_t len = MSG_MIN + (size_t)(rng_next(&w->rng) % (MSG_MAX - MSG_MIN + 1));
     size_t at = (size_t)(rng_next(&w->rng) % (PROBE_FILE_SIZE - MSG_MAX));
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0)
+    if (fd < 0) {
+        w->err = errno;
         return -1;
+    }
     ssize_t n = write(fd, w->c->buf + at, len);
     int e = errno;
     close(fd);
     if (n != (ssize_t)len) {
-        errno = n < 0 ? e : EIO;
+        w->err = n < 0 ? e : EIO;
         return -1;
     }
+    w->msgs++;
     return 0;
 }
 
@@ -394,13 +399,9 @@ static void *append_main(void *arg)
     struct append_worker *w = arg;
     unsigned files = w->c->files;
     if (w->phase == 1) {
-        for (unsigned key = w->tid; key < files && !atomic_load(&probe_interrupted); key += APPEND_THREADS) {
-            if (append_one(w, key) != 0) {
-                w->err = errno;
+        for (unsigned key = w->tid; key < files && !atomic_load(&probe_interrupted); key += APPEND_THREADS)
+            if (append_one(w, key) != 0)
                 break;
-            }
-            w->msgs++;
-        }
         return NULL;
     }
     unsigned nkeys = files > w->tid ? (files - w->tid + APPEND_THREADS - 1) / APPEND_THREADS : 0;
@@ -408,11 +409,8 @@ static void *append_main(void *arg)
         return NULL;
     while (!atomic_load_explicit(&probe_alarm, memory_order_relaxed)) {
         unsigned key = w->tid + APPEND_THREADS * (unsigned)(rng_next(&w->rng) % nkeys);
-        if (append_one(w, key) != 0) {
-            w->err = errno;
+        if (append_one(w, key) != 0)
             break;
-        }
-        w->msgs++;
     }
     return NULL;
 }
