@@ -2,8 +2,8 @@
  * bench.c -- `commitlab bench`: parses the options, expands comma lists
  * into the cross product of runs, and runs them one after another with a
  * table (or CSV) on stdout, JSON lines appended to --out, and a progress
- * line on stderr.  The runner is bench_run.c; the engines are driver_*.c;
- * the workloads bench_workload.c.
+ * line on stderr.  The runner is bench_run.c; the engines are
+ * drivers/driver_*.c; the workloads bench_workload.c.
  *
  * Argument errors are one line naming the flag and what it accepts, exit 2,
  * and are all found before the first run starts.
@@ -16,33 +16,10 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_env.h"
 #include "cli.h"
 #include "commitlab.h"
-
-/* ---- drivers ----------------------------------------------------------------- */
-
-const struct bench_driver *const bench_drivers[] = {
-    &bench_driver_commitlab, &bench_driver_lmdb, &bench_driver_rocksdb, &bench_driver_sqlite};
-const size_t bench_ndrivers = sizeof bench_drivers / sizeof *bench_drivers;
-
-const struct bench_driver *bench_driver_find(const char *name)
-{
-    for (size_t i = 0; i < bench_ndrivers; i++)
-        if (strcmp(bench_drivers[i]->name, name) == 0)
-            return bench_drivers[i];
-    return NULL;
-}
-
-void bench_list_engines(FILE *f)
-{
-    fprintf(f, "engines in this build of commitlab bench:\n\n");
-    for (size_t i = 0; i < bench_ndrivers; i++) {
-        const struct bench_driver *d = bench_drivers[i];
-        const char *v = d->built && d->version ? d->version() : NULL;
-        fprintf(f, "%-10s %s%s%s%s\n  %s\n\n", d->name, d->built ? "built" : "not built", v ? " (" : "",
-                v ? v : "", v ? ")" : "", d->maps);
-    }
-}
+#include "drivers/driver.h"
 
 /* ---- knobs ------------------------------------------------------------------- */
 
@@ -86,17 +63,6 @@ static const struct knob_def knobs[K_COUNT] = {
 const char *bench_knob_flag(enum bench_knob k)
 {
     return (unsigned)k < K_COUNT ? knobs[k].flag : "?";
-}
-
-int bench_reject_given(const struct bench_config *cfg, const enum bench_knob *ks, size_t n, const char *engine_why,
-                       char *why, size_t len)
-{
-    for (size_t i = 0; i < n; i++)
-        if (cfg->given[ks[i]]) {
-            snprintf(why, len, "%s: %s", knobs[ks[i]].flag, engine_why);
-            return BENCH_NA;
-        }
-    return 0;
 }
 
 int bench_sync_is_durable(const char *sync)
@@ -524,113 +490,151 @@ void bench_cli_free(struct bench_cli *c)
     memset(c, 0, sizeof *c);
 }
 
-void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c)
+/* "--flag=value": the flag copied into flagbuf and *inl the value; any
+ * other argument is returned as it is. */
+static const char *split_inline_value(const char *arg, char *flagbuf, size_t len, const char **inl)
+{
+    const char *eq = strchr(arg, '=');
+    if (strncmp(arg, "--", 2) != 0 || !eq || (size_t)(eq - arg) >= len)
+        return arg;
+    memcpy(flagbuf, arg, (size_t)(eq - arg));
+    flagbuf[eq - arg] = 0;
+    *inl = eq + 1;
+    return flagbuf;
+}
+
+/* The knob whose flag this is, or K_COUNT. */
+static int knob_of_flag(const char *flag)
+{
+    int k;
+    for (k = 0; k < K_COUNT; k++)
+        if (strcmp(flag, knobs[k].flag) == 0)
+            break;
+    return k;
+}
+
+/* --lmdb-flags: one set, not a list. */
+static void parse_lmdb_flags(const char *cmd, const char *v, struct bench_config *base)
+{
+    char *copy = strdup(v), *save = NULL;
+    base->lmdb_flags = 0;
+    base->lmdb_flags_given = 1;
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+        if (strcmp(t, "nometasync") == 0)
+            base->lmdb_flags |= LMDB_F_NOMETASYNC;
+        else if (strcmp(t, "writemap") == 0)
+            base->lmdb_flags |= LMDB_F_WRITEMAP;
+        else if (strcmp(t, "mapasync") == 0)
+            base->lmdb_flags |= LMDB_F_MAPASYNC;
+        else
+            cli_usage_error(cmd, "--lmdb-flags: '%s' is not accepted; expected a set of "
+                                 "nometasync, writemap, mapasync", t);
+    }
+    free(copy);
+}
+
+/* The options of a run that are not comma lists (one value for every
+ * run); 1 when arg is one of them. */
+static int parse_run_option(const char *cmd, int argc, char **argv, int *i, const char *arg, const char **inl,
+                            struct bench_cli *c)
 {
     struct bench_config *base = &c->base;
-    struct bench_sweep_opts *so = &c->so;
+    char *end;
 
+    if (strcmp(arg, "--duration") == 0) {
+        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        base->duration = strtod(v, &end);
+        if (*end || !*v || !(base->duration > 0 && base->duration <= 86400))
+            cli_usage_error(cmd, "--duration: '%s' is not accepted; expected seconds in (0, 86400]", v);
+        base->txns = 0;
+    } else if (strcmp(arg, "--txns") == 0) {
+        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        errno = 0;
+        base->txns = strtoull(v, &end, 10);
+        if (*end || !*v || *v == '-' || errno || base->txns == 0)
+            cli_usage_error(cmd, "--txns: '%s' is not accepted; expected a positive integer", v);
+    } else if (strcmp(arg, "--warmup") == 0) {
+        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        base->warmup = strtod(v, &end);
+        if (*end || !*v || !(base->warmup >= 0 && base->warmup <= 3600))
+            cli_usage_error(cmd, "--warmup: '%s' is not accepted; expected seconds in [0, 3600]", v);
+    } else if (strcmp(arg, "--dir") == 0) {
+        base->dir = need_arg(cmd, argc, argv, i, arg, inl);
+        c->dir_given = 1;
+        if (!*base->dir)
+            cli_usage_error(cmd, "--dir: expected a directory path");
+    } else if (strcmp(arg, "--seed") == 0) {
+        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        base->seed = strtoull(v, &end, 10);
+        if (*end || !*v || *v == '-')
+            cli_usage_error(cmd, "--seed: '%s' is not accepted; expected a non-negative integer", v);
+    } else if (strcmp(arg, "--zipf-theta") == 0) {
+        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        base->zipf_theta = strtod(v, &end);
+        if (*end || !*v || !(base->zipf_theta > 0 && base->zipf_theta < 1))
+            cli_usage_error(cmd, "--zipf-theta: '%s' is not accepted; expected a number in (0, 1)", v);
+    } else if (strcmp(arg, "--lmdb-flags") == 0) {
+        parse_lmdb_flags(cmd, need_arg(cmd, argc, argv, i, arg, inl), base);
+    } else if (strcmp(arg, "--reuse") == 0 && !*inl) {
+        base->reuse = 1;
+    } else if (strcmp(arg, "--no-preload") == 0 && !*inl) {
+        base->preload = 0;
+    } else if (strcmp(arg, "--verify") == 0 && !*inl) {
+        base->verify = 1;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* Where the results go, and what the command does; 1 when arg is one of
+ * these options. */
+static int parse_output_option(const char *cmd, int argc, char **argv, int *i, const char *arg, const char **inl,
+                               struct bench_cli *c)
+{
+    if (strcmp(arg, "--out") == 0) {
+        c->out_path = need_arg(cmd, argc, argv, i, arg, inl);
+    } else if (strcmp(arg, "--format") == 0) {
+        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        if (strcmp(v, "table") == 0)
+            c->so.format = FMT_TABLE;
+        else if (strcmp(v, "csv") == 0)
+            c->so.format = FMT_CSV;
+        else
+            cli_usage_error(cmd, "--format: '%s' is not accepted; expected table or csv", v);
+    } else if (strcmp(arg, "--quiet") == 0 && !*inl) {
+        c->so.quiet = 1;
+    } else if (strcmp(arg, "--list-engines") == 0 && !*inl) {
+        c->list_engines = 1;
+    } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        c->help = 1;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c)
+{
     memset(c, 0, sizeof *c);
-    bench_config_defaults(base);
+    bench_config_defaults(&c->base);
     for (int i = 1; i < argc; i++) {
         char flagbuf[64];
-        const char *arg = argv[i], *inl = NULL;
-        const char *eq = strchr(arg, '=');
-        if (strncmp(arg, "--", 2) == 0 && eq && (size_t)(eq - arg) < sizeof flagbuf) {
-            memcpy(flagbuf, arg, (size_t)(eq - arg));
-            flagbuf[eq - arg] = 0;
-            arg = flagbuf;
-            inl = eq + 1;
-        }
-        int k;
-        for (k = 0; k < K_COUNT; k++)
-            if (strcmp(arg, knobs[k].flag) == 0)
-                break;
-        if (k < K_COUNT) {
+        const char *inl = NULL;
+        const char *arg = split_inline_value(argv[i], flagbuf, sizeof flagbuf, &inl);
+        int k = knob_of_flag(arg);
+        if (k < K_COUNT)
             split_list(cmd, (enum bench_knob)k, need_arg(cmd, argc, argv, &i, arg, &inl), &c->vals[k]);
-            continue;
-        }
-        char *end;
-        if (strcmp(arg, "--duration") == 0) {
-            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
-            base->duration = strtod(v, &end);
-            if (*end || !*v || !(base->duration > 0 && base->duration <= 86400))
-                cli_usage_error(cmd, "--duration: '%s' is not accepted; expected seconds in (0, 86400]", v);
-            base->txns = 0;
-        } else if (strcmp(arg, "--txns") == 0) {
-            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
-            errno = 0;
-            base->txns = strtoull(v, &end, 10);
-            if (*end || !*v || *v == '-' || errno || base->txns == 0)
-                cli_usage_error(cmd, "--txns: '%s' is not accepted; expected a positive integer", v);
-        } else if (strcmp(arg, "--warmup") == 0) {
-            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
-            base->warmup = strtod(v, &end);
-            if (*end || !*v || !(base->warmup >= 0 && base->warmup <= 3600))
-                cli_usage_error(cmd, "--warmup: '%s' is not accepted; expected seconds in [0, 3600]", v);
-        } else if (strcmp(arg, "--dir") == 0) {
-            base->dir = need_arg(cmd, argc, argv, &i, arg, &inl);
-            c->dir_given = 1;
-            if (!*base->dir)
-                cli_usage_error(cmd, "--dir: expected a directory path");
-        } else if (strcmp(arg, "--seed") == 0) {
-            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
-            base->seed = strtoull(v, &end, 10);
-            if (*end || !*v || *v == '-')
-                cli_usage_error(cmd, "--seed: '%s' is not accepted; expected a non-negative integer", v);
-        } else if (strcmp(arg, "--zipf-theta") == 0) {
-            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
-            base->zipf_theta = strtod(v, &end);
-            if (*end || !*v || !(base->zipf_theta > 0 && base->zipf_theta < 1))
-                cli_usage_error(cmd, "--zipf-theta: '%s' is not accepted; expected a number in (0, 1)", v);
-        } else if (strcmp(arg, "--lmdb-flags") == 0) {
-            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
-            char *copy = strdup(v), *save = NULL;
-            base->lmdb_flags = 0;
-            base->lmdb_flags_given = 1;
-            for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-                if (strcmp(t, "nometasync") == 0)
-                    base->lmdb_flags |= LMDB_F_NOMETASYNC;
-                else if (strcmp(t, "writemap") == 0)
-                    base->lmdb_flags |= LMDB_F_WRITEMAP;
-                else if (strcmp(t, "mapasync") == 0)
-                    base->lmdb_flags |= LMDB_F_MAPASYNC;
-                else
-                    cli_usage_error(cmd, "--lmdb-flags: '%s' is not accepted; expected a set of "
-                                         "nometasync, writemap, mapasync", t);
-            }
-            free(copy);
-        } else if (strcmp(arg, "--out") == 0) {
-            c->out_path = need_arg(cmd, argc, argv, &i, arg, &inl);
-        } else if (strcmp(arg, "--format") == 0) {
-            const char *v = need_arg(cmd, argc, argv, &i, arg, &inl);
-            if (strcmp(v, "table") == 0)
-                so->format = FMT_TABLE;
-            else if (strcmp(v, "csv") == 0)
-                so->format = FMT_CSV;
-            else
-                cli_usage_error(cmd, "--format: '%s' is not accepted; expected table or csv", v);
-        } else if (strcmp(arg, "--reuse") == 0 && !inl) {
-            base->reuse = 1;
-        } else if (strcmp(arg, "--no-preload") == 0 && !inl) {
-            base->preload = 0;
-        } else if (strcmp(arg, "--verify") == 0 && !inl) {
-            base->verify = 1;
-        } else if (strcmp(arg, "--quiet") == 0 && !inl) {
-            so->quiet = 1;
-        } else if (strcmp(arg, "--list-engines") == 0 && !inl) {
-            c->list_engines = 1;
-        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            c->help = 1;
-        } else {
+        else if (!parse_run_option(cmd, argc, argv, &i, arg, &inl, c) &&
+                 !parse_output_option(cmd, argc, argv, &i, arg, &inl, c))
             cli_usage_error(cmd, "unknown option '%s' (see commitlab %s --help)", argv[i], cmd);
-        }
     }
-    if (!base->preload && c->vals[K_WORKLOAD].n) {
+    if (!c->base.preload && c->vals[K_WORKLOAD].n) {
         for (size_t j = 0; j < c->vals[K_WORKLOAD].n; j++)
             if (strcmp(c->vals[K_WORKLOAD].v[j], "tpcb") == 0)
                 cli_usage_error(cmd, "--no-preload: the tpcb workload needs its tables preloaded");
     }
-    c->cfgs = expand(cmd, base, c->vals, &c->n);
+    c->cfgs = expand(cmd, &c->base, c->vals, &c->n);
 }
 
 int cmd_bench(int argc, char **argv)

@@ -13,10 +13,9 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "bench_env.h"
 
 /* Copies src into dst[size], truncating. */
 static void copy_str(char *dst, size_t size, const char *src)
@@ -26,13 +25,6 @@ static void copy_str(char *dst, size_t size, const char *src)
         n = size - 1;
     memcpy(dst, src, n);
     dst[n] = 0;
-}
-
-double bench_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static const struct { uint64_t magic; const char *name; } fs_magics[] = {

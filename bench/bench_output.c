@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench_output.h"
+#include "drivers/driver.h"
 
 #define SCHEMA "commitlab-bench/1"
 

@@ -19,6 +19,7 @@
 #include <ftw.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_env.h"
+#include "bench_workload.h"
+#include "cli.h"
 
 enum { PH_WARMUP = 0, PH_MEASURE = 1, PH_STOP = 2 };
 
@@ -66,13 +70,6 @@ struct client {
     uint64_t last_end_ns;
     pthread_t th;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -135,7 +132,7 @@ static void *client_main(void *arg)
             claimed = 1;
         }
         unsigned ops = 0;
-        uint64_t t = now_ns();
+        uint64_t t = bench_now_ns();
         int rc;
         /* an aborted transaction runs again; its latency runs from the first try */
         while ((rc = sh->wl->txn(&c->conn, cfg, &c->w, &ops)) == BENCH_RETRY) {
@@ -144,7 +141,7 @@ static void *client_main(void *arg)
             if (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
                 break;
         }
-        uint64_t e = now_ns();
+        uint64_t e = bench_now_ns();
         if (rc == BENCH_RETRY)
             break;
         if (rc) {
@@ -191,7 +188,7 @@ static void sample_marks(struct run_shared *sh)
 {
     if (!sh->marks || __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) != PH_MEASURE)
         return;
-    size_t s = (size_t)((now_ns() - sh->t0_ns) / 1000000000ull);
+    size_t s = (size_t)((bench_now_ns() - sh->t0_ns) / 1000000000ull);
     while (sh->nmarks <= s && sh->nmarks < sh->tcap + 1)
         sh->db->drv->stats(sh->db, &sh->marks[sh->nmarks++]);
 }
@@ -232,17 +229,43 @@ void bench_result_free(struct bench_result *r)
     r->timeline = NULL;
 }
 
-void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg)
-{
-    const struct bench_driver *drv = bench_driver_find(cfg->engine);
-    const struct bench_workload *wl = bench_workload_find(cfg->workload);
+/* ---- the steps of one run ---------------------------------------------------- */
+
+/* Everything one bench_run holds, for its steps and for the cleanup. */
+struct run {
+    const struct bench_config *cfg;
+    struct bench_result *r;
+    void (*tick)(void *);
+    void *arg;
+    const struct bench_driver *drv;
+    const struct bench_workload *wl;
     struct bench_db db;
+    int db_open;
     struct run_shared sh;
-    struct client *cl = NULL;
     struct bench_zipf zipf;
-    struct snapshot s0, s1;
-    unsigned started = 0, opened = 0;
-    int db_open = 0;
+    struct client *cl;
+    unsigned opened;              /* client connections open */
+    unsigned started;             /* client threads running */
+    struct snapshot s0, s1;       /* counters at the two ends of the measured phase */
+    uint64_t t1_ns;               /* end of the measured phase */
+};
+
+/* Ends the run as status (RUN_NA or RUN_ERROR) with the reason; returns -1. */
+static int run_fail(struct run *rn, enum bench_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int run_fail(struct run *rn, enum bench_status status, const char *fmt, ...)
+{
+    va_list ap;
+    rn->r->status = status;
+    va_start(ap, fmt);
+    vsnprintf(rn->r->reason, sizeof rn->r->reason, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* An empty result: every counter unknown (-1), the start time stamped. */
+static void result_init(struct bench_result *r)
+{
     time_t now = time(NULL);
     struct tm tm;
 
@@ -255,251 +278,346 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
     r->segment_waits = r->segment_wait_us = r->max_switch_commit_us = r->prealloc_error = -1;
     gmtime_r(&now, &tm);
     strftime(r->time_utc, sizeof r->time_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    memset(&sh, 0, sizeof sh);
-    pthread_mutex_init(&sh.mu, NULL);
+}
 
+static void run_begin(struct run *rn, const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *),
+                      void *arg)
+{
+    memset(rn, 0, sizeof *rn);
+    rn->cfg = cfg;
+    rn->r = r;
+    rn->tick = tick;
+    rn->arg = arg;
+    rn->drv = bench_driver_find(cfg->engine);
+    rn->wl = bench_workload_find(cfg->workload);
+    result_init(r);
+    pthread_mutex_init(&rn->sh.mu, NULL);
     mkdir(cfg->dir, 0755);
     bench_env_probe(cfg->dir, &r->env);
-    if (!drv || !drv->built) {
-        r->status = RUN_NA;
-        snprintf(r->reason, sizeof r->reason, "engine %s is not built into this binary", cfg->engine);
-        goto out;
-    }
-    drv->describe(cfg, r->settings, sizeof r->settings);
-    if (drv->check(cfg, r->reason, sizeof r->reason)) {
-        r->status = RUN_NA;
-        goto out;
-    }
+}
 
-    memset(&db, 0, sizeof db);
-    db.drv = drv;
-    db.cfg = cfg;
-    snprintf(db.path, sizeof db.path, "%s/%s.db", cfg->dir, cfg->engine);
-    snprintf(r->run_dir, sizeof r->run_dir, "%s", db.path);
+/* n/a when the engine is not built in or cannot express the configuration. */
+static int run_check_engine(struct run *rn)
+{
+    if (!rn->drv || !rn->drv->built)
+        return run_fail(rn, RUN_NA, "engine %s is not built into this binary", rn->cfg->engine);
+    rn->drv->describe(rn->cfg, rn->r->settings, sizeof rn->r->settings);
+    if (rn->drv->check(rn->cfg, rn->r->reason, sizeof rn->r->reason)) {
+        rn->r->status = RUN_NA;
+        return -1;
+    }
+    return 0;
+}
+
+/* The run directory (fresh unless --reuse), and the store open in it. */
+static int run_open_store(struct run *rn)
+{
+    const struct bench_config *cfg = rn->cfg;
+    struct bench_db *db = &rn->db;
+
+    db->drv = rn->drv;
+    db->cfg = cfg;
+    snprintf(db->path, sizeof db->path, "%s/%s.db", cfg->dir, cfg->engine);
+    snprintf(rn->r->run_dir, sizeof rn->r->run_dir, "%s", db->path);
     if (!cfg->reuse)
-        bench_rm_tree(db.path);
-    if (mkdir(db.path, 0755) && errno != EEXIST) {
-        r->status = RUN_ERROR;
-        snprintf(r->reason, sizeof r->reason, "mkdir %.160s: %.60s", db.path, strerror(errno));
-        goto out;
-    }
+        bench_rm_tree(db->path);
+    if (mkdir(db->path, 0755) && errno != EEXIST)
+        return run_fail(rn, RUN_ERROR, "mkdir %.160s: %.60s", db->path, strerror(errno));
+    int rc = rn->drv->open(db);
+    if (rc)
+        return run_fail(rn, rc == BENCH_NA ? RUN_NA : RUN_ERROR, "%s", db->err);
+    rn->db_open = 1;
+    return 0;
+}
 
-    int rc = drv->open(&db);
-    if (rc) {
-        r->status = rc == BENCH_NA ? RUN_NA : RUN_ERROR;
-        snprintf(r->reason, sizeof r->reason, "%s", db.err);
-        goto out;
-    }
-    db_open = 1;
+/* What the clients share (zipf generator, written-key bitmap), and one
+ * connection per client. */
+static int run_connect_clients(struct run *rn)
+{
+    const struct bench_config *cfg = rn->cfg;
+    struct run_shared *sh = &rn->sh;
 
-    sh.cfg = cfg;
-    sh.wl = wl;
-    sh.db = &db;
+    sh->cfg = cfg;
+    sh->wl = rn->wl;
+    sh->db = &rn->db;
     if (cfg->zipf && strcmp(cfg->workload, "kv") == 0) {
-        bench_zipf_init(&zipf, cfg->keys, cfg->zipf_theta);
-        sh.zipf = &zipf;
+        bench_zipf_init(&rn->zipf, cfg->keys, cfg->zipf_theta);
+        sh->zipf = &rn->zipf;
     }
     if (cfg->verify && strcmp(cfg->workload, "kv") == 0)
-        sh.written = calloc(cfg->keys / 8 + 1, 1);
+        sh->written = calloc(cfg->keys / 8 + 1, 1);
 
-    cl = calloc(cfg->clients, sizeof *cl);
-    if (!cl) {
-        r->status = RUN_ERROR;
-        snprintf(r->reason, sizeof r->reason, "out of memory");
-        goto out;
-    }
-    for (unsigned i = 0; i < cfg->clients; i++, opened++) {
-        struct client *c = &cl[i];
-        c->sh = &sh;
-        c->conn.db = &db;
+    rn->cl = calloc(cfg->clients, sizeof *rn->cl);
+    if (!rn->cl)
+        return run_fail(rn, RUN_ERROR, "out of memory");
+    for (unsigned i = 0; i < cfg->clients; i++, rn->opened++) {
+        struct client *c = &rn->cl[i];
+        c->sh = sh;
+        c->conn.db = &rn->db;
         c->conn.id = i;
         c->w.id = i;
         c->w.rng = cfg->seed * 0x100000001b3ull + i + 1;
-        c->w.zipf = sh.zipf;
-        c->w.written = sh.written;
+        c->w.zipf = sh->zipf;
+        c->w.written = sh->written;
         hist_init(&c->lat);
-        if (drv->conn_open(&c->conn)) {
-            r->status = RUN_ERROR;
-            snprintf(r->reason, sizeof r->reason, "client %u: %.200s", i, c->conn.err);
-            goto out;
-        }
+        if (rn->drv->conn_open(&c->conn))
+            return run_fail(rn, RUN_ERROR, "client %u: %.200s", i, c->conn.err);
     }
+    return 0;
+}
 
-    /* preload (untimed) */
+/* The untimed preload on the first connection, unless a reused store
+ * already holds it. */
+static int run_preload(struct run *rn)
+{
+    const struct bench_config *cfg = rn->cfg;
+    struct bench_conn *conn = &rn->cl[0].conn;
+
     double tp = bench_now();
-    if (cfg->preload && !(cfg->reuse && bench_workload_loaded(&cl[0].conn, cfg))) {
-        if (wl->preload(&cl[0].conn, cfg)) {
-            r->status = RUN_ERROR;
-            snprintf(r->reason, sizeof r->reason, "preload: %.200s", cl[0].conn.err);
-            goto out;
-        }
-    }
-    r->preload_seconds = bench_now() - tp;
+    if (cfg->preload && !(cfg->reuse && bench_workload_loaded(conn, cfg)) && rn->wl->preload(conn, cfg))
+        return run_fail(rn, RUN_ERROR, "preload: %.200s", conn->err);
+    rn->r->preload_seconds = bench_now() - tp;
+    return 0;
+}
 
-    sh.tcap = cfg->txns ? 3600 : (size_t)cfg->duration + 2;
-    sh.timeline = calloc(sh.tcap, sizeof *sh.timeline);
-    sh.marks = calloc(sh.tcap + 1, sizeof *sh.marks);
-    if (!sh.timeline || !sh.marks) {
-        r->status = RUN_ERROR;
-        snprintf(r->reason, sizeof r->reason, "out of memory");
-        goto out;
-    }
+/* Waits for the client threads to end on their own. */
+static void join_clients(struct run *rn)
+{
+    for (unsigned i = 0; i < rn->started; i++)
+        pthread_join(rn->cl[i].th, NULL);
+    rn->started = 0;
+}
 
-    for (; started < cfg->clients; started++)
-        if (pthread_create(&cl[started].th, NULL, client_main, &cl[started])) {
-            set_failed(&sh, "cannot start a client thread");
+/* Tells the client threads to stop, and waits for them. */
+static void stop_clients(struct run *rn)
+{
+    __atomic_store_n(&rn->sh.phase, PH_STOP, __ATOMIC_RELEASE);
+    join_clients(rn);
+}
+
+static void close_clients(struct run *rn)
+{
+    for (unsigned i = 0; i < rn->opened; i++)
+        rn->drv->conn_close(&rn->cl[i].conn);
+    rn->opened = 0;
+}
+
+/* --txns: until every slot is claimed; the clients end by themselves, and
+ * the phase ends with the last transaction to complete. */
+static void measure_txns(struct run *rn)
+{
+    struct run_shared *sh = &rn->sh;
+
+    while (__atomic_load_n(&sh->claimed, __ATOMIC_RELAXED) < rn->cfg->txns &&
+           __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) != PH_STOP)
+    {
+        wait_phase(sh, 0.05, NULL, NULL);
+        if (rn->tick)
+            rn->tick(rn->arg);
+    }
+    join_clients(rn);
+    rn->t1_ns = sh->t0_ns;
+    for (unsigned i = 0; i < rn->cfg->clients; i++)
+        if (rn->cl[i].last_end_ns > rn->t1_ns)
+            rn->t1_ns = rn->cl[i].last_end_ns;
+    take_snapshot(&rn->db, rn->r->env.device, &rn->s1);
+}
+
+/* --duration: the phase ends when the time is up. */
+static void measure_duration(struct run *rn)
+{
+    wait_phase(&rn->sh, rn->cfg->duration, rn->tick, rn->arg);
+    rn->t1_ns = bench_now_ns();
+    __atomic_store_n(&rn->sh.phase, PH_STOP, __ATOMIC_RELEASE);
+    take_snapshot(&rn->db, rn->r->env.device, &rn->s1);
+}
+
+/* Starts the client threads, lets them warm up, then measures, sampling
+ * the counters at the phase's two ends; stops the clients. */
+static int run_measure(struct run *rn)
+{
+    const struct bench_config *cfg = rn->cfg;
+    struct run_shared *sh = &rn->sh;
+
+    sh->tcap = cfg->txns ? 3600 : (size_t)cfg->duration + 2;
+    sh->timeline = calloc(sh->tcap, sizeof *sh->timeline);
+    sh->marks = calloc(sh->tcap + 1, sizeof *sh->marks);
+    if (!sh->timeline || !sh->marks)
+        return run_fail(rn, RUN_ERROR, "out of memory");
+
+    for (; rn->started < cfg->clients; rn->started++)
+        if (pthread_create(&rn->cl[rn->started].th, NULL, client_main, &rn->cl[rn->started])) {
+            set_failed(sh, "cannot start a client thread");
             break;
         }
-    wait_phase(&sh, cfg->warmup, tick, arg);
+    wait_phase(sh, cfg->warmup, rn->tick, rn->arg);
 
-    if (drv->reset_max)
-        drv->reset_max(&db);
-    take_snapshot(&db, r->env.device, &s0);
-    sh.t0_ns = now_ns();
-    sh.marks[0] = s0.es;
-    sh.nmarks = 1;
-    __atomic_store_n(&sh.phase, PH_MEASURE, __ATOMIC_RELEASE);
-    uint64_t t1_ns;
-    if (cfg->txns) {
-        while (__atomic_load_n(&sh.claimed, __ATOMIC_RELAXED) < cfg->txns &&
-               __atomic_load_n(&sh.phase, __ATOMIC_ACQUIRE) != PH_STOP)
-        {
-            wait_phase(&sh, 0.05, NULL, NULL);
-            if (tick)
-                tick(arg);
-        }
-        for (unsigned i = 0; i < started; i++)
-            pthread_join(cl[i].th, NULL);
-        started = 0;
-        t1_ns = sh.t0_ns;
-        for (unsigned i = 0; i < cfg->clients; i++)
-            if (cl[i].last_end_ns > t1_ns)
-                t1_ns = cl[i].last_end_ns;
-        take_snapshot(&db, r->env.device, &s1);
-    } else {
-        wait_phase(&sh, cfg->duration, tick, arg);
-        t1_ns = now_ns();
-        __atomic_store_n(&sh.phase, PH_STOP, __ATOMIC_RELEASE);
-        take_snapshot(&db, r->env.device, &s1);
-    }
-    __atomic_store_n(&sh.phase, PH_STOP, __ATOMIC_RELEASE);
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(cl[i].th, NULL);
-    started = 0;
-    if (sh.failed) {
-        r->status = RUN_ERROR;
-        snprintf(r->reason, sizeof r->reason, "%s", sh.err);
-        goto out;
-    }
+    if (rn->drv->reset_max)
+        rn->drv->reset_max(&rn->db);
+    take_snapshot(&rn->db, rn->r->env.device, &rn->s0);
+    sh->t0_ns = bench_now_ns();
+    sh->marks[0] = rn->s0.es;
+    sh->nmarks = 1;
+    __atomic_store_n(&sh->phase, PH_MEASURE, __ATOMIC_RELEASE);
+    if (cfg->txns)
+        measure_txns(rn);
+    else
+        measure_duration(rn);
+    stop_clients(rn);
+    if (sh->failed)
+        return run_fail(rn, RUN_ERROR, "%s", sh->err);
+    return 0;
+}
 
-    /* results */
-    r->seconds = (double)(t1_ns - sh.t0_ns) / 1e9;
-    for (unsigned i = 0; i < cfg->clients; i++) {
-        hist_merge(&r->lat, &cl[i].lat);
-        r->txns += cl[i].txns;
-        r->ops += cl[i].ops;
-        r->aborts += cl[i].aborts;
+/* The counters over the measured phase: the difference of its two ends
+ * (-1 where either is unknown), except the peaks, which are as at its end. */
+static void counter_deltas(struct bench_result *r, const struct snapshot *s0, const struct snapshot *s1)
+{
+#define ENGINE_DELTA(field) r->field = delta(s0->es.field, s1->es.field)
+    ENGINE_DELTA(syncs);
+    ENGINE_DELTA(wal_bytes);
+    ENGINE_DELTA(data_bytes);
+    ENGINE_DELTA(checkpoints);
+    ENGINE_DELTA(checkpoint_pause_us);
+    ENGINE_DELTA(segment_switches);
+    ENGINE_DELTA(segments_created);
+    ENGINE_DELTA(segments_recycled);
+    ENGINE_DELTA(segments_reused);
+    ENGINE_DELTA(segments_removed);
+    ENGINE_DELTA(segment_waits);
+    ENGINE_DELTA(segment_wait_us);
+#undef ENGINE_DELTA
+    r->engine_commits = delta(s0->es.commits, s1->es.commits);
+    r->max_switch_commit_us = s1->es.max_switch_commit_us;
+    r->prealloc_error = s1->es.prealloc_error;
+    r->io_write_bytes = delta(s0->io_write, s1->io_write);
+    r->io_wchar = delta(s0->io_wchar, s1->io_wchar);
+    r->dev_write_bytes = delta(s0->dev, s1->dev);
+    r->cpu_us = (s1->cpu_s - s0->cpu_s) * 1e6;
+}
+
+/* One entry per second: whole seconds, and a last partial one only if it
+ * is at least half a second (a sliver would give a meaningless rate). */
+static void fill_timeline(struct run *rn)
+{
+    struct bench_result *r = rn->r;
+    const struct run_shared *sh = &rn->sh;
+
+    size_t nsec = (size_t)r->seconds + (r->seconds - (double)(size_t)r->seconds >= 0.5);
+    if (nsec > sh->tcap)
+        nsec = sh->tcap;
+    r->timeline = calloc(nsec ? nsec : 1, sizeof *r->timeline);
+    if (!r->timeline)
+        return;
+    r->nseconds = nsec;
+    for (size_t s = 0; s < nsec; s++) {
+        struct hist *h = sh->timeline[s];
+        double width = (double)(s + 1) <= r->seconds ? 1.0 : r->seconds - (double)s;
+        r->timeline[s].tps = h && width > 0 ? (double)h->count / width : 0;
+        r->timeline[s].p99_us = h ? hist_percentile(h, 99) / 1e3 : 0;
+        /* marks[s + 1] may be missing for the last second: use s1 */
+        const struct bench_engine_stats *a = &sh->marks[s < sh->nmarks ? s : sh->nmarks - 1];
+        const struct bench_engine_stats *b = s + 1 < sh->nmarks ? &sh->marks[s + 1] : &rn->s1.es;
+        r->timeline[s].segment_switches = delta(a->segment_switches, b->segment_switches);
+        r->timeline[s].checkpoints = delta(a->checkpoints, b->checkpoints);
+    }
+}
+
+/* The clients' counts and latencies summed, the counters' differences,
+ * the timeline. */
+static void run_collect_results(struct run *rn)
+{
+    struct bench_result *r = rn->r;
+
+    r->seconds = (double)(rn->t1_ns - rn->sh.t0_ns) / 1e9;
+    for (unsigned i = 0; i < rn->cfg->clients; i++) {
+        hist_merge(&r->lat, &rn->cl[i].lat);
+        r->txns += rn->cl[i].txns;
+        r->ops += rn->cl[i].ops;
+        r->aborts += rn->cl[i].aborts;
     }
     r->tps = r->seconds > 0 ? (double)r->txns / r->seconds : 0;
     finish_latency(r);
-    r->syncs = delta(s0.es.syncs, s1.es.syncs);
-    r->engine_commits = delta(s0.es.commits, s1.es.commits);
-    r->wal_bytes = delta(s0.es.wal_bytes, s1.es.wal_bytes);
-    r->data_bytes = delta(s0.es.data_bytes, s1.es.data_bytes);
-    r->checkpoints = delta(s0.es.checkpoints, s1.es.checkpoints);
-    r->checkpoint_pause_us = delta(s0.es.checkpoint_pause_us, s1.es.checkpoint_pause_us);
-    r->io_write_bytes = delta(s0.io_write, s1.io_write);
-    r->io_wchar = delta(s0.io_wchar, s1.io_wchar);
-    r->dev_write_bytes = delta(s0.dev, s1.dev);
-    r->cpu_us = (s1.cpu_s - s0.cpu_s) * 1e6;
-    r->segment_switches = delta(s0.es.segment_switches, s1.es.segment_switches);
-    r->segments_created = delta(s0.es.segments_created, s1.es.segments_created);
-    r->segments_recycled = delta(s0.es.segments_recycled, s1.es.segments_recycled);
-    r->segments_reused = delta(s0.es.segments_reused, s1.es.segments_reused);
-    r->segments_removed = delta(s0.es.segments_removed, s1.es.segments_removed);
-    r->segment_waits = delta(s0.es.segment_waits, s1.es.segment_waits);
-    r->segment_wait_us = delta(s0.es.segment_wait_us, s1.es.segment_wait_us);
-    r->max_switch_commit_us = s1.es.max_switch_commit_us;
-    r->prealloc_error = s1.es.prealloc_error;
+    counter_deltas(r, &rn->s0, &rn->s1);
+    fill_timeline(rn);
+}
 
-    /* whole seconds, and a last partial one only if it is at least half a
-     * second (a sliver would give a meaningless rate) */
-    size_t nsec = (size_t)r->seconds + (r->seconds - (double)(size_t)r->seconds >= 0.5);
-    if (nsec > sh.tcap)
-        nsec = sh.tcap;
-    r->timeline = calloc(nsec ? nsec : 1, sizeof *r->timeline);
-    if (r->timeline) {
-        r->nseconds = nsec;
-        for (size_t s = 0; s < nsec; s++) {
-            struct hist *h = sh.timeline[s];
-            double width = (double)(s + 1) <= r->seconds ? 1.0 : r->seconds - (double)s;
-            r->timeline[s].tps = h && width > 0 ? (double)h->count / width : 0;
-            r->timeline[s].p99_us = h ? hist_percentile(h, 99) / 1e3 : 0;
-            /* marks[s + 1] may be missing for the last second: use s1 */
-            const struct bench_engine_stats *a = &sh.marks[s < sh.nmarks ? s : sh.nmarks - 1];
-            const struct bench_engine_stats *b = s + 1 < sh.nmarks ? &sh.marks[s + 1] : &s1.es;
-            r->timeline[s].segment_switches = delta(a->segment_switches, b->segment_switches);
-            r->timeline[s].checkpoints = delta(a->checkpoints, b->checkpoints);
-        }
-    }
+/* --verify: reopens the store and has the workload read everything back. */
+static void run_verify(struct run *rn)
+{
+    const struct bench_config *cfg = rn->cfg;
+    struct bench_result *r = rn->r;
+    struct bench_conn vc;
 
-    /* close, then (with --verify) reopen and read everything back */
-    for (unsigned i = 0; i < opened; i++)
-        drv->conn_close(&cl[i].conn);
-    opened = 0;
-    drv->close(&db);
-    db_open = 0;
-    if (cfg->verify) {
-        struct bench_conn vc;
-        memset(&vc, 0, sizeof vc);
-        vc.db = &db;
-        if ((rc = drv->open(&db)) != BENCH_OK) {
-            r->verified = -1;
-            snprintf(r->reason, sizeof r->reason, "verify: reopen: %.200s", db.err);
-        } else {
-            db_open = 1;
-            if (drv->conn_open(&vc)) {
-                r->verified = -1;
-                snprintf(r->reason, sizeof r->reason, "verify: %.200s", vc.err);
-            } else {
-                uint64_t *committed = calloc(cfg->clients, sizeof *committed);
-                for (unsigned i = 0; committed && i < cfg->clients; i++)
-                    committed[i] = cl[i].committed;
-                struct bench_verify_in vin = {sh.written, committed, cfg->clients};
-                rc = wl->verify(&vc, cfg, &vin, &r->verified_keys);
-                free(committed);
-                if (rc) {
-                    r->verified = -1;
-                    snprintf(r->reason, sizeof r->reason, "%s", vc.err);
-                } else {
-                    r->verified = 1;
-                }
-                drv->conn_close(&vc);
-            }
-        }
-        if (r->verified < 0)
-            r->status = RUN_ERROR;
+    memset(&vc, 0, sizeof vc);
+    vc.db = &rn->db;
+    if (rn->drv->open(&rn->db) != BENCH_OK) {
+        r->verified = -1;
+        run_fail(rn, RUN_ERROR, "verify: reopen: %.200s", rn->db.err);
+        return;
     }
+    rn->db_open = 1;
+    if (rn->drv->conn_open(&vc)) {
+        r->verified = -1;
+        run_fail(rn, RUN_ERROR, "verify: %.200s", vc.err);
+        return;
+    }
+    uint64_t *committed = calloc(cfg->clients, sizeof *committed);
+    for (unsigned i = 0; committed && i < cfg->clients; i++)
+        committed[i] = rn->cl[i].committed;
+    struct bench_verify_in vin = {rn->sh.written, committed, cfg->clients};
+    int rc = rn->wl->verify(&vc, cfg, &vin, &r->verified_keys);
+    free(committed);
+    if (rc) {
+        r->verified = -1;
+        run_fail(rn, RUN_ERROR, "%s", vc.err);
+    } else {
+        r->verified = 1;
+    }
+    rn->drv->conn_close(&vc);
+}
 
-out:
-    if (started) {
-        __atomic_store_n(&sh.phase, PH_STOP, __ATOMIC_RELEASE);
-        for (unsigned i = 0; i < started; i++)
-            pthread_join(cl[i].th, NULL);
+/* Closes the connections and the store; then, with --verify, reopens it. */
+static void run_close_and_verify(struct run *rn)
+{
+    close_clients(rn);
+    rn->drv->close(&rn->db);
+    rn->db_open = 0;
+    if (rn->cfg->verify)
+        run_verify(rn);
+}
+
+/* Wherever the run stopped: clients stopped, connections and store
+ * closed, the run directory removed (unless --reuse), memory freed. */
+static void run_end(struct run *rn)
+{
+    if (rn->started)
+        stop_clients(rn);
+    close_clients(rn);
+    if (rn->db_open)
+        rn->drv->close(&rn->db);
+    if (rn->r->run_dir[0] && !rn->cfg->reuse)
+        bench_rm_tree(rn->r->run_dir);
+    if (rn->sh.timeline) {
+        for (size_t s = 0; s < rn->sh.tcap; s++)
+            free(rn->sh.timeline[s]);
+        free(rn->sh.timeline);
     }
-    for (unsigned i = 0; i < opened; i++)
-        drv->conn_close(&cl[i].conn);
-    if (db_open)
-        drv->close(&db);
-    if (r->run_dir[0] && !cfg->reuse)
-        bench_rm_tree(r->run_dir);
-    if (sh.timeline) {
-        for (size_t s = 0; s < sh.tcap; s++)
-            free(sh.timeline[s]);
-        free(sh.timeline);
+    free(rn->sh.written);
+    free(rn->sh.marks);
+    free(rn->cl);
+    pthread_mutex_destroy(&rn->sh.mu);
+}
+
+void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg)
+{
+    struct run rn;
+
+    run_begin(&rn, cfg, r, tick, arg);
+    if (run_check_engine(&rn) == 0 && run_open_store(&rn) == 0 && run_connect_clients(&rn) == 0 &&
+        run_preload(&rn) == 0 && run_measure(&rn) == 0) {
+        run_collect_results(&rn);
+        run_close_and_verify(&rn);
     }
-    free(sh.written);
-    free(sh.marks);
-    free(cl);
-    pthread_mutex_destroy(&sh.mu);
+    run_end(&rn);
 }

@@ -1,12 +1,13 @@
 /*
- * main.c -- the commitlab command: dispatches to the subcommands.  The
- * subcommand not built yet (report) says so plainly rather than
- * pretending.
+ * main.c -- the commitlab command: dispatches to the subcommands, and
+ * holds the helpers cli.h declares.  The subcommand not built yet
+ * (report) says so plainly rather than pretending.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "commitlab.h"
@@ -38,6 +39,13 @@ int cli_parse_size(const char *s, uint64_t *out)
         return -1;
     *out = v;
     return 0;
+}
+
+uint64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void usage(FILE *f)

@@ -39,6 +39,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "drivers/driver.h"
 
 /* ---- the filesystems ----------------------------------------------------- */
 

@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_env.h"
 #include "cli.h"
+#include "drivers/driver.h"
 
 static const unsigned tour_clients[] = {1, 16, 64};
 #define NCLIENTS (sizeof tour_clients / sizeof *tour_clients)
@@ -80,150 +82,215 @@ static double tps(const struct tour_row *r)
     return r ? r->res.tps : 0;
 }
 
-int cmd_tour(int argc, char **argv)
-{
-    double secs = 3.0;
-    char dirbuf[4200];
-    const char *dir = NULL, *out = "tour.jsonl";
-    int quiet = 0;
+/* ---- the command line ----------------------------------------------------------- */
 
+struct tour_opts {
+    double secs;                  /* measured seconds per row */
+    const char *dir, *out;
+    int quiet;
+    char dirbuf[4200];
+};
+
+static void tour_usage(void)
+{
+    printf("usage: commitlab tour [--seconds S] [--dir D] [--out FILE] [--quiet]\n\n"
+           "The default job: commitlab's sync policies, LMDB, RocksDB and SQLite side by side\n"
+           "at 1, 16 and 64 clients (one put per transaction), then fresh against recycled\n"
+           "WAL segments, on the filesystem of the current directory; a table, a few\n"
+           "sentences on what it shows, and JSON lines.\n\n"
+           "  --seconds S   measured seconds per row (default 3)\n"
+           "  --dir D       where the runs go (default: commitlab-tour.d beside the current\n"
+           "                directory, removed afterwards)\n"
+           "  --out FILE    the JSON lines (default tour.jsonl, replaced)\n"
+           "  --quiet       no progress line\n");
+}
+
+static int wants_help(int argc, char **argv)
+{
     for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("usage: commitlab tour [--seconds S] [--dir D] [--out FILE] [--quiet]\n\n"
-                   "The default job: commitlab's sync policies, LMDB, RocksDB and SQLite side by side\n"
-                   "at 1, 16 and 64 clients (one put per transaction), then fresh against recycled\n"
-                   "WAL segments, on the filesystem of the current directory; a table, a few\n"
-                   "sentences on what it shows, and JSON lines.\n\n"
-                   "  --seconds S   measured seconds per row (default 3)\n"
-                   "  --dir D       where the runs go (default: commitlab-tour.d beside the current\n"
-                   "                directory, removed afterwards)\n"
-                   "  --out FILE    the JSON lines (default tour.jsonl, replaced)\n"
-                   "  --quiet       no progress line\n");
-            return 0;
-        }
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    return 0;
+}
+
+/* Exits 2 naming a bad argument. */
+static void parse_tour_args(int argc, char **argv, struct tour_opts *o)
+{
+    o->secs = 3.0;
+    o->dir = NULL;
+    o->out = "tour.jsonl";
+    o->quiet = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
             char *end;
-            secs = strtod(argv[++i], &end);
-            if (*end || !(secs > 0 && secs <= 600))
+            o->secs = strtod(argv[++i], &end);
+            if (*end || !(o->secs > 0 && o->secs <= 600))
                 cli_usage_error("tour", "--seconds: '%s' is not accepted; expected seconds in (0, 600]", argv[i]);
         } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
-            dir = argv[++i];
+            o->dir = argv[++i];
         } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
-            out = argv[++i];
+            o->out = argv[++i];
         } else if (strcmp(argv[i], "--quiet") == 0) {
-            quiet = 1;
+            o->quiet = 1;
         } else {
             cli_usage_error("tour", "unknown argument '%s' (accepted: --seconds S, --dir D, --out FILE, --quiet)",
                             argv[i]);
         }
     }
-    if (!dir) {
-        tour_dir(dirbuf, sizeof dirbuf);
-        dir = dirbuf;
+    if (!o->dir) {
+        tour_dir(o->dirbuf, sizeof o->dirbuf);
+        o->dir = o->dirbuf;
     }
+}
 
-    struct tour_series series[] = {
-        {"commitlab", "commit", 0, {{{0}}}}, {"commitlab", "group", 0, {{{0}}}}, {"commitlab", "uring", 0, {{{0}}}},
-        {"commitlab", "none", 0, {{{0}}}},   {"lmdb", "commit", 0, {{{0}}}},     {"lmdb", "none", 0, {{{0}}}},
-        {"rocksdb", "commit", 0, {{{0}}}},   {"sqlite", "commit", 0, {{{0}}}},
-        {"commitlab", "group", 0, {{{0}}}, "fresh"}, {"commitlab", "group", 0, {{{0}}}, "recycle"},
-    };
-    size_t nseries = sizeof series / sizeof *series;
+/* ---- the runs -------------------------------------------------------------------- */
 
-    FILE *jf = fopen(out, "w");
-    if (!jf) {
-        fprintf(stderr, "commitlab tour: %s: %s\n", out, strerror(errno));
-        return 1;
+/* Where the tour is: for the progress line, the JSON's run numbers and
+ * the exit status. */
+struct tour_progress {
+    unsigned total, done, failed;
+    double t_start;
+    int tty;
+};
+
+/* The configuration of one row: the tour's workload and timing, the
+ * series' engine and policy, and for the segment pair small segments and
+ * frequent checkpoints. */
+static void row_config(struct bench_config *cfg, const struct tour_series *se, unsigned clients,
+                       const struct tour_opts *o)
+{
+    bench_config_defaults(cfg);
+    cfg->engine = se->engine;
+    cfg->sync = se->sync;
+    cfg->clients = clients;
+    cfg->duration = o->secs;
+    cfg->warmup = 0.5;
+    cfg->dir = o->dir;
+    if (se->segments) {
+        cfg->segments = se->segments;
+        cfg->segment_size = SEG_SIZE;
+        cfg->checkpoint_bytes = SEG_CHECKPOINT;
+        cfg->given[K_SEGMENTS] = cfg->given[K_SEGMENT_SIZE] = cfg->given[K_CHECKPOINT] = 1;
+        snprintf(cfg->varying, sizeof cfg->varying, "segments=%s", se->segments);
     }
+}
+
+static void show_progress(const struct tour_progress *p, const struct bench_config *cfg)
+{
+    char label[200];
+    bench_label(cfg, label, sizeof label);
+    double el = bench_now() - p->t_start;
+    fprintf(stderr, "\r\033[K[run %u of %u] %s  elapsed %.0f s", p->done + 1, p->total, label, el);
+    fflush(stderr);
+}
+
+/* One series: a row per client count (the segment pair: one row), each
+ * printed and appended to jf as it finishes. */
+static void run_series(struct tour_series *se, const struct tour_opts *o, FILE *jf, struct tour_progress *p)
+{
+    const struct bench_driver *d = bench_driver_find(se->engine);
+    if (!d || !d->built) {
+        printf("%-9s %-8s %7s %13s  (not built: install its -dev package and rebuild)\n", se->engine, se->sync, "-",
+               "n/a");
+        p->done += NCLIENTS;
+        return;
+    }
+    if (se->segments && !strcmp(se->segments, "fresh"))
+        printf("-- the same log with 1 MiB segments and a checkpoint every 4 MiB: fresh versus recycled "
+               "segments --\n");
+    for (size_t c = 0; c < NCLIENTS; c++) {
+        struct tour_row *row = &se->rows[c];
+        if (se->segments && tour_clients[c] != SEG_CLIENTS)
+            continue;
+        row_config(&row->cfg, se, tour_clients[c], o);
+        if (p->tty)
+            show_progress(p, &row->cfg);
+        bench_run(&row->cfg, &row->res, NULL, NULL);
+        row->ran = 1;
+        p->done++;
+        if (p->tty)
+            fprintf(stderr, "\r\033[K");
+        bench_table_row(stdout, &row->cfg, &row->res);
+        fflush(stdout);
+        if (bench_json_append(jf, &row->cfg, &row->res, p->done, p->total))
+            p->failed++;
+        if (row->res.status == RUN_ERROR)
+            p->failed++;
+        /* A configuration the engine cannot do is n/a at any client count:
+         * one row says so. */
+        if (row->res.status == RUN_NA) {
+            p->done += (unsigned)(NCLIENTS - c - 1);
+            break;
+        }
+    }
+}
+
+/* The title, the filesystem and the table's header. */
+static void print_preamble(const struct tour_opts *o)
+{
+    struct bench_env e;
+
     printf("commitlab tour: one put per transaction (16-byte keys, 100-byte values, 100,000 keys),\n"
-           "%.0f s measured per row after 0.5 s warm-up, clients are threads; in %s\n", secs, dir);
-    bench_warn_volatile(dir);
-    {
-        struct bench_env e;
-        bench_env_probe(dir, &e);
-        printf("filesystem: %s on %s (%s), kernel %s, %d cores\n\n", e.fs_type,
-               e.mount_source[0] ? e.mount_source : "?", e.mount_options, e.kernel, e.cores);
-    }
+           "%.0f s measured per row after 0.5 s warm-up, clients are threads; in %s\n", o->secs, o->dir);
+    bench_warn_volatile(o->dir);
+    bench_env_probe(o->dir, &e);
+    printf("filesystem: %s on %s (%s), kernel %s, %d cores\n\n", e.fs_type,
+           e.mount_source[0] ? e.mount_source : "?", e.mount_options, e.kernel, e.cores);
     bench_table_header(stdout);
     fflush(stdout);
+}
 
-    unsigned total = 0, done = 0;
-    for (size_t s = 0; s < nseries; s++)
-        total += series[s].segments ? 1 : NCLIENTS;
-    double t_start = bench_now();
-    int tty = !quiet && isatty(STDERR_FILENO);
-    unsigned failed = 0;
+/* ---- what the table shows ------------------------------------------------------- */
 
-    for (size_t s = 0; s < nseries; s++) {
-        struct tour_series *se = &series[s];
-        const struct bench_driver *d = bench_driver_find(se->engine);
-        if (!d || !d->built) {
-            printf("%-9s %-8s %7s %13s  (not built: install its -dev package and rebuild)\n", se->engine, se->sync,
-                   "-", "n/a");
-            done += NCLIENTS;
-            continue;
-        }
-        if (se->segments && !strcmp(se->segments, "fresh"))
-            printf("-- the same log with 1 MiB segments and a checkpoint every 4 MiB: fresh versus recycled "
-                   "segments --\n");
+/* The fresh and the recycled row of the segment pair, where both ran. */
+static void segment_pair(const struct tour_series *series, size_t n, const struct tour_row **fresh,
+                         const struct tour_row **recycled)
+{
+    *fresh = *recycled = NULL;
+    for (size_t s = 0; s < n; s++)
         for (size_t c = 0; c < NCLIENTS; c++) {
-            struct tour_row *row = &se->rows[c];
-            if (se->segments && tour_clients[c] != SEG_CLIENTS)
+            const struct tour_row *row = &series[s].rows[c];
+            if (!series[s].segments || !row->ran || row->res.status != RUN_OK)
                 continue;
-            bench_config_defaults(&row->cfg);
-            row->cfg.engine = se->engine;
-            row->cfg.sync = se->sync;
-            row->cfg.clients = tour_clients[c];
-            row->cfg.duration = secs;
-            row->cfg.warmup = 0.5;
-            row->cfg.dir = dir;
-            if (se->segments) {
-                row->cfg.segments = se->segments;
-                row->cfg.segment_size = SEG_SIZE;
-                row->cfg.checkpoint_bytes = SEG_CHECKPOINT;
-                row->cfg.given[K_SEGMENTS] = row->cfg.given[K_SEGMENT_SIZE] = row->cfg.given[K_CHECKPOINT] = 1;
-                snprintf(row->cfg.varying, sizeof row->cfg.varying, "segments=%s", se->segments);
-            }
-            if (tty) {
-                char label[200];
-                bench_label(&row->cfg, label, sizeof label);
-                double el = bench_now() - t_start;
-                fprintf(stderr, "\r\033[K[run %u of %u] %s  elapsed %.0f s", done + 1, total, label, el);
-                fflush(stderr);
-            }
-            bench_run(&row->cfg, &row->res, NULL, NULL);
-            row->ran = 1;
-            done++;
-            if (tty)
-                fprintf(stderr, "\r\033[K");
-            bench_table_row(stdout, &row->cfg, &row->res);
-            fflush(stdout);
-            if (bench_json_append(jf, &row->cfg, &row->res, done, total))
-                failed++;
-            if (row->res.status == RUN_ERROR)
-                failed++;
-            /* A configuration the engine cannot do is n/a at any client count:
-             * one row says so. */
-            if (row->res.status == RUN_NA) {
-                done += (unsigned)(NCLIENTS - c - 1);
-                break;
-            }
+            if (!strcmp(series[s].segments, "fresh"))
+                *fresh = row;
+            else
+                *recycled = row;
         }
-    }
-    fclose(jf);
-    rmdir(dir);
+}
 
-    /* What the table shows, in words, with its numbers. */
-    const struct tour_row *c1 = row_of(series, nseries, "commitlab", "commit", 0, 1);
-    const struct tour_row *c64 = row_of(series, nseries, "commitlab", "commit", 0, 64);
-    const struct tour_row *n1 = row_of(series, nseries, "commitlab", "none", 0, 1);
-    const struct tour_row *l1 = row_of(series, nseries, "lmdb", "commit", 0, 1);
-    const struct tour_row *l64 = row_of(series, nseries, "lmdb", "commit", 0, 64);
-    const struct tour_row *ln1 = row_of(series, nseries, "lmdb", "none", 0, 1);
-    const struct tour_row *r1 = row_of(series, nseries, "rocksdb", "commit", 0, 1);
-    const struct tour_row *r64 = row_of(series, nseries, "rocksdb", "commit", 0, 64);
-    printf("\nWhat this shows (%.0f s in all; JSON lines in %s):\n", bench_now() - t_start, out);
+/* Group and io_uring commit at 64 clients against LMDB, or why a policy is n/a. */
+static void print_group_findings(const struct tour_series *series, size_t n, const struct tour_row *l64)
+{
+    for (size_t s = 0; s < n; s++) {
+        const char *p = series[s].sync;
+        if (strcmp(series[s].engine, "commitlab") || (strcmp(p, "group") && strcmp(p, "uring")) ||
+            series[s].segments)
+            continue;
+        const struct tour_row *g64 = row_of(series, n, "commitlab", p, 0, 64);
+        if (g64 && l64)
+            printf("- %s commit at 64 clients: %.0f tps = %.1fx LMDB durable.\n",
+                   strcmp(p, "group") == 0 ? "Group" : "io_uring", tps(g64), tps(g64) / tps(l64));
+        else if (series[s].rows[0].ran && series[s].rows[0].res.status == RUN_NA)
+            printf("- --sync %s is n/a: %s.\n", p, series[s].rows[0].res.reason);
+    }
+}
+
+/* What the table shows, in words, with its numbers; a sentence only where
+ * its rows ran. */
+static void print_findings(const struct tour_series *series, size_t n, double elapsed, const char *out)
+{
+    const struct tour_row *c1 = row_of(series, n, "commitlab", "commit", 0, 1);
+    const struct tour_row *c64 = row_of(series, n, "commitlab", "commit", 0, 64);
+    const struct tour_row *n1 = row_of(series, n, "commitlab", "none", 0, 1);
+    const struct tour_row *l1 = row_of(series, n, "lmdb", "commit", 0, 1);
+    const struct tour_row *l64 = row_of(series, n, "lmdb", "commit", 0, 64);
+    const struct tour_row *ln1 = row_of(series, n, "lmdb", "none", 0, 1);
+    const struct tour_row *r1 = row_of(series, n, "rocksdb", "commit", 0, 1);
+    const struct tour_row *r64 = row_of(series, n, "rocksdb", "commit", 0, 64);
+    const struct tour_row *sf, *sr;
+
+    printf("\nWhat this shows (%.0f s in all; JSON lines in %s):\n", elapsed, out);
     if (c1 && l1)
         printf("- One client, durable: commitlab --sync commit (one fdatasync per commit) runs at %.2fx LMDB,\n"
                "  which makes two durability points per commit (data pages, then the meta page).\n",
@@ -242,35 +309,14 @@ int cmd_tour(int argc, char **argv)
                "  sync, because a committer queued behind a sync finds its record already durable.\n",
                tps(c64), tps(c64) / tps(l64), cps);
     }
-    for (size_t s = 0; s < nseries; s++) {
-        const char *p = series[s].sync;
-        if (strcmp(series[s].engine, "commitlab") || (strcmp(p, "group") && strcmp(p, "uring")) ||
-            series[s].segments)
-            continue;
-        const struct tour_row *g64 = row_of(series, nseries, "commitlab", p, 0, 64);
-        if (g64 && l64)
-            printf("- %s commit at 64 clients: %.0f tps = %.1fx LMDB durable.\n",
-                   strcmp(p, "group") == 0 ? "Group" : "io_uring", tps(g64), tps(g64) / tps(l64));
-        else if (series[s].rows[0].ran && series[s].rows[0].res.status == RUN_NA)
-            printf("- --sync %s is n/a: %s.\n", p, series[s].rows[0].res.reason);
-    }
+    print_group_findings(series, n, l64);
     if (r1 && r64)
         printf("- RocksDB sync=true goes from %.0f tps at 1 client to %.0f at 64 (%.1fx): its write thread\n"
                "  batches concurrent writers behind one WAL sync.\n", tps(r1), tps(r64), tps(r64) / tps(r1));
     if (n1 && ln1)
         printf("- Without syncs the stores run at memory speed: commitlab %.0f tps, LMDB MDB_NOSYNC %.0f tps;\n"
                "  a power failure can lose whatever the OS had not yet written back.\n", tps(n1), tps(ln1));
-    const struct tour_row *sf = NULL, *sr = NULL;
-    for (size_t s = 0; s < nseries; s++)
-        for (size_t c = 0; c < NCLIENTS; c++) {
-            const struct tour_row *row = &series[s].rows[c];
-            if (!series[s].segments || !row->ran || row->res.status != RUN_OK)
-                continue;
-            if (!strcmp(series[s].segments, "fresh"))
-                sf = row;
-            else
-                sr = row;
-        }
+    segment_pair(series, n, &sf, &sr);
     if (sf && sr)
         printf("- WAL segments, group commit at %u clients: recycled %.0f tps vs fresh %.0f (%+.0f%%); the fresh\n"
                "  log waited %.1f ms in all for %lld new segments, the recycled one %.1f ms while reusing %lld\n"
@@ -278,10 +324,45 @@ int cmd_tour(int argc, char **argv)
                SEG_CLIENTS, tps(sr), tps(sf), (tps(sr) / tps(sf) - 1) * 100, (double)sf->res.segment_wait_us / 1e3,
                (long long)sf->res.segments_created, (double)sr->res.segment_wait_us / 1e3,
                (long long)sr->res.segments_reused);
+}
 
+int cmd_tour(int argc, char **argv)
+{
+    struct tour_opts o;
+    struct tour_series series[] = {
+        {"commitlab", "commit", 0, {{{0}}}}, {"commitlab", "group", 0, {{{0}}}}, {"commitlab", "uring", 0, {{{0}}}},
+        {"commitlab", "none", 0, {{{0}}}},   {"lmdb", "commit", 0, {{{0}}}},     {"lmdb", "none", 0, {{{0}}}},
+        {"rocksdb", "commit", 0, {{{0}}}},   {"sqlite", "commit", 0, {{{0}}}},
+        {"commitlab", "group", 0, {{{0}}}, "fresh"}, {"commitlab", "group", 0, {{{0}}}, "recycle"},
+    };
+    size_t nseries = sizeof series / sizeof *series;
+
+    if (wants_help(argc, argv)) {
+        tour_usage();
+        return 0;
+    }
+    parse_tour_args(argc, argv, &o);
+    FILE *jf = fopen(o.out, "w");
+    if (!jf) {
+        fprintf(stderr, "commitlab tour: %s: %s\n", o.out, strerror(errno));
+        return 1;
+    }
+    print_preamble(&o);
+
+    struct tour_progress p = {0};
+    for (size_t s = 0; s < nseries; s++)
+        p.total += series[s].segments ? 1 : NCLIENTS;
+    p.t_start = bench_now();
+    p.tty = !o.quiet && isatty(STDERR_FILENO);
+    for (size_t s = 0; s < nseries; s++)
+        run_series(&series[s], &o, jf, &p);
+    fclose(jf);
+    rmdir(o.dir);
+
+    print_findings(series, nseries, bench_now() - p.t_start, o.out);
     for (size_t s = 0; s < nseries; s++)
         for (size_t c = 0; c < NCLIENTS; c++)
             if (series[s].rows[c].ran)
                 bench_result_free(&series[s].rows[c].res);
-    return failed ? 1 : 0;
+    return p.failed ? 1 : 0;
 }

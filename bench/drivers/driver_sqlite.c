@@ -15,7 +15,8 @@
  * from a WAL hook so that the harness can count them and time the pause
  * of the commit that runs them.
  */
-#include "bench.h"
+#include "cli.h"
+#include "driver.h"
 
 #ifdef CL_HAVE_SQLITE
 #include <pthread.h>

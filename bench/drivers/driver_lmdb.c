@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bench.h"
+#include "driver.h"
 
 struct lmdb_db {
     MDB_env *env;

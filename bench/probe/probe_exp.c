@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "probe.h"
 
 static uint64_t rng_next(uint64_t *s)
@@ -90,9 +91,9 @@ static void zodb_row(struct probe_ctx *c, int syncs)
         probe_die(c, "could not prepare the data files");
 
     probe_timer_start(probe_beyond_secs(c));
-    double t0 = probe_now();
+    double t0 = bench_now();
     for (ops = 0; !atomic_load_explicit(&probe_alarm, memory_order_relaxed); ops++) {
-        double ts = probe_now();
+        double ts = bench_now();
         if (size >= ZODB_ROTATE) {
             /* keep the file bounded: a fresh one, as after a pack */
             close(dfd);
@@ -122,9 +123,9 @@ static void zodb_row(struct probe_ctx *c, int syncs)
                 break;
             }
         }
-        lat_add(&lat, (probe_now() - ts) * 1e6);
+        lat_add(&lat, (bench_now() - ts) * 1e6);
     }
-    double el = probe_now() - t0;
+    double el = bench_now() - t0;
     probe_timer_stop();
     if (dfd >= 0)
         close(dfd);
@@ -190,7 +191,7 @@ static int seg_prepare(struct seg_run *s, char *path, size_t n)
     snprintf(name, sizeof name, "seg.%06u", s->next_id++);
     probe_join(path, n, c->work, name);
     errno = 0;
-    double t0 = probe_now();
+    double t0 = bench_now();
     if (s->kind == SEG_RECYCLED) {
         if (s->npool == 0)
             return seg_fail(s, "no retired segment to recycle");
@@ -233,7 +234,7 @@ static int seg_prepare(struct seg_run *s, char *path, size_t n)
         close(fd);
         return -1;
     }
-    double us = (probe_now() - t0) * 1e6;
+    double us = (bench_now() - t0) * 1e6;
     lat_add(&s->prep, us);
     s->prep_secs += us / 1e6;
     return fd;
@@ -287,7 +288,7 @@ static void seg_kind_run(struct probe_ctx *c, enum seg_kind kind, const char *ze
 
     int fd = seg_prepare(&s, path, sizeof path);
     while (fd >= 0 && append_secs < secs && !atomic_load(&probe_interrupted)) {
-        double ts = probe_now();
+        double ts = bench_now();
         ssize_t n = pwrite(fd, c->buf + off, PROBE_BLCKSZ, off);
         if (n != PROBE_BLCKSZ) {
             if (n >= 0)
@@ -299,7 +300,7 @@ static void seg_kind_run(struct probe_ctx *c, enum seg_kind kind, const char *ze
             seg_fail(&s, "fdatasync");
             break;
         }
-        double us = (probe_now() - ts) * 1e6;
+        double us = (bench_now() - ts) * 1e6;
         lat_add(&lat, us);
         append_secs += us / 1e6;
         ops++;
@@ -369,6 +370,8 @@ struct append_worker {
     int err;
 };
 
+/* Appends one message to key's file and counts it in w->msgs; or sets
+ * w->err and returns -1. */
 static int append_one(struct append_worker *w, unsigned key)
 {
     char path[4300];
@@ -376,15 +379,18 @@ static int append_one(struct append_worker *w, unsigned key)
     size_t len = MSG_MIN + (size_t)(rng_next(&w->rng) % (MSG_MAX - MSG_MIN + 1));
     size_t at = (size_t)(rng_next(&w->rng) % (PROBE_FILE_SIZE - MSG_MAX));
     int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd < 0)
+    if (fd < 0) {
+        w->err = errno;
         return -1;
+    }
     ssize_t n = write(fd, w->c->buf + at, len);
     int e = errno;
     close(fd);
     if (n != (ssize_t)len) {
-        errno = n < 0 ? e : EIO;
+        w->err = n < 0 ? e : EIO;
         return -1;
     }
+    w->msgs++;
     return 0;
 }
 
@@ -393,13 +399,9 @@ static void *append_main(void *arg)
     struct append_worker *w = arg;
     unsigned files = w->c->files;
     if (w->phase == 1) {
-        for (unsigned key = w->tid; key < files && !atomic_load(&probe_interrupted); key += APPEND_THREADS) {
-            if (append_one(w, key) != 0) {
-                w->err = errno;
+        for (unsigned key = w->tid; key < files && !atomic_load(&probe_interrupted); key += APPEND_THREADS)
+            if (append_one(w, key) != 0)
                 break;
-            }
-            w->msgs++;
-        }
         return NULL;
     }
     unsigned nkeys = files > w->tid ? (files - w->tid + APPEND_THREADS - 1) / APPEND_THREADS : 0;
@@ -407,11 +409,8 @@ static void *append_main(void *arg)
         return NULL;
     while (!atomic_load_explicit(&probe_alarm, memory_order_relaxed)) {
         unsigned key = w->tid + APPEND_THREADS * (unsigned)(rng_next(&w->rng) % nkeys);
-        if (append_one(w, key) != 0) {
-            w->err = errno;
+        if (append_one(w, key) != 0)
             break;
-        }
-        w->msgs++;
     }
     return NULL;
 }
@@ -426,7 +425,7 @@ static void append_phase(struct probe_ctx *c, const char *dir, int phase, const 
     memset(w, 0, sizeof w);
     if (phase == 2)
         probe_timer_start(probe_beyond_secs(c));
-    double t0 = probe_now();
+    double t0 = bench_now();
     for (unsigned i = 0; i < APPEND_THREADS; i++) {
         w[i].c = c;
         w[i].dir = dir;
@@ -442,7 +441,7 @@ static void append_phase(struct probe_ctx *c, const char *dir, int phase, const 
         if (w[i].err && !err)
             err = w[i].err;
     }
-    double el = probe_now() - t0;
+    double el = bench_now() - t0;
     probe_timer_stop();
     if (err)
         probe_row_na(c, r, ROW_FAILED, "open/write: %s", strerror(err));

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
 #include "commitlab.h"
+#include "driver.h"
 
 static int build_options(const struct bench_config *cfg, struct cl_options *o, char *why, size_t len)
 {

@@ -18,7 +18,7 @@
  * compaction bytes, memtable flushes (as "checkpoints") and write-stall
  * time (as their pauses).
  */
-#include "bench.h"
+#include "driver.h"
 
 #ifdef CL_HAVE_ROCKSDB
 #include <pthread.h>

@@ -53,13 +53,6 @@ static const char *const section_names[SEC_COUNT] = {
 
 /* ---- time ---------------------------------------------------------------- */
 
-double probe_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -399,23 +392,13 @@ static unsigned parse_only(const char *s)
     return mask;
 }
 
-static void print_header(struct probe_ctx *c)
-{
-    if (c->secs == (double)(unsigned)c->secs)
-        fprintf(c->out, (unsigned)c->secs == 1 ? "%u second per test\n" : "%u seconds per test\n",
-                (unsigned)c->secs);
-    else
-        fprintf(c->out, "%g seconds per test\n", c->secs);
-    fprintf(c->out, "O_DIRECT supported on this platform for open_datasync and open_sync.\n");
-    fflush(c->out);
-}
+/* The sections that use the 16 MiB file: it is prepared before them. */
+static const unsigned sections_using_file = (1u << SEC_SYNC1) | (1u << SEC_SYNC2) | (1u << SEC_OPENSYNC) |
+                                            (1u << SEC_FDSYNC) | (1u << SEC_NOSYNC) | (1u << SEC_LATENCY) |
+                                            (1u << SEC_URING) | (1u << SEC_VERDICT);
 
-int cmd_probe(int argc, char **argv)
+static void probe_defaults(struct probe_ctx *c)
 {
-    struct probe_ctx ctx;
-    struct probe_ctx *c = &ctx;
-    const char *json = NULL;
-
     memset(c, 0, sizeof *c);
     c->dir = ".";
     c->secs = 5;
@@ -424,52 +407,63 @@ int cmd_probe(int argc, char **argv)
     c->odirect_ok = -1;
     c->fdatasync_us = -1;
     c->write_us = -1;
+}
 
+static double parse_seconds(const char *v)
+{
+    char *end;
+    errno = 0;
+    double s = strtod(v, &end);
+    if (end == v || *end || errno || !(s > 0) || s > 86400)
+        cli_usage_error("probe", "--seconds: '%s' is not a number of seconds in (0, 86400], e.g. 2 or 0.1", v);
+    return s;
+}
+
+static unsigned parse_files(const char *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (end == v || *end || errno || n < 1 || n > 10000000 || v[0] == '-')
+        cli_usage_error("probe", "--files: '%s' is not a number of files from 1 to 10000000", v);
+    return (unsigned)n;
+}
+
+/* Fills c and *json from the options, in order; exits 2 at the first bad
+ * one.  Returns 1 when --help came first: the usage is printed. */
+static int parse_probe_args(int argc, char **argv, struct probe_ctx *c, const char **json)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
-            return 0;
+            return 1;
         } else if (flag_is(a, "--dir")) {
             c->dir = flag_value(argc, argv, &i, "--dir", "a directory");
         } else if (flag_is(a, "--seconds")) {
-            const char *v = flag_value(argc, argv, &i, "--seconds", "a number of seconds > 0, e.g. 2 or 0.1");
-            char *end;
-            errno = 0;
-            double s = strtod(v, &end);
-            if (end == v || *end || errno || !(s > 0) || s > 86400)
-                cli_usage_error("probe", "--seconds: '%s' is not a number of seconds in (0, 86400], e.g. 2 or 0.1",
-                                v);
-            c->secs = s;
+            c->secs = parse_seconds(flag_value(argc, argv, &i, "--seconds", "a number of seconds > 0, e.g. 2 or 0.1"));
         } else if (flag_is(a, "--json")) {
-            json = flag_value(argc, argv, &i, "--json", "a file name, or - for stdout");
-            if (!*json)
+            *json = flag_value(argc, argv, &i, "--json", "a file name, or - for stdout");
+            if (!**json)
                 cli_usage_error("probe", "--json: expected a file name, or - for stdout");
         } else if (flag_is(a, "--only")) {
             c->only = parse_only(flag_value(argc, argv, &i, "--only", "a section: " SECTION_LIST));
         } else if (flag_is(a, "--files")) {
-            const char *v = flag_value(argc, argv, &i, "--files", "a number of files, 1 to 10000000");
-            char *end;
-            errno = 0;
-            unsigned long n = strtoul(v, &end, 10);
-            if (end == v || *end || errno || n < 1 || n > 10000000 || v[0] == '-')
-                cli_usage_error("probe", "--files: '%s' is not a number of files from 1 to 10000000", v);
-            c->files = (unsigned)n;
+            c->files = parse_files(flag_value(argc, argv, &i, "--files", "a number of files, 1 to 10000000"));
         } else {
             cli_usage_error("probe", "unknown option '%s' (accepted: --dir, --seconds, --json, --only, --files)", a);
         }
     }
-
     struct stat st;
     if (stat(c->dir, &st) != 0)
         cli_usage_error("probe", "--dir: cannot use '%s': %s", c->dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         cli_usage_error("probe", "--dir: '%s' is not a directory", c->dir);
+    return 0;
+}
 
-    c->out = (json && strcmp(json, "-") == 0) ? stderr : stdout;
-    c->tty = isatty(STDERR_FILENO);
-    g_ctx = c;
-
+static void install_handlers(void)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
@@ -480,7 +474,12 @@ int cmd_probe(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+}
 
+/* The private work directory inside --dir, and the random buffer every
+ * write comes from; 0, or 1 with the message printed. */
+static int make_workspace(struct probe_ctx *c)
+{
     snprintf(c->work, sizeof c->work, "%s/commitlab_probe.%ld", c->dir, (long)getpid());
     if (mkdir(c->work, 0700) != 0) {
         int e = errno;
@@ -499,56 +498,80 @@ int cmd_probe(int argc, char **argv)
     }
     c->buf = mem;
     probe_fill_random(c->buf, PROBE_FILE_SIZE, (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32));
+    return 0;
+}
 
+static void print_header(struct probe_ctx *c)
+{
+    if (c->secs == (double)(unsigned)c->secs)
+        fprintf(c->out, (unsigned)c->secs == 1 ? "%u second per test\n" : "%u seconds per test\n",
+                (unsigned)c->secs);
+    else
+        fprintf(c->out, "%g seconds per test\n", c->secs);
+    fprintf(c->out, "O_DIRECT supported on this platform for open_datasync and open_sync.\n");
+    fflush(c->out);
+}
+
+static void probe_sync1(struct probe_ctx *c) { probe_sync(c, 1); }
+static void probe_sync2(struct probe_ctx *c) { probe_sync(c, 2); }
+
+/* What runs each section, indexed as section_names. */
+static void (*const section_run[SEC_COUNT])(struct probe_ctx *c) = {
+    [SEC_SYNC1] = probe_sync1,      [SEC_SYNC2] = probe_sync2,       [SEC_OPENSYNC] = probe_open_syncs,
+    [SEC_FDSYNC] = probe_fd_sync,   [SEC_NOSYNC] = probe_non_sync,   [SEC_LATENCY] = probe_latency,
+    [SEC_URING] = probe_uring,      [SEC_ZODB] = probe_zodb,         [SEC_SEGMENTS] = probe_segments,
+    [SEC_APPENDS] = probe_appends,  [SEC_VERDICT] = probe_verdict,
+};
+
+/* The header, then the sections --only asked for, in their order. */
+static void run_sections(struct probe_ctx *c)
+{
     print_header(c);
     probe_fsinfo(c);
-
-    /* the sections that use the 16 MiB file get it prepared first */
-    const unsigned uses_file = (1u << SEC_SYNC1) | (1u << SEC_SYNC2) | (1u << SEC_OPENSYNC) | (1u << SEC_FDSYNC) |
-                               (1u << SEC_NOSYNC) | (1u << SEC_LATENCY) | (1u << SEC_URING) |
-                               (1u << SEC_VERDICT);
-    if (c->only & uses_file)
+    if (c->only & sections_using_file)
         probe_prepare_file(c);
+    for (int s = 0; s < SEC_COUNT; s++)
+        if (c->only & (1u << s))
+            section_run[s](c);
+}
 
-    if (c->only & (1u << SEC_SYNC1))
-        probe_sync(c, 1);
-    if (c->only & (1u << SEC_SYNC2))
-        probe_sync(c, 2);
-    if (c->only & (1u << SEC_OPENSYNC))
-        probe_open_syncs(c);
-    if (c->only & (1u << SEC_FDSYNC))
-        probe_fd_sync(c);
-    if (c->only & (1u << SEC_NOSYNC))
-        probe_non_sync(c);
-    if (c->only & (1u << SEC_LATENCY))
-        probe_latency(c);
-    if (c->only & (1u << SEC_URING))
-        probe_uring(c);
-    if (c->only & (1u << SEC_ZODB))
-        probe_zodb(c);
-    if (c->only & (1u << SEC_SEGMENTS))
-        probe_segments(c);
-    if (c->only & (1u << SEC_APPENDS))
-        probe_appends(c);
-    if (c->only & (1u << SEC_VERDICT))
-        probe_verdict(c);
+/* --json: appends the record to the file (or writes it to stdout); 0 or 1. */
+static int write_json(const struct probe_ctx *c, const char *json)
+{
+    FILE *f = strcmp(json, "-") == 0 ? stdout : fopen(json, "a");
+    if (!f) {
+        fprintf(stderr, "commitlab probe: --json: cannot open '%s': %s\n", json, strerror(errno));
+        return 1;
+    }
+    if (probe_json_write(f, c, section_names) != 0 || (f != stdout ? fclose(f) : fflush(f)) != 0) {
+        fprintf(stderr, "commitlab probe: --json: writing '%s' failed\n", json);
+        return 1;
+    }
+    return 0;
+}
+
+int cmd_probe(int argc, char **argv)
+{
+    struct probe_ctx ctx;
+    struct probe_ctx *c = &ctx;
+    const char *json = NULL;
+
+    probe_defaults(c);
+    if (parse_probe_args(argc, argv, c, &json))
+        return 0;
+    c->out = (json && strcmp(json, "-") == 0) ? stderr : stdout;
+    c->tty = isatty(STDERR_FILENO);
+    g_ctx = c;
+    install_handlers();
+    if (make_workspace(c))
+        return 1;
+
+    run_sections(c);
     exit_if_interrupted();
     probe_timer_stop();
     cleanup();
 
-    int rc = 0;
-    if (json) {
-        FILE *f = strcmp(json, "-") == 0 ? stdout : fopen(json, "a");
-        if (!f) {
-            fprintf(stderr, "commitlab probe: --json: cannot open '%s': %s\n", json, strerror(errno));
-            rc = 1;
-        } else {
-            if (probe_json_write(f, c, section_names) != 0 || (f != stdout ? fclose(f) : fflush(f)) != 0) {
-                fprintf(stderr, "commitlab probe: --json: writing '%s' failed\n", json);
-                rc = 1;
-            }
-        }
-    }
+    int rc = json ? write_json(c, json) : 0;
     for (size_t i = 0; i < c->nrows; i++)
         if (c->rows[i].status == ROW_FAILED)
             rc = rc ? rc : 1;

@@ -1,5 +1,5 @@
 /*
- * probe.h -- internals of `commitlab probe`, shared by bench/probe*.c.
+ * probe.h -- internals of `commitlab probe`, shared by the files of bench/probe/.
  *
  * The probe is a program about the operating system, not about the engine:
  * it calls open/pwrite/fsync/fdatasync/io_uring directly, like PostgreSQL's
@@ -108,7 +108,6 @@ extern atomic_int probe_alarm;
 extern atomic_int probe_interrupted;
 
 /* probe.c */
-double probe_now(void);
 void probe_timer_start(double secs);
 void probe_timer_stop(void);
 double probe_beyond_secs(const struct probe_ctx *c);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "probe.h"
 
 enum sync_op { SYNC_NONE, SYNC_FDATASYNC, SYNC_FSYNC };
@@ -40,10 +41,10 @@ static int timed_loop(struct probe_ctx *c, int fd, int writes_per_op, size_t wsi
     double t0, t1, ts = 0;
 
     probe_timer_start(secs);
-    t0 = probe_now();
+    t0 = bench_now();
     for (ops = 0; !atomic_load_explicit(&probe_alarm, memory_order_relaxed); ops++) {
         if (lat)
-            ts = probe_now();
+            ts = bench_now();
         for (int w = 0; w < writes_per_op; w++) {
             ssize_t n = pwrite(fd, c->buf, wsize, (off_t)w * (off_t)wsize);
             if (n != (ssize_t)wsize) {
@@ -56,10 +57,10 @@ static int timed_loop(struct probe_ctx *c, int fd, int writes_per_op, size_t wsi
             goto out;
         }
         if (lat)
-            lat_add(lat, (probe_now() - ts) * 1e6);
+            lat_add(lat, (bench_now() - ts) * 1e6);
     }
 out:
-    t1 = probe_now();
+    t1 = bench_now();
     probe_timer_stop();
     *ops_out = ops;
     *secs_out = t1 - t0;
@@ -163,29 +164,25 @@ void probe_open_syncs(struct probe_ctx *c)
                    (size_t)sizes[i].kb * 1024, SYNC_NONE, c->secs, 0, NULL);
 }
 
-/* pg_test_fsync's test_file_descriptor_sync(). */
-void probe_fd_sync(struct probe_ctx *c)
+/*
+ * One row of test_file_descriptor_sync(): until the alarm, open the file,
+ * write 8kB, close, open it again and close.  The fsync is on the first
+ * descriptor, after the write, or, with sync_on_reopen, on the second:
+ * one process fsyncing another's write.
+ */
+static void fd_sync_row(struct probe_ctx *c, const char *label, const char *op, int sync_on_reopen)
 {
+    struct probe_row *r = probe_row_new(c, SEC_FDSYNC, label, op);
     uint64_t ops;
-    double t0;
-    int fd, err;
-    struct probe_row *r;
+    int fd, err = 0;
 
-    fprintf(c->out, "\nTest if fsync on non-write file descriptor is honored:\n");
-    fprintf(c->out, "(If the times are similar, fsync() can sync data written on a different\n"
-                    "descriptor.)\n");
-
-    /* write, fsync and close; then open and close again, to be
-     * consistent with the next test */
-    r = probe_row_new(c, SEC_FDSYNC, "write, fsync, close", "open+write+fsync+close+open+close");
-    err = 0;
     probe_timer_start(c->secs);
-    t0 = probe_now();
+    double t0 = bench_now();
     for (ops = 0; !atomic_load_explicit(&probe_alarm, memory_order_relaxed); ops++) {
         if ((fd = open(c->path, O_RDWR, 0)) == -1)
             probe_die(c, "could not open output file");
         ssize_t n = write(fd, c->buf, PROBE_BLCKSZ);
-        if (n != PROBE_BLCKSZ || fsync(fd) != 0) {
+        if (n != PROBE_BLCKSZ || (!sync_on_reopen && fsync(fd) != 0)) {
             err = n >= 0 && n != PROBE_BLCKSZ ? EIO : errno;
             close(fd);
             break;
@@ -193,46 +190,34 @@ void probe_fd_sync(struct probe_ctx *c)
         close(fd);
         if ((fd = open(c->path, O_RDWR, 0)) == -1)
             probe_die(c, "could not open output file");
-        close(fd);
-    }
-    double el = probe_now() - t0;
-    probe_timer_stop();
-    if (err)
-        probe_row_na(c, r, ROW_FAILED, "write/fsync: %s", strerror(err));
-    else
-        probe_row_ok(c, r, ops, el, NULL);
-
-    /* open, write, close, open again and fsync: processes fsyncing each
-     * other's writes */
-    r = probe_row_new(c, SEC_FDSYNC, "write, close, fsync", "open+write+close+open+fsync+close");
-    err = 0;
-    probe_timer_start(c->secs);
-    t0 = probe_now();
-    for (ops = 0; !atomic_load_explicit(&probe_alarm, memory_order_relaxed); ops++) {
-        if ((fd = open(c->path, O_RDWR, 0)) == -1)
-            probe_die(c, "could not open output file");
-        ssize_t n = write(fd, c->buf, PROBE_BLCKSZ);
-        if (n != PROBE_BLCKSZ) {
-            err = n < 0 ? errno : EIO;
-            close(fd);
-            break;
-        }
-        close(fd);
-        if ((fd = open(c->path, O_RDWR, 0)) == -1)
-            probe_die(c, "could not open output file");
-        if (fsync(fd) != 0) {
+        if (sync_on_reopen && fsync(fd) != 0) {
             err = errno;
             close(fd);
             break;
         }
         close(fd);
     }
-    el = probe_now() - t0;
+    double el = bench_now() - t0;
     probe_timer_stop();
     if (err)
         probe_row_na(c, r, ROW_FAILED, "write/fsync: %s", strerror(err));
     else
         probe_row_ok(c, r, ops, el, NULL);
+}
+
+/* pg_test_fsync's test_file_descriptor_sync(). */
+void probe_fd_sync(struct probe_ctx *c)
+{
+    fprintf(c->out, "\nTest if fsync on non-write file descriptor is honored:\n");
+    fprintf(c->out, "(If the times are similar, fsync() can sync data written on a different\n"
+                    "descriptor.)\n");
+
+    /* write, fsync and close; then open and close again, to be
+     * consistent with the next test */
+    fd_sync_row(c, "write, fsync, close", "open+write+fsync+close+open+close", 0);
+    /* open, write, close, open again and fsync: processes fsyncing each
+     * other's writes */
+    fd_sync_row(c, "write, close, fsync", "open+write+close+open+fsync+close", 1);
 }
 
 /* pg_test_fsync's test_non_sync(). */
