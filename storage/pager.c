@@ -181,6 +181,32 @@ static void cache_wake(struct store *s)
         pthread_cond_broadcast(&s->cond);
 }
 
+/* Writes a dirty frame's page to the file and marks it clean; the one
+ * write-out for eviction and for checkpoints.  Called with mu held on a
+ * valid, dirty frame with no I/O under way; mu is released during the
+ * write, while an extra pin keeps the frame from being evicted or reused
+ * and io = WRITE makes pg_make_writable wait (invariant 3).  On failure
+ * the frame stays dirty and the store is broken. */
+static int frame_write(struct store *s, struct frame *f)
+{
+    uint64_t pgno = f->pgno;
+    int rc;
+
+    f->io = FRAME_IO_WRITE;
+    f->pins++;
+    pthread_mutex_unlock(&s->mu);
+    rc = page_write(s, pgno, f->buf);
+    pthread_mutex_lock(&s->mu);
+    f->io = FRAME_IO_NONE;
+    f->pins--;
+    cache_wake(s);
+    if (rc)
+        return rc;
+    f->dirty = 0;
+    s->ndirty--;
+    return 0;
+}
+
 /* Finds a frame to reuse: an empty one, or the clock's victim (written
  * first when dirty, mu released meanwhile).  Returns it pinned, out of the
  * hash.  Waits when every frame is pinned. */
@@ -198,20 +224,9 @@ static int frame_grab(struct store *s, int32_t *out)
                 continue;
             }
             if (f->valid && f->dirty) {
-                uint64_t pgno = f->pgno;
-                int rc;
-                f->io = FRAME_IO_WRITE;
-                f->pins++;
-                pthread_mutex_unlock(&s->mu);
-                rc = page_write(s, pgno, f->buf);
-                pthread_mutex_lock(&s->mu);
-                f->io = FRAME_IO_NONE;
-                f->pins--;
-                cache_wake(s);
+                int rc = frame_write(s, f);
                 if (rc)
                     return rc;
-                f->dirty = 0;
-                s->ndirty--;
                 if (f->pins || f->ref)
                     continue;
             }
@@ -789,23 +804,13 @@ static int write_frozen(struct store *s, uint64_t frozen)
     for (uint32_t i = 0; i < s->nframes && rc == 0; i++) {
         struct frame *f = &s->frames[i];
         while (f->valid && f->dirty && f->epoch <= frozen) {
-            uint64_t pgno = f->pgno;
             if (f->io) {
                 cache_wait(s);
                 continue;
             }
-            f->io = FRAME_IO_WRITE;
-            f->pins++;
-            pthread_mutex_unlock(&s->mu);
-            rc = page_write(s, pgno, f->buf);
-            pthread_mutex_lock(&s->mu);
-            f->io = FRAME_IO_NONE;
-            f->pins--;
-            cache_wake(s);
+            rc = frame_write(s, f);
             if (rc)
                 break;
-            f->dirty = 0;
-            s->ndirty--;
         }
     }
     pthread_mutex_unlock(&s->mu);
