@@ -883,12 +883,9 @@ int store_apply(struct store *s, const struct store_op *ops, size_t n, uint64_t 
 
     if (!s || (n && !ops))
         return CL_EINVAL;
-    if (s->readonly)
-        return CL_EREADONLY;
-    if (atomic_load(&s->broken))
-        return CL_EBROKEN;
-    if (s->corrupt)
-        return CL_ECORRUPT;
+    rc = pg_check_writable(s);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < n; i++) { /* all or nothing: check before changing */
         if (ops[i].klen > CL_MAX_KEY || (!ops[i].del && ops[i].vlen > CL_MAX_VALUE))
             return CL_ETOOBIG;

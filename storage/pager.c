@@ -63,6 +63,20 @@ void pg_break(struct store *s, int err)
     atomic_compare_exchange_strong(&s->broken, &expect, err);
 }
 
+/* 0 when the store may be changed; else why not: opened readonly, broken
+ * by an earlier failure (sticky), or found corrupt by the open walk (a
+ * write could reuse a live page). */
+int pg_check_writable(struct store *s)
+{
+    if (s->readonly)
+        return CL_EREADONLY;
+    if (atomic_load(&s->broken))
+        return CL_EBROKEN;
+    if (s->corrupt)
+        return CL_ECORRUPT;
+    return 0;
+}
+
 static int pgvec_push(struct pgvec *v, uint64_t x)
 {
     if (v->n == v->cap) {
@@ -739,16 +753,14 @@ struct store_ckpt {
 int store_checkpoint_begin(struct store *s, uint64_t lsn, uint64_t wal_segno, struct store_ckpt **out)
 {
     struct store_ckpt *c;
+    int rc;
 
     if (!s || !out)
         return CL_EINVAL;
     *out = NULL;
-    if (s->readonly)
-        return CL_EREADONLY;
-    if (atomic_load(&s->broken))
-        return CL_EBROKEN;
-    if (s->corrupt)
-        return CL_ECORRUPT;
+    rc = pg_check_writable(s);
+    if (rc)
+        return rc;
     c = calloc(1, sizeof *c);
     if (!c)
         return CL_ENOMEM;

@@ -98,6 +98,7 @@ void pg_free(struct store *s, uint64_t pgno, uint64_t epoch);        /* writer *
 int pg_read_disk(struct store *s, uint64_t pgno, uint8_t *buf);      /* bypasses the cache */
 void pg_set_bad(struct store *s, uint64_t pgno);
 void pg_break(struct store *s, int err);
+int pg_check_writable(struct store *s); /* 0, or why the store refuses changes */
 
 /* btree.c: walks the tree from root reading pages from disk, checking
  * every page; marks each reached page in seen (one bit per page < npages). */
