@@ -609,28 +609,17 @@ static int cache_init(struct store *s, uint64_t cache_size)
     return 0;
 }
 
-int store_open(const struct store_config *cfg, struct store **out, int *created)
+/* A store with its locks made and nothing opened yet. */
+static struct store *store_new(const struct store_config *cfg)
 {
-    struct store *s = NULL;
-    struct store_meta m;
-    struct walk_result wr = {0};
-    uint8_t *seen = NULL;
-    char *path = NULL;
-    uint64_t size = 0;
-    int rc, exists;
+    struct store *s = calloc(1, sizeof *s);
+    pthread_rwlockattr_t ra;
 
-    if (created)
-        *created = 0;
-    if (!cfg || !cfg->dir || !out)
-        return CL_EINVAL;
-    *out = NULL;
-    s = calloc(1, sizeof *s);
     if (!s)
-        return CL_ENOMEM;
+        return NULL;
     s->vfs = cfg->vfs ? cfg->vfs : vfs_posix();
     s->readonly = cfg->readonly;
     /* Writer preference: a stream of readers must not starve store_apply. */
-    pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&s->tree_lock, &ra);
@@ -639,20 +628,22 @@ int store_open(const struct store_config *cfg, struct store **out, int *created)
     pthread_cond_init(&s->cond, NULL);
     pthread_mutex_init(&s->ckpt_mu, NULL);
     pthread_cond_init(&s->ckpt_cond, NULL);
-    s->dir = strdup(cfg->dir);
-    if (!s->dir || asprintf(&path, "%s/%s", cfg->dir, STORE_FILE) < 0) {
-        path = NULL;
-        rc = CL_ENOMEM;
-        goto fail;
-    }
+    return s;
+}
 
-    exists = vfs_exists(s->vfs, path);
-    if (exists < 0) {
-        rc = exists;
-        goto fail;
-    }
+/* Makes sure the page file at path holds its meta pages: creates it when
+ * it is absent and cfg asks for creation, or when a creation that died
+ * before writing the metas left it empty.  -ENOENT when absent and not to
+ * be created. */
+static int find_or_create_file(struct store *s, const struct store_config *cfg, const char *path,
+                               int *created)
+{
+    uint64_t size = 0;
+    int rc, exists = vfs_exists(s->vfs, path);
+
+    if (exists < 0)
+        return exists;
     if (exists && !cfg->readonly && cfg->create) {
-        /* A creation that died before writing the metas left an empty file. */
         struct vfs_file *f = NULL;
         rc = vfs_open(s->vfs, path, VFS_O_RDONLY, VFS_CLASS_DATA, &f);
         if (rc == 0) {
@@ -660,31 +651,95 @@ int store_open(const struct store_config *cfg, struct store **out, int *created)
             vfs_close(f);
         }
         if (rc)
-            goto fail;
+            return rc;
         if (size == 0)
             exists = 0;
     }
-    if (!exists) {
-        rc = -ENOENT;
-        if (!cfg->create || cfg->readonly)
-            goto fail;
-        struct store_config c = *cfg;
-        c.vfs = s->vfs;
-        rc = create_file(&c, path);
-        if (rc)
-            goto fail;
-        if (created)
-            *created = 1;
-    }
+    if (exists)
+        return 0;
+    if (!cfg->create || cfg->readonly)
+        return -ENOENT;
+    struct store_config c = *cfg;
+    c.vfs = s->vfs;
+    rc = create_file(&c, path);
+    if (rc)
+        return rc;
+    if (created)
+        *created = 1;
+    return 0;
+}
 
-    rc = vfs_open(s->vfs, path, s->readonly ? VFS_O_RDONLY : 0, VFS_CLASS_DATA, &s->data);
+/* Opens the page file twice: data for pages and, unless readonly, metaf for
+ * the meta pages (each its own VFS class). */
+static int open_files(struct store *s, const char *path)
+{
+    int rc = vfs_open(s->vfs, path, s->readonly ? VFS_O_RDONLY : 0, VFS_CLASS_DATA, &s->data);
+
+    if (rc == 0 && !s->readonly)
+        rc = vfs_open(s->vfs, path, 0, VFS_CLASS_META, &s->metaf);
+    return rc;
+}
+
+/* Walks the durable tree from m's root, checking every page it reaches;
+ * every page it does not reach is free.  A bad tree is not an error here:
+ * the store opens for reads and refuses writes (s->corrupt), since a write
+ * could reuse a live page. */
+static int walk_durable_tree(struct store *s, const struct store_meta *m)
+{
+    struct walk_result wr = {0};
+    uint8_t *seen = calloc((size_t)(m->npages + 7) / 8, 1);
+    int rc;
+
+    if (!seen)
+        return CL_ENOMEM;
+    rc = btree_walk(s, m->root, m->npages, m->generation, seen, &wr);
+    if (rc == CL_ECORRUPT) {
+        s->corrupt = 1;
+    } else if (rc) {
+        goto out;
+    } else if (wr.entries != m->nentries) {
+        s->corrupt = 1;
+        pg_set_bad(s, m->generation % META_PAGES);
+    }
+    atomic_store(&s->depth, wr.depth);
+    rc = 0;
+    for (uint64_t p = m->npages; p-- > META_PAGES;)
+        if (!(seen[p / 8] & (1u << (p % 8))) && pgvec_push(&s->reusable, p)) {
+            rc = CL_ENOMEM;
+            break;
+        }
+out:
+    free(seen);
+    return rc;
+}
+
+int store_open(const struct store_config *cfg, struct store **out, int *created)
+{
+    struct store *s = NULL;
+    struct store_meta m;
+    char *path = NULL;
+    int rc;
+
+    if (created)
+        *created = 0;
+    if (!cfg || !cfg->dir || !out)
+        return CL_EINVAL;
+    *out = NULL;
+    s = store_new(cfg);
+    if (!s)
+        return CL_ENOMEM;
+    s->dir = strdup(cfg->dir);
+    if (!s->dir || asprintf(&path, "%s/%s", cfg->dir, STORE_FILE) < 0) {
+        path = NULL;
+        rc = CL_ENOMEM;
+        goto fail;
+    }
+    rc = find_or_create_file(s, cfg, path, created);
     if (rc)
         goto fail;
-    if (!s->readonly) {
-        rc = vfs_open(s->vfs, path, 0, VFS_CLASS_META, &s->metaf);
-        if (rc)
-            goto fail;
-    }
+    rc = open_files(s, path);
+    if (rc)
+        goto fail;
     rc = meta_choose(s, &m);
     if (rc)
         goto fail;
@@ -694,38 +749,17 @@ int store_open(const struct store_config *cfg, struct store **out, int *created)
     s->durable = m;
     s->root = m.root;
     s->npages = m.npages;
-    s->cur_epoch = m.generation + 1;
+    s->cur_epoch = m.generation + 1; /* invariant 5 */
     atomic_store(&s->nentries, m.nentries);
-
-    /* Free space: every page the durable tree does not reach. */
-    seen = calloc((size_t)(m.npages + 7) / 8, 1);
-    if (!seen) {
-        rc = CL_ENOMEM;
+    rc = walk_durable_tree(s, &m);
+    if (rc)
         goto fail;
-    }
-    rc = btree_walk(s, m.root, m.npages, m.generation, seen, &wr);
-    if (rc == CL_ECORRUPT) {
-        s->corrupt = 1; /* reads may go on; writes could reuse a live page */
-    } else if (rc) {
-        goto fail;
-    } else if (wr.entries != m.nentries) {
-        s->corrupt = 1;
-        pg_set_bad(s, m.generation % META_PAGES);
-    }
-    atomic_store(&s->depth, wr.depth);
-    for (uint64_t p = m.npages; p-- > META_PAGES;)
-        if (!(seen[p / 8] & (1u << (p % 8))) && pgvec_push(&s->reusable, p)) {
-            rc = CL_ENOMEM;
-            goto fail;
-        }
-    free(seen);
     free(path);
     atomic_store(&s->broken, 0);
     *out = s;
     return 0;
 
 fail:
-    free(seen);
     free(path);
     free_store(s);
     return rc;
