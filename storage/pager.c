@@ -405,6 +405,24 @@ void pg_make_writable(struct store *s, struct frame *f)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* mu held.  Forgets pgno's cached frame, dirty or not, unless it is
+ * pinned; waits out I/O on it first.  For a freed page whose contents no
+ * snapshot needs. */
+void pg_cache_drop(struct store *s, uint64_t pgno)
+{
+    int32_t i;
+
+    while ((i = hash_find(s, pgno)) >= 0 && s->frames[i].io)
+        cache_wait(s);
+    if (i >= 0 && s->frames[i].pins == 0) {
+        if (s->frames[i].dirty) {
+            s->frames[i].dirty = 0;
+            s->ndirty--;
+        }
+        hash_remove(s, i);
+    }
+}
+
 uint64_t pg_alloc(struct store *s)
 {
     uint64_t pgno;
@@ -423,21 +441,36 @@ void pg_free(struct store *s, uint64_t pgno, uint64_t epoch)
     pthread_mutex_lock(&s->mu);
     if (epoch == s->cur_epoch) {
         /* In no snapshot: forget its frame, reuse it at once. */
-        int32_t i;
-        while ((i = hash_find(s, pgno)) >= 0 && s->frames[i].io)
-            cache_wait(s);
-        if (i >= 0 && s->frames[i].pins == 0) {
-            if (s->frames[i].dirty) {
-                s->frames[i].dirty = 0;
-                s->ndirty--;
-            }
-            hash_remove(s, i);
-        }
+        pg_cache_drop(s, pgno);
         pgvec_push(&s->reusable, pgno);
     } else {
         pgvec_push(&s->pending_cur, pgno);
     }
     pthread_mutex_unlock(&s->mu);
+}
+
+/* Open: every page past the meta pages that the walk of the durable tree
+ * did not reach (no bit in seen) is reusable. */
+int pg_free_unreached(struct store *s, const uint8_t *seen, uint64_t npages)
+{
+    for (uint64_t p = npages; p-- > META_PAGES;)
+        if (!(seen[p / 8] & (1u << (p % 8))) && pgvec_push(&s->reusable, p))
+            return CL_ENOMEM;
+    return 0;
+}
+
+/* mu held, at checkpoint_begin: the pages freed so far wait for this
+ * checkpoint's meta to be durable (invariant 2). */
+void pg_pending_freeze(struct store *s)
+{
+    pgvec_move(&s->pending_frozen, &s->pending_cur);
+}
+
+/* mu held, once the checkpoint's meta is durable: the pages that waited
+ * for it are in no snapshot any more and become reusable. */
+void pg_pending_release(struct store *s)
+{
+    pgvec_move(&s->reusable, &s->pending_frozen);
 }
 
 /* ---- meta pages ----------------------------------------------------------- */
@@ -702,12 +735,7 @@ static int walk_durable_tree(struct store *s, const struct store_meta *m)
         pg_set_bad(s, m->generation % META_PAGES);
     }
     atomic_store(&s->depth, wr.depth);
-    rc = 0;
-    for (uint64_t p = m->npages; p-- > META_PAGES;)
-        if (!(seen[p / 8] & (1u << (p % 8))) && pgvec_push(&s->reusable, p)) {
-            rc = CL_ENOMEM;
-            break;
-        }
+    rc = pg_free_unreached(s, seen, m->npages);
 out:
     free(seen);
     return rc;
@@ -816,7 +844,7 @@ int store_checkpoint_begin(struct store *s, uint64_t lsn, uint64_t wal_segno, st
     c->meta.wal_segno = wal_segno;
     c->frozen = s->cur_epoch;
     s->cur_epoch++;
-    pgvec_move(&s->pending_frozen, &s->pending_cur);
+    pg_pending_freeze(s);
     pthread_mutex_unlock(&s->mu);
     pthread_rwlock_unlock(&s->tree_lock);
     *out = c;
@@ -884,7 +912,7 @@ int store_checkpoint_finish(struct store *s, struct store_ckpt *c)
     if (rc == 0) {
         pthread_mutex_lock(&s->mu);
         s->durable = c->meta;
-        pgvec_move(&s->reusable, &s->pending_frozen);
+        pg_pending_release(s);
         pthread_mutex_unlock(&s->mu);
     } else {
         pg_break(s, rc);

@@ -95,6 +95,10 @@ int pg_overwrite_pinned(struct store *s, uint64_t pgno, const uint8_t *img, stru
 void pg_make_writable(struct store *s, struct frame *f);
 uint64_t pg_alloc(struct store *s);                                  /* writer: a free page number */
 void pg_free(struct store *s, uint64_t pgno, uint64_t epoch);        /* writer */
+void pg_cache_drop(struct store *s, uint64_t pgno);                  /* mu held */
+int pg_free_unreached(struct store *s, const uint8_t *seen, uint64_t npages); /* open */
+void pg_pending_freeze(struct store *s);                             /* mu held */
+void pg_pending_release(struct store *s);                            /* mu held */
 int pg_read_disk(struct store *s, uint64_t pgno, uint8_t *buf);      /* bypasses the cache */
 void pg_set_bad(struct store *s, uint64_t pgno);
 void pg_break(struct store *s, int err);
