@@ -22,9 +22,10 @@
  *     descent and a 16-frame cache always suffices.
  *   - Copy-on-write: a node written back goes to its own page when that
  *     page belongs to the current epoch, else to a newly allocated page,
- *     and the old one is freed (pager.c decides when it is reusable).  The
- *     new location travels up to the parent (struct up), which is therefore
- *     rewritten too: a change copies its path to the root once per epoch.
+ *     and the old one is freed (pager_free.c decides when it is
+ *     reusable).  The new location travels up to the parent (struct up),
+ *     which is therefore rewritten too: a change copies its path to the
+ *     root once per epoch.
  *   - Splits pick the cut that minimises the larger half; both halves then
  *     fit, because a leaf cell is at most 1546 bytes and a branch cell 524.
  *   - A non-root node left under NODE_MIN_FILL (a quarter) is merged with a
