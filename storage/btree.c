@@ -22,9 +22,10 @@
  *     descent and a 16-frame cache always suffices.
  *   - Copy-on-write: a node written back goes to its own page when that
  *     page belongs to the current epoch, else to a newly allocated page,
- *     and the old one is freed (pager.c decides when it is reusable).  The
- *     new location travels up to the parent (struct up), which is therefore
- *     rewritten too: a change copies its path to the root once per epoch.
+ *     and the old one is freed (pager_free.c decides when it is
+ *     reusable).  The new location travels up to the parent (struct up),
+ *     which is therefore rewritten too: a change copies its path to the
+ *     root once per epoch.
  *   - Splits pick the cut that minimises the larger half; both halves then
  *     fit, because a leaf cell is at most 1546 bytes and a branch cell 524.
  *   - A non-root node left under NODE_MIN_FILL (a quarter) is merged with a
@@ -883,12 +884,9 @@ int store_apply(struct store *s, const struct store_op *ops, size_t n, uint64_t 
 
     if (!s || (n && !ops))
         return CL_EINVAL;
-    if (s->readonly)
-        return CL_EREADONLY;
-    if (atomic_load(&s->broken))
-        return CL_EBROKEN;
-    if (s->corrupt)
-        return CL_ECORRUPT;
+    rc = pg_check_writable(s);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < n; i++) { /* all or nothing: check before changing */
         if (ops[i].klen > CL_MAX_KEY || (!ops[i].del && ops[i].vlen > CL_MAX_VALUE))
             return CL_ETOOBIG;

@@ -1,7 +1,39 @@
 /*
- * pager_internal.h -- what storage/pager.c (page file, cache, free space,
- * meta pages, checkpoints) and storage/btree.c (the tree) share.  Not part
- * of the store contract (store.h).
+ * pager_internal.h -- what the page store's files share.  Not part of the
+ * store contract (store.h).
+ *   pager.c         page I/O and the page cache; sticky failure state
+ *   pager_free.c    free space: reusable and pending page numbers
+ *   pager_meta.c    the two meta pages; checkpoint begin/finish
+ *   pager_open.c    store_open/close, store_verify, stats
+ *   btree.c         the copy-on-write B+tree on top of them
+ *
+ * Invariants (each file's design comment names those it keeps):
+ *   1. A page of the durable snapshot (reachable from the durable meta) is
+ *      never written.  Only pages allocated since the last checkpoint --
+ *      pages in no durable snapshot -- are written, by eviction or by
+ *      store_checkpoint_finish.
+ *   2. A page freed while its epoch is the current one (it belongs to no
+ *      snapshot) is reusable at once.  A page of an older epoch may belong
+ *      to the durable or the frozen snapshot: it waits in pending_cur; at
+ *      checkpoint_begin pending_cur becomes pending_frozen, which turns
+ *      reusable only once that checkpoint's meta is durable.
+ *   3. The writer changes page contents only of current-epoch pages
+ *      (pg_overwrite, or in place in a frame it holds pinned after
+ *      pg_make_writable); frozen pages are copied by btree.c.  So
+ *      checkpoint_finish may write frozen frames while store_apply runs: it
+ *      pins the frame and sets io = WRITE under mu, which keeps it from
+ *      being evicted or reused.  An eviction write never overlaps an
+ *      in-place change: eviction skips pinned frames, and
+ *      pg_make_writable waits for a write begun before the pin.
+ *   4. Every page read from the file is checked (crc, own pgno, type)
+ *      before anyone sees it; a bad one is CL_ECORRUPT with bad_page set.
+ *   5. Epoch bookkeeping: after open cur_epoch = generation + 1; begin
+ *      freezes cur_epoch, which becomes the new meta's generation.  Hence
+ *      every page of the snapshot of generation g has epoch <= g.
+ *
+ * Who calls: store.h's users.  store_apply and checkpoint_begin come from
+ * the engine's single writer; get/scan from any thread; checkpoint_finish
+ * from a checkpointing thread beside them.
  *
  * Locks, in the order they nest:
  *   ckpt_mu     one checkpoint_finish or verify at a time; ckpt_in_flight
@@ -85,7 +117,17 @@ struct store {
     _Atomic uint64_t bad_page;
 };
 
-/* pager.c */
+/* pager.c: sticky failure state */
+void pg_set_bad(struct store *s, uint64_t pgno);
+void pg_break(struct store *s, int err);
+int pg_check_writable(struct store *s); /* 0, or why the store refuses changes */
+
+/* pager.c: page I/O */
+void pg_seal(uint8_t *p);                                            /* sets the page crc */
+int pg_read_disk(struct store *s, uint64_t pgno, uint8_t *buf);      /* bypasses the cache */
+
+/* pager.c: the cache */
+int pg_cache_init(struct store *s, uint64_t cache_size);             /* open */
 int pg_fetch(struct store *s, uint64_t pgno, struct frame **out);   /* pinned, verified */
 void pg_unpin(struct store *s, struct frame *f);
 int pg_overwrite(struct store *s, uint64_t pgno, const uint8_t *img); /* writer: whole page, dirty */
@@ -93,11 +135,20 @@ int pg_overwrite(struct store *s, uint64_t pgno, const uint8_t *img); /* writer:
 int pg_overwrite_pinned(struct store *s, uint64_t pgno, const uint8_t *img, struct frame **out);
 /* writer: a pinned current-epoch frame may now be changed in place (dirty, LSN stamped) */
 void pg_make_writable(struct store *s, struct frame *f);
+void pg_cache_drop(struct store *s, uint64_t pgno);                  /* mu held */
+int pg_write_frozen(struct store *s, uint64_t frozen);               /* checkpoint_finish */
+
+/* pager_free.c */
 uint64_t pg_alloc(struct store *s);                                  /* writer: a free page number */
 void pg_free(struct store *s, uint64_t pgno, uint64_t epoch);        /* writer */
-int pg_read_disk(struct store *s, uint64_t pgno, uint8_t *buf);      /* bypasses the cache */
-void pg_set_bad(struct store *s, uint64_t pgno);
-void pg_break(struct store *s, int err);
+int pg_free_unreached(struct store *s, const uint8_t *seen, uint64_t npages); /* open */
+void pg_pending_freeze(struct store *s);                             /* mu held */
+void pg_pending_release(struct store *s);                            /* mu held */
+
+/* pager_meta.c */
+int pg_create_file(const struct store_config *cfg, const char *path); /* both metas, synced */
+int pg_meta_read(struct store *s, uint64_t slot, struct store_meta *m);
+int pg_meta_choose(struct store *s, struct store_meta *out);         /* the current meta */
 
 /* btree.c: walks the tree from root reading pages from disk, checking
  * every page; marks each reached page in seen (one bit per page < npages). */
