@@ -647,21 +647,13 @@ int cl_txn_begin(struct cl_db *db, unsigned flags, struct cl_txn **out)
     return 0;
 }
 
-static int key_cmp(const void *a, size_t al, const void *b, size_t bl)
-{
-    int c = memcmp(a, b, al < bl ? al : bl);
-    if (c)
-        return c;
-    return al < bl ? -1 : al > bl;
-}
-
 /* Index of key in the write set, or -(insertion point)-1. */
 static long ws_find(const struct cl_txn *t, const void *key, size_t klen)
 {
     size_t lo = 0, hi = t->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = key_cmp(t->ws[mid].key, t->ws[mid].klen, key, klen);
+        int c = store_key_cmp(t->ws[mid].key, t->ws[mid].klen, key, klen);
         if (c == 0)
             return (long)mid;
         if (c < 0)
@@ -835,11 +827,11 @@ int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size
     }
     while (rc == 0) {
         const struct ws_entry *w = NULL, *s = i < sb.n ? &sb.e[i] : NULL;
-        if (j < t->n && (!hi || key_cmp(t->ws[j].key, t->ws[j].klen, hi, hilen) < 0))
+        if (j < t->n && (!hi || store_key_cmp(t->ws[j].key, t->ws[j].klen, hi, hilen) < 0))
             w = &t->ws[j];
         if (!w && !s)
             break;
-        int c = !w ? -1 : !s ? 1 : key_cmp(s->key, s->klen, w->key, w->klen);
+        int c = !w ? -1 : !s ? 1 : store_key_cmp(s->key, s->klen, w->key, w->klen);
         if (c < 0) {
             rc = fn(arg, s->key, s->klen, s->val, s->vlen);
             i++;

@@ -112,7 +112,7 @@ static unsigned raw_upper(const uint8_t *p, int leaf, const void *key, size_t kl
         unsigned mid = (lo + hi) / 2;
         uint16_t kl;
         const uint8_t *k = raw_key(p, leaf, mid, &kl);
-        if (pg_keycmp(k, kl, key, klen) <= 0)
+        if (store_key_cmp(k, kl, key, klen) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -129,7 +129,7 @@ static unsigned raw_lower(const uint8_t *p, int leaf, const void *key, size_t kl
         unsigned mid = (lo + hi) / 2;
         uint16_t kl;
         const uint8_t *k = raw_key(p, leaf, mid, &kl);
-        int c = pg_keycmp(k, kl, key, klen);
+        int c = store_key_cmp(k, kl, key, klen);
         if (c < 0) {
             lo = mid + 1;
         } else {
@@ -356,7 +356,7 @@ static uint32_t node_lower(const struct node *nd, const uint8_t *key, size_t kle
     *eq = 0;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        int c = pg_keycmp(nd->c[mid].key, nd->c[mid].klen, key, klen);
+        int c = store_key_cmp(nd->c[mid].key, nd->c[mid].klen, key, klen);
         if (c < 0) {
             lo = mid + 1;
         } else {
@@ -373,7 +373,7 @@ static uint32_t node_upper(const struct node *nd, const uint8_t *key, size_t kle
     uint32_t lo = 0, hi = nd->n;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        if (pg_keycmp(nd->c[mid].key, nd->c[mid].klen, key, klen) <= 0)
+        if (store_key_cmp(nd->c[mid].key, nd->c[mid].klen, key, klen) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -1030,7 +1030,7 @@ int store_scan(struct store *s, const void *lo, size_t lolen, const void *hi, si
             const uint8_t *c = leaf + pg_slot(leaf, i), *k = c + LEAF_CELL_HDR, *v;
             uint16_t kl = get_le16(c), flags = get_le16(c + 2);
             uint32_t vl = get_le32(c + 4);
-            if (hi && pg_keycmp(k, kl, hi, hilen) >= 0)
+            if (hi && store_key_cmp(k, kl, hi, hilen) >= 0)
                 goto out;
             v = k + kl;
             if (!(flags & LEAF_F_OVFL)) {
@@ -1181,8 +1181,8 @@ static int walk_node(struct walker *w, uint64_t pgno, uint64_t from, int level, 
         used += 2 + sz;
         if (off + sz > PG_SIZE || used > NODE_CAP)
             goto bad;
-        if ((prev && pg_keycmp(prev, prevlen, k, kl) >= 0) || (lo && pg_keycmp(k, kl, lo, lolen) < 0) ||
-            (hi && pg_keycmp(k, kl, hi, hilen) >= 0))
+        if ((prev && store_key_cmp(prev, prevlen, k, kl) >= 0) || (lo && store_key_cmp(k, kl, lo, lolen) < 0) ||
+            (hi && store_key_cmp(k, kl, hi, hilen) >= 0))
             goto bad; /* out of order, or outside the parent's separators */
         prev = k;
         prevlen = kl;

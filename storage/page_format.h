@@ -137,13 +137,5 @@ static inline uint16_t pg_nkeys(const uint8_t *p) { return get_le16(p + PG_OFF_N
 static inline uint64_t pg_epoch(const uint8_t *p) { return get_le64(p + PG_OFF_EPOCH); }
 static inline uint16_t pg_slot(const uint8_t *p, unsigned i) { return get_le16(p + NODE_OFF_SLOTS + 2 * i); }
 
-/* The memcmp order of keys, shorter first on a common prefix. */
-static inline int pg_keycmp(const void *a, size_t alen, const void *b, size_t blen)
-{
-    int c = memcmp(a, b, alen < blen ? alen : blen);
-    if (c)
-        return c;
-    return alen < blen ? -1 : alen > blen;
-}
 
 #endif /* CL_PAGE_FORMAT_H */

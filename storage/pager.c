@@ -8,16 +8,16 @@
  *
  * Cache: nframes = max(16, cache_size / 4096) frames, a chained hash
  * pgno -> frame, clock eviction, pin counts.  Evicting a dirty frame writes
- * it (safe by invariant 1).  A frame being loaded has io = LOAD and other
+ * it (safe by PG1).  A frame being loaded has io = LOAD and other
  * fetchers wait for it; a frame being written has io = WRITE and may still
  * be read.  frame_write is the one place a frame is written to the file,
  * for eviction and for checkpoints alike.
  *
- * Keeps invariant 3 (pins and io states keep eviction and checkpoint writes
- * away from a frame the writer is changing in place) and invariant 4 (every
+ * Keeps PG3 (pins and io states keep eviction and checkpoint writes
+ * away from a frame the writer is changing in place) and PG4 (every
  * page read is checked before anyone sees it).  It writes only dirty
- * frames; invariant 1 holds because no page of the durable snapshot is ever
- * dirtied (invariants 2 and 3).
+ * frames; PG1 holds because no page of the durable snapshot is ever
+ * dirtied (PG2 and PG3).
  *
  * Who calls: btree.c -- the writer (pg_overwrite, pg_make_writable) and
  * every reader (pg_fetch, pg_unpin); pager_free.c (pg_cache_drop);
@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "crc32c.h"
+#include "invariant.h"
 
 #define MIN_FRAMES 16u
 
@@ -195,13 +196,16 @@ static void cache_wake(struct store *s)
  * write-out for eviction and for checkpoints.  Called with mu held on a
  * valid, dirty frame with no I/O under way; mu is released during the
  * write, while an extra pin keeps the frame from being evicted or reused
- * and io = WRITE makes pg_make_writable wait (invariant 3).  On failure
+ * and io = WRITE makes pg_make_writable wait (PG3).  On failure
  * the frame stays dirty and the store is broken. */
 static int frame_write(struct store *s, struct frame *f)
 {
     uint64_t pgno = f->pgno;
     int rc;
 
+    CL_INVARIANT("PG3", f->valid && f->dirty && f->io == FRAME_IO_NONE);
+    /* PG1 by PG5: the durable snapshot's pages have epoch <= its generation */
+    CL_INVARIANT("PG1", f->epoch > s->durable.generation && pgno >= 2);
     f->io = FRAME_IO_WRITE;
     f->pins++;
     pthread_mutex_unlock(&s->mu);

@@ -8,8 +8,8 @@
  *   pending_frozen  those freed before the checkpoint in flight began;
  *                   they wait for its meta page to be durable
  *
- * Keeps invariant 2 of pager_internal.h (when a freed page is reusable),
- * on which invariant 1 rests: a page handed out is in no durable snapshot.
+ * Keeps PG2 of pager_internal.h (when a freed page is reusable),
+ * on which PG1 rests: a page handed out is in no durable snapshot.
  * The epoch a page was written in decides its list (pg_free).
  *
  * Who calls: btree.c's writer (pg_alloc, pg_free); pager_meta.c's
@@ -82,7 +82,7 @@ int pg_free_unreached(struct store *s, const uint8_t *seen, uint64_t npages)
 }
 
 /* mu held, at checkpoint_begin: the pages freed so far wait for this
- * checkpoint's meta to be durable (invariant 2). */
+ * checkpoint's meta to be durable (PG2). */
 void pg_pending_freeze(struct store *s)
 {
     pgvec_move(&s->pending_frozen, &s->pending_cur);

@@ -7,17 +7,18 @@
  *   pager_open.c    store_open/close, store_verify, stats
  *   btree.c         the copy-on-write B+tree on top of them
  *
- * Invariants (each file's design comment names those it keeps):
- *   1. A page of the durable snapshot (reachable from the durable meta) is
+ * Invariants PG1-PG5 (each file's design comment names those it keeps;
+ * CL_INVARIANT checks PG1 and PG3 at every page write-out):
+ *   PG1 A page of the durable snapshot (reachable from the durable meta) is
  *      never written.  Only pages allocated since the last checkpoint --
  *      pages in no durable snapshot -- are written, by eviction or by
  *      store_checkpoint_finish.
- *   2. A page freed while its epoch is the current one (it belongs to no
+ *   PG2 A page freed while its epoch is the current one (it belongs to no
  *      snapshot) is reusable at once.  A page of an older epoch may belong
  *      to the durable or the frozen snapshot: it waits in pending_cur; at
  *      checkpoint_begin pending_cur becomes pending_frozen, which turns
  *      reusable only once that checkpoint's meta is durable.
- *   3. The writer changes page contents only of current-epoch pages
+ *   PG3 The writer changes page contents only of current-epoch pages
  *      (pg_overwrite, or in place in a frame it holds pinned after
  *      pg_make_writable); frozen pages are copied by btree.c.  So
  *      checkpoint_finish may write frozen frames while store_apply runs: it
@@ -25,9 +26,9 @@
  *      being evicted or reused.  An eviction write never overlaps an
  *      in-place change: eviction skips pinned frames, and
  *      pg_make_writable waits for a write begun before the pin.
- *   4. Every page read from the file is checked (crc, own pgno, type)
+ *   PG4 Every page read from the file is checked (crc, own pgno, type)
  *      before anyone sees it; a bad one is CL_ECORRUPT with bad_page set.
- *   5. Epoch bookkeeping: after open cur_epoch = generation + 1; begin
+ *   PG5 Epoch bookkeeping: after open cur_epoch = generation + 1; begin
  *      freezes cur_epoch, which becomes the new meta's generation.  Hence
  *      every page of the snapshot of generation g has epoch <= g.
  *

@@ -12,9 +12,9 @@
  * checkpoint leaves its pages for the next one.  One checkpoint at a time
  * (ckpt_mu, ckpt_in_flight).
  *
- * Keeps invariant 5 of pager_internal.h (begin freezes cur_epoch, which
- * becomes the new meta's generation), and the order that invariants 1 and
- * 2 need: the meta is written only after the frozen pages are durable, and
+ * Keeps PG5 of pager_internal.h (begin freezes cur_epoch, which
+ * becomes the new meta's generation), and the order that PG1 and PG2
+ * need: the meta is written only after the frozen pages are durable, and
  * the frozen free pages turn reusable only after the meta is.
  *
  * Who calls: the engine -- checkpoint_begin from its single writer,

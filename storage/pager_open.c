@@ -7,8 +7,8 @@
  * cache, then walk the durable tree: it checks every page it reaches, and
  * every page it does not reach is free.
  *
- * Keeps invariant 5 of pager_internal.h at open (cur_epoch = generation +
- * 1), and starts invariant 2 from a clean slate: after open every free
+ * Keeps PG5 of pager_internal.h at open (cur_epoch = generation +
+ * 1), and starts PG2 from a clean slate: after open every free
  * page is reusable and nothing is pending.
  *
  * Who calls: the engine -- store_open and store_close from cl_open,
@@ -184,7 +184,7 @@ int store_open(const struct store_config *cfg, struct store **out, int *created)
     s->durable = m;
     s->root = m.root;
     s->npages = m.npages;
-    s->cur_epoch = m.generation + 1; /* invariant 5 */
+    s->cur_epoch = m.generation + 1; /* PG5 */
     atomic_store(&s->nentries, m.nentries);
     rc = walk_durable_tree(s, &m);
     if (rc)

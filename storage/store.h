@@ -42,6 +42,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../engine/commitlab.h" /* CL_E* codes */
 #include "vfs.h"
@@ -84,6 +85,17 @@ void store_get_meta(struct store *s, struct store_meta *out); /* the durable met
 /* Reads: value copied into buf (up to cap), *vlen = full length.
  * CL_ENOTFOUND when absent. */
 int store_get(struct store *s, const void *key, size_t klen, void *buf, size_t cap, size_t *vlen);
+
+/* The order of keys in the store, which scans follow: memcmp order, the
+ * shorter first on a common prefix.  The engine merges a transaction's
+ * write set into scans with the same function. */
+static inline int store_key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    if (c)
+        return c;
+    return alen < blen ? -1 : alen > blen;
+}
 
 /* Calls fn for keys in [lo, hi) in order (NULL bound = unbounded).  Holds
  * the read lock during the scan: fn must not call back into the store. */

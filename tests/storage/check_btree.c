@@ -32,7 +32,7 @@ static size_t model_lower(const struct model *m, const void *k, size_t kl, int *
     *eq = 0;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        int c = pg_keycmp(m->e[mid].k, m->e[mid].kl, k, kl);
+        int c = store_key_cmp(m->e[mid].k, m->e[mid].kl, k, kl);
         if (c < 0) {
             lo = mid + 1;
         } else {
@@ -650,7 +650,7 @@ static uint64_t leaf_of(const char *path, uint64_t root, const char *key)
         unsigned i = 0, n = pg_nkeys(p);
         while (i < n) {
             const uint8_t *c = p + pg_slot(p, i);
-            if (pg_keycmp(c + BRANCH_CELL_HDR, get_le16(c), key, strlen(key)) > 0)
+            if (store_key_cmp(c + BRANCH_CELL_HDR, get_le16(c), key, strlen(key)) > 0)
                 break;
             i++;
         }
