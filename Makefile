@@ -36,7 +36,7 @@ test-asan: deps
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -DCL_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(BUILD)-tsan -j $(JOBS)
-	cd $(BUILD)-tsan && TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp" ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS)
 
 # The embedding example, built against an installed copy through pkg-config.
 example: build
