@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "commitlab.h"
 #include "store.h"
 #include "engine_internal.h"
@@ -69,13 +70,6 @@ struct cl_db {
     uint64_t commits, checkpoints, pause_ns; /* atomic */
     uint64_t max_switch_commit_ns;          /* atomic */
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void atomic_max(uint64_t *p, uint64_t v)
 {
@@ -140,13 +134,13 @@ static int db_checkpoint(struct cl_db *db)
 
     pthread_mutex_lock(&db->ckpt_run);
     pthread_mutex_lock(&db->writer);
-    t0 = now_ns();
+    t0 = cl_now_ns();
     rc = db_broken(db) ? CL_EBROKEN : 0;
     if (rc == 0) {
         lsn = wal_end_lsn(db->wal);
         rc = store_checkpoint_begin(db->store, lsn, wal_lsn_segno(lsn, db->segment_size), &ck);
     }
-    __atomic_add_fetch(&db->pause_ns, now_ns() - t0, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&db->pause_ns, cl_now_ns() - t0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&db->writer);
     if (rc)
         goto out;
@@ -441,7 +435,7 @@ static uint64_t random_id(void)
 {
     uint64_t id = 0;
     if (getrandom(&id, sizeof id, 0) != sizeof id)
-        id = now_ns() ^ ((uint64_t)getpid() << 32);
+        id = cl_now_ns() ^ ((uint64_t)getpid() << 32);
     return id ? id : 1;
 }
 
@@ -882,7 +876,7 @@ int cl_commit(struct cl_txn *t)
     db = t->db;
     if ((t->flags & CL_TXN_RDONLY) || t->n == 0)
         goto out;
-    t0 = now_ns();
+    t0 = cl_now_ns();
     switches0 = wal_segment_switches(db->wal);
     wops = malloc(t->n * sizeof *wops);
     sops = malloc(t->n * sizeof *sops);
@@ -928,7 +922,7 @@ int cl_commit(struct cl_txn *t)
     }
     __atomic_add_fetch(&db->commits, 1, __ATOMIC_RELAXED);
     if (wal_segment_switches(db->wal) != switches0)
-        atomic_max(&db->max_switch_commit_ns, now_ns() - t0);
+        atomic_max(&db->max_switch_commit_ns, cl_now_ns() - t0);
     maybe_request_checkpoint(db, lsn);
 out:
     free(wops);

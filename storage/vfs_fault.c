@@ -53,6 +53,7 @@
  * Callers: tests and the crash harness build it over vfs_posix(); the engine
  * sees only the struct vfs table.
  */
+#include "clock.h"
 #include "vfs_fault.h"
 
 #include <errno.h>
@@ -146,13 +147,6 @@ static uint64_t sm64(uint64_t *s)
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- paths ------------------------------------------------------------- */
@@ -1035,9 +1029,9 @@ static int f_sync(struct vfs_file *f, int data_only)
     } else if (fv->lying) {
         goto out; /* success, and nothing is durable */
     } else {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = cl_now_ns();
         rc = data_only ? fv->lower->ops->fdatasync(h->lower) : fv->lower->ops->fsync(h->lower);
-        VFS_COUNT(f->vfs, f->cls, sync_ns, now_ns() - t0);
+        VFS_COUNT(f->vfs, f->cls, sync_ns, cl_now_ns() - t0);
         if (data_only)
             VFS_COUNT(f->vfs, f->cls, fdatasyncs, 1);
         else
@@ -1252,9 +1246,9 @@ static int f_sync_dir(struct vfs *v, const char *dir)
     }
     if ((rc = injected(fv, VFS_FAULT_SYNC_DIR)) != 0)
         goto out; /* nothing in the directory becomes durable */
-    uint64_t t0 = now_ns();
+    uint64_t t0 = cl_now_ns();
     rc = fv->lower->ops->sync_dir(fv->lower, nd);
-    VFS_COUNT(v, VFS_CLASS_OTHER, sync_ns, now_ns() - t0);
+    VFS_COUNT(v, VFS_CLASS_OTHER, sync_ns, cl_now_ns() - t0);
     VFS_COUNT(v, VFS_CLASS_OTHER, fsyncs, 1);
     if (rc)
         goto out;

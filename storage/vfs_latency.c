@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "vfs.h"
 #include "vfs_latency.h"
 
@@ -143,13 +144,6 @@ struct lat_ring {
     int woken;
 };
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int lat_ring_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
 {
     struct lat_ring *lr = calloc(1, sizeof *lr);
@@ -211,7 +205,7 @@ static int lat_ring_collect(struct lat_ring *lr, int wait)
     lr->inflight--;
     for (int i = 0; i < c->n; i++)
         c->user_ios[i].result = c->bios[i].result;
-    c->ready_ns = mono_ns() + (c->has_sync ? (uint64_t)LV(lr->r.vfs)->us * 1000u : 0);
+    c->ready_ns = cl_now_ns() + (c->has_sync ? (uint64_t)LV(lr->r.vfs)->us * 1000u : 0);
     if (c->has_sync)
         VFS_COUNT(lr->r.vfs, c->user_ios[0].f->cls, sync_ns, (uint64_t)LV(lr->r.vfs)->us * 1000u);
     c->next = NULL;
@@ -232,7 +226,7 @@ static int lat_ring_reap(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs
             ;
         if (rc < 0)
             return rc;
-        uint64_t now = mono_ns();
+        uint64_t now = cl_now_ns();
         if (lr->head && lr->head->ready_ns <= now) {
             struct lat_chain *c = lr->head;
             lr->head = c->next;

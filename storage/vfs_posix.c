@@ -25,6 +25,7 @@
  * Callers: the WAL, the page store and the engine through vfs.h; the fault
  * layer (vfs_fault.c) wraps this backend and reuses the shared helpers.
  */
+#include "clock.h"
 #include "vfs.h"
 
 #include <dirent.h>
@@ -43,13 +44,6 @@ struct posix_file {
     struct vfs_file base;
     int fd;
 };
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- shared helpers ---------------------------------------------------- */
 
@@ -255,9 +249,9 @@ static int px_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t o
 static int px_fsync(struct vfs_file *f)
 {
     struct posix_file *pf = (struct posix_file *)f;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = cl_now_ns();
     int rc = fsync(pf->fd) ? -errno : 0;
-    VFS_COUNT(f->vfs, f->cls, sync_ns, now_ns() - t0);
+    VFS_COUNT(f->vfs, f->cls, sync_ns, cl_now_ns() - t0);
     VFS_COUNT(f->vfs, f->cls, fsyncs, 1);
     return rc;
 }
@@ -265,9 +259,9 @@ static int px_fsync(struct vfs_file *f)
 static int px_fdatasync(struct vfs_file *f)
 {
     struct posix_file *pf = (struct posix_file *)f;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = cl_now_ns();
     int rc = fdatasync(pf->fd) ? -errno : 0;
-    VFS_COUNT(f->vfs, f->cls, sync_ns, now_ns() - t0);
+    VFS_COUNT(f->vfs, f->cls, sync_ns, cl_now_ns() - t0);
     VFS_COUNT(f->vfs, f->cls, fdatasyncs, 1);
     return rc;
 }
@@ -341,9 +335,9 @@ static int px_sync_dir(struct vfs *v, const char *dir)
     while (fd < 0 && errno == EINTR);
     if (fd < 0)
         return -errno;
-    t0 = now_ns();
+    t0 = cl_now_ns();
     rc = fsync(fd) ? -errno : 0;
-    VFS_COUNT(v, VFS_CLASS_OTHER, sync_ns, now_ns() - t0);
+    VFS_COUNT(v, VFS_CLASS_OTHER, sync_ns, cl_now_ns() - t0);
     VFS_COUNT(v, VFS_CLASS_OTHER, fsyncs, 1);
     close(fd);
     return rc;
@@ -532,7 +526,7 @@ static int px_ring_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_
     c->n = n;
     c->tag = tag;
     c->ios = ios;
-    c->t0 = now_ns();
+    c->t0 = cl_now_ns();
     /* The SQEs are in the ring now.  If the kernel refuses the enter for
      * the moment (-EAGAIN, -EBUSY), they stay queued: the chain counts as
      * submitted, and the next submit or reap hands them over (a reap never
@@ -623,7 +617,7 @@ static int px_ring_reap(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs_
         for (int k = 0; k < c->n; k++)
             has_sync |= c->ios[k].op != VFS_IO_WRITE || (c->ios[k].f->flags & VFS_O_DSYNC);
         if (has_sync)
-            VFS_COUNT(c->ios[0].f->vfs, c->ios[0].f->cls, sync_ns, now_ns() - c->t0);
+            VFS_COUNT(c->ios[0].f->vfs, c->ios[0].f->cls, sync_ns, cl_now_ns() - c->t0);
         c->used = 0;
         *tag = c->tag;
         *ios = c->ios;

@@ -142,7 +142,7 @@ static int submit_chain(struct wal *w, struct uring_state *us, unsigned slot)
         return wal_set_broken(w, rc);
     c->busy = 1;
     if (us->inflight++ == 0)
-        us->busy_since = wal_now_ns();
+        us->busy_since = cl_now_ns();
     return 0;
 }
 
@@ -180,7 +180,7 @@ static int reap_one(struct wal *w, struct uring_state *us, int wait)
     int k = 0, err = 0, redo = 0;
     c->busy = 0;
     if (--us->inflight == 0)
-        wal_add64(&w->st.sync_ns, wal_now_ns() - us->busy_since);
+        wal_add64(&w->st.sync_ns, cl_now_ns() - us->busy_since);
     if (c->written < c->len) {
         int res = ios[k++].result;
         if (res == -ECANCELED)

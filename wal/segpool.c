@@ -76,7 +76,7 @@ int wal_pool_take(struct wal *w, uint64_t segno)
         prepare = 1;
     } else {
         if (*slot_of(p, segno) == WAL_SLOT_PREPARING) {
-            t0 = wal_now_ns();
+            t0 = cl_now_ns();
             while (*slot_of(p, segno) == WAL_SLOT_PREPARING)
                 pthread_cond_wait(&p->cv, &p->mu);
         }
@@ -89,7 +89,7 @@ int wal_pool_take(struct wal *w, uint64_t segno)
 
     if (prepare) {
         if (!t0)
-            t0 = wal_now_ns();
+            t0 = cl_now_ns();
         rc = wal_segment_create(w, segno);
         if (rc == 0)
             wal_add64(&w->st.segments_created, 1);
@@ -98,7 +98,7 @@ int wal_pool_take(struct wal *w, uint64_t segno)
         wal_add64(&w->st.segments_reused, 1);
     if (t0) {
         wal_add64(&w->st.segment_waits, 1);
-        wal_add64(&w->st.segment_wait_ns, wal_now_ns() - t0);
+        wal_add64(&w->st.segment_wait_ns, cl_now_ns() - t0);
     }
     return rc;
 }

@@ -33,6 +33,7 @@
 
 #include <pthread.h>
 
+#include "clock.h"
 #include "wal.h"
 
 #define WAL_DEFAULT_BUFFER (1u << 20)
@@ -117,7 +118,6 @@ static inline uint64_t wal_load64(const uint64_t *p) { return __atomic_load_n(p,
 static inline void wal_store64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline void wal_add64(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 void wal_max64(uint64_t *p, uint64_t v);
-uint64_t wal_now_ns(void);
 
 /* Marks the log broken with err (the first error sticks); returns err. */
 int wal_set_broken(struct wal *w, int err);

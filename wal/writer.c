@@ -36,13 +36,6 @@
 
 /* ---- small helpers -------------------------------------------------------- */
 
-uint64_t wal_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void wal_max64(uint64_t *p, uint64_t v)
 {
     uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
@@ -157,7 +150,7 @@ int wal_open_segment_locked(struct wal *w, uint64_t segno) { return open_segment
 
 static int timed_pwrite(struct wal *w, const void *buf, size_t len, uint64_t off)
 {
-    uint64_t t0 = w->write_is_sync ? wal_now_ns() : 0;
+    uint64_t t0 = w->write_is_sync ? cl_now_ns() : 0;
     int rc = vfs_pwrite(w->cur.f, buf, len, off);
     if (rc)
         return rc;
@@ -165,7 +158,7 @@ static int timed_pwrite(struct wal *w, const void *buf, size_t len, uint64_t off
     wal_add64(&w->st.bytes, len);
     if (w->write_is_sync) { /* an O_DSYNC write is the sync */
         wal_add64(&w->st.syncs, 1);
-        wal_add64(&w->st.sync_ns, wal_now_ns() - t0);
+        wal_add64(&w->st.sync_ns, cl_now_ns() - t0);
     }
     return 0;
 }
@@ -225,9 +218,9 @@ static int write_range(struct wal *w, uint64_t a, uint64_t e)
 
 static int timed_sync(struct wal *w, struct vfs_file *f)
 {
-    uint64_t t0 = wal_now_ns();
+    uint64_t t0 = cl_now_ns();
     int rc = w->method == CL_METHOD_FSYNC ? vfs_fsync(f) : vfs_fdatasync(f);
-    wal_add64(&w->st.sync_ns, wal_now_ns() - t0);
+    wal_add64(&w->st.sync_ns, cl_now_ns() - t0);
     if (rc == 0)
         wal_add64(&w->st.syncs, 1);
     return rc;
@@ -511,13 +504,13 @@ int wal_append_txn(struct wal *w, uint64_t txn_id, const struct wal_op *ops, siz
 
 int wal_commit(struct wal *w, uint64_t commit_lsn)
 {
-    uint64_t t0 = wal_now_ns();
+    uint64_t t0 = cl_now_ns();
     int rc = wal_broken(w) ? CL_EBROKEN : w->policy->commit(w, commit_lsn);
     /* C4 (docs/design.md): a durable policy acknowledges only what is durable */
     CL_INVARIANT("C4", rc != 0 || !w->policy->durable || wal_durable_lsn(w) >= commit_lsn);
     if (rc == 0)
         wal_add64(&w->st.commits, 1);
-    wal_add64(&w->st.wait_ns, wal_now_ns() - t0);
+    wal_add64(&w->st.wait_ns, cl_now_ns() - t0);
     return rc;
 }
 
