@@ -245,12 +245,13 @@ static void verify(const char *dir, const struct config *c, struct client *cls, 
     options_for(c, &opt);
     opt.create = 0;
     double t0 = bench_now();
-    int rc = cl_open(dir, &opt, &db, NULL);
+    struct cl_recovery_info info;
+    int rc = cl_open(dir, &opt, &db, &info);
     o->recovery_ms = (bench_now() - t0) * 1e3;
     if (rc) {
         o->recovery_failed = 1;
         o->recovery_err = rc;
-        note(o, "recovery failed: %s", cl_strerror(rc));
+        note(o, "recovery failed: %s%s%s", info.bad_file, info.bad_file[0] ? ": " : "", cl_strerror(rc));
         return;
     }
     if (cl_txn_begin(db, CL_TXN_RDONLY, &t)) {

@@ -157,6 +157,9 @@ struct cl_recovery_info {
     int torn_tail;              /* the log ended in a torn or partial record */
     uint64_t corrupt_lsn;       /* when cl_open returns CL_ECORRUPT for the log: the damaged record */
     int missing_segment;        /* ... and the segment holding corrupt_lsn is missing while later ones exist */
+    char bad_file[64];          /* when cl_open returns CL_EFORMAT or CL_ECORRUPT: the file of dir it refused
+                                 * ("data.clp", or a segment "wal-<segno>.log" that is damaged or names another
+                                 * database); empty otherwise.  The refused file is left as it was. */
 };
 
 struct cl_db;

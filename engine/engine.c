@@ -262,7 +262,7 @@ static int recover(struct cl_db *db, const struct store_meta *meta, struct cl_re
     uint64_t max_txn = 0;
     int rc;
 
-    rc = wal_reader_open(db->vfs, db->dir, db->segment_size, meta->checkpoint_lsn, &rd);
+    rc = wal_reader_open(db->vfs, db->dir, db->segment_size, meta->db_id, meta->checkpoint_lsn, &rd);
     if (rc)
         return rc;
     while ((rc = wal_reader_next(rd, &rec)) == 1) {
@@ -310,6 +310,9 @@ static int recover(struct cl_db *db, const struct store_meta *meta, struct cl_re
             info->corrupt_lsn = wal_reader_bad_lsn(rd);
             info->missing_segment = wal_reader_missing(rd);
         }
+        if (rc == CL_ECORRUPT || rc == CL_EFORMAT)
+            wal_segment_name(info->bad_file, sizeof info->bad_file,
+                             wal_lsn_segno(wal_reader_bad_lsn(rd), db->segment_size));
         goto out;
     }
     if (redo.n)
@@ -431,6 +434,37 @@ static void db_free(struct cl_db *db)
     free(db);
 }
 
+/* The page file reads as created (checkpoint LSN 0): either the open that
+ * created it crashed before its first checkpoint -- then the file was
+ * whole (both meta pages, synced) before any log segment was made -- or
+ * the file lost its tail, and with it the later meta page that named the
+ * log.  A file shorter than its two meta pages beside a log is the second
+ * case: refused, or the log would be discarded with every commit in it. */
+static int check_as_created(struct cl_db *db, const char *dir, struct cl_recovery_info *info)
+{
+    uint64_t *segs = NULL, size = 0;
+    size_t nsegs = 0;
+    struct vfs_file *f = NULL;
+    char *path = NULL;
+    int rc = wal_list_segments(db->vfs, dir, &segs, &nsegs);
+    free(segs);
+    if (rc || nsegs == 0)
+        return rc;
+    if (asprintf(&path, "%s/%s", dir, STORE_FILE) < 0)
+        return CL_ENOMEM;
+    rc = vfs_open(db->vfs, path, VFS_O_RDONLY, VFS_CLASS_DATA, &f);
+    if (rc == 0) {
+        rc = vfs_size(f, &size);
+        vfs_close(f);
+    }
+    free(path);
+    if (rc == 0 && size < 2 * (uint64_t)STORE_PAGE_SIZE) {
+        snprintf(info->bad_file, sizeof info->bad_file, "%s", STORE_FILE);
+        rc = CL_ECORRUPT;
+    }
+    return rc;
+}
+
 static uint64_t random_id(void)
 {
     uint64_t id = 0;
@@ -508,6 +542,8 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         .db_id = random_id(), .wal_segment_size = db->opt.segment_size,
     };
     rc = store_open(&sc, &db->store, &created);
+    if (rc == CL_EFORMAT || rc == CL_ECORRUPT)
+        snprintf(info->bad_file, sizeof info->bad_file, "%s", STORE_FILE);
     if (rc)
         goto fail;
     store_get_meta(db->store, &meta);
@@ -522,6 +558,10 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
      * segment that open may have made is no part of any log. */
     if (!created && meta.checkpoint_lsn != 0) {
         rc = recover(db, &meta, info);
+        if (rc)
+            goto fail;
+    } else if (!created) {
+        rc = check_as_created(db, dir, info);
         if (rc)
             goto fail;
     }

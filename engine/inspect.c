@@ -66,7 +66,7 @@ int cl_inspect(const char *dir, int verify, struct cl_inspect *out, cl_inspect_s
         fn(arg, &seg);
     }
 
-    rc = wal_reader_open(v, dir, m.wal_segment_size, m.checkpoint_lsn, &rd);
+    rc = wal_reader_open(v, dir, m.wal_segment_size, m.db_id, m.checkpoint_lsn, &rd);
     if (rc)
         goto out;
     while ((rc = wal_reader_next(rd, &rec)) == 1)

@@ -32,6 +32,7 @@ struct wal_reader {
     struct vfs *vfs;
     char *dir;
     uint64_t seg_size;
+    uint64_t db_id;          /* the database's: a segment with another is not ours */
     uint64_t pos;            /* LSN of the next record */
     uint64_t segno;          /* segment in seg, when have_seg */
     int have_seg;
@@ -66,11 +67,15 @@ static int load_segment(struct wal_reader *r, uint64_t segno, uint8_t *buf, int 
     if (rc)
         return rc;
     memset(buf + got, 0, (size_t)(r->seg_size - got));
-    /* The records are self-identifying (LSN, incarnation, CRC); the header
-     * only has to agree with them when it is readable at all. */
+    /* The records are self-identifying (LSN, incarnation, CRC) but do not
+     * name their database: a readable header must, or the segment -- one
+     * copied from another database, say -- is refused before any of its
+     * records is replayed. */
     if (wal_segment_header_decode(buf, got, &h) == 0 &&
-        (h.segment_size != r->seg_size || h.segno != segno))
+        (h.segment_size != r->seg_size || h.segno != segno || h.db_id != r->db_id)) {
+        r->bad_lsn = wal_segment_start_lsn(segno, r->seg_size);
         return CL_EFORMAT;
+    }
     *present = 1;
     return 0;
 }
@@ -183,7 +188,7 @@ corrupt:
     return finish(r, RD_CORRUPT, CL_ECORRUPT);
 }
 
-int wal_reader_open(struct vfs *v, const char *dir, uint64_t segment_size, uint64_t start_lsn,
+int wal_reader_open(struct vfs *v, const char *dir, uint64_t segment_size, uint64_t db_id, uint64_t start_lsn,
                     struct wal_reader **out)
 {
     struct wal_reader *r;
@@ -202,6 +207,7 @@ int wal_reader_open(struct vfs *v, const char *dir, uint64_t segment_size, uint6
         return CL_ENOMEM;
     }
     r->seg_size = segment_size;
+    r->db_id = db_id;
     if (wal_lsn_offset(start_lsn, segment_size) < WAL_SEG_HEADER)
         start_lsn = wal_segment_start_lsn(wal_lsn_segno(start_lsn, segment_size), segment_size);
     r->pos = r->end_lsn = start_lsn;

@@ -231,10 +231,13 @@ struct wal_record {
 
 struct wal_reader;
 
-/* Reads the log of dir from start_lsn.  A missing first segment is an empty
- * log -- unless a later segment exists: then the log has a hole, and the
- * first wal_reader_next returns CL_ECORRUPT (wal_reader_missing). */
-int wal_reader_open(struct vfs *v, const char *dir, uint64_t segment_size, uint64_t start_lsn,
+/* Reads the log of database db_id in dir from start_lsn.  A missing first
+ * segment is an empty log -- unless a later segment exists: then the log
+ * has a hole, and the first wal_reader_next returns CL_ECORRUPT
+ * (wal_reader_missing).  A segment whose header names another database,
+ * segment number or size makes wal_reader_next return CL_EFORMAT, with
+ * wal_reader_bad_lsn at that segment's start. */
+int wal_reader_open(struct vfs *v, const char *dir, uint64_t segment_size, uint64_t db_id, uint64_t start_lsn,
                     struct wal_reader **out);
 
 /* 1: *rec filled (SWITCH records are followed internally and not returned);

@@ -79,7 +79,8 @@ static int cl_drv_open(struct bench_db *db)
     int rc = build_options(db->cfg, &o, db->err, sizeof db->err);
     if (rc)
         return rc;
-    rc = cl_open(db->path, &o, &h, NULL);
+    struct cl_recovery_info info;
+    rc = cl_open(db->path, &o, &h, &info);
     if (rc == CL_ENOTSUP) {
         /* Name what was asked, so the n/a row says which knob. */
         char asked[160] = "";
@@ -93,7 +94,8 @@ static int cl_drv_open(struct bench_db *db)
         return BENCH_NA;
     }
     if (rc) {
-        snprintf(db->err, sizeof db->err, "cl_open %.160s: %.80s", db->path, cl_strerror(rc));
+        snprintf(db->err, sizeof db->err, "cl_open %.100s: %.60s%s%.80s", db->path, info.bad_file,
+                 info.bad_file[0] ? ": " : "", cl_strerror(rc));
         return BENCH_ERR;
     }
     db->impl = h;

@@ -285,7 +285,7 @@ START_TEST(test_limits)
     struct wal_record rec;
     const void *k, *v;
     uint32_t kl, vl;
-    ck_assert_int_eq(wal_reader_open(vfs_posix(), dir, seg, 0, &r), 0);
+    ck_assert_int_eq(wal_reader_open(vfs_posix(), dir, seg, 0x1234, 0, &r), 0);
     ck_assert_int_eq(wal_reader_next(r, &rec), 1);
     ck_assert_int_eq(rec.type, WAL_REC_PUT);
     ck_assert_int_eq(wal_reader_next(r, &rec), 1);

@@ -315,7 +315,7 @@ START_TEST(test_empty_and_missing)
     struct wal_reader *r;
     struct wal_record rec;
     uint64_t start = wal_segment_start_lsn(7, SEG);
-    ck_assert_int_eq(wal_reader_open(vfs_posix(), dir, SEG, start, &r), 0);
+    ck_assert_int_eq(wal_reader_open(vfs_posix(), dir, SEG, 0x1234, start, &r), 0);
     ck_assert_int_eq(wal_reader_next(r, &rec), 0);
     ck_assert_uint_eq(wal_reader_end_lsn(r), start);
     ck_assert_int_eq(wal_reader_torn(r), 0);
@@ -324,14 +324,14 @@ START_TEST(test_empty_and_missing)
     /* a fresh segment with no records */
     struct wal *w = tl_open(dir, NULL, SEG, CL_SYNC_COMMIT, CL_METHOD_FDATASYNC, CL_SEGINIT_ZERO, 0, 7, NULL);
     wal_close(w);
-    ck_assert_int_eq(wal_reader_open(vfs_posix(), dir, SEG, 7 * (uint64_t)SEG, &r), 0);
+    ck_assert_int_eq(wal_reader_open(vfs_posix(), dir, SEG, 0x1234, 7 * (uint64_t)SEG, &r), 0);
     ck_assert_int_eq(wal_reader_next(r, &rec), 0);
     ck_assert_uint_eq(wal_reader_end_lsn(r), start);
     ck_assert_int_eq(wal_reader_torn(r), 0);
     wal_reader_close(r);
     /* reading from a segment that is missing while a later one (7) exists:
      * a hole in the log, not an empty log */
-    ck_assert_int_eq(wal_reader_open(vfs_posix(), dir, 2 * SEG, wal_segment_start_lsn(3, 2 * SEG), &r), 0);
+    ck_assert_int_eq(wal_reader_open(vfs_posix(), dir, 2 * SEG, 0x1234, wal_segment_start_lsn(3, 2 * SEG), &r), 0);
     ck_assert_int_eq(wal_reader_next(r, &rec), CL_ECORRUPT);
     ck_assert_int_eq(wal_reader_missing(r), 1);
     ck_assert_uint_eq(wal_reader_bad_lsn(r), wal_segment_start_lsn(3, 2 * SEG));

@@ -138,7 +138,7 @@ static inline void tl_read(const char *dir, struct vfs *v, uint64_t seg, uint64_
     size_t j = 0, cap = 0, tcap = 0;
 
     memset(out, 0, sizeof *out);
-    rc = wal_reader_open(v ? v : vfs_posix(), dir, seg, start_lsn, &r);
+    rc = wal_reader_open(v ? v : vfs_posix(), dir, seg, 0x1234, start_lsn, &r);
     ck_assert_int_eq(rc, 0);
     while ((rc = wal_reader_next(r, &rec)) == 1) {
         if (out->nrec == cap) {
