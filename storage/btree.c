@@ -1,7 +1,8 @@
 /*
  * btree.c -- the copy-on-write B+tree of the page store: store_get,
  * store_scan, store_apply, and the checking walk behind store_open and
- * store_verify.  Pages come from storage/pager.c; their bytes are
+ * store_verify.  Pages come from the pager (pager_internal.h: pager.c's
+ * cache and page I/O, pager_free.c's allocation); their bytes are
  * page_format.h.
  *
  * Writes (store_apply, under the tree lock's write side), two paths:

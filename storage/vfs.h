@@ -119,8 +119,8 @@ struct vfs_ops {
     int (*list)(struct vfs *v, const char *dir, vfs_list_fn fn, void *arg); /* names, no "." ".." */
     int (*exists)(struct vfs *v, const char *path);          /* 1, 0, or -errno */
     /* Runs ios in order, stopping at the first failure.  Returns 0 when all
-     * succeeded, else the first failure's code.  A later io_uring policy
-     * provides its own path; this is the portable one. */
+     * succeeded, else the first failure's code.  The uring policy uses the
+     * ring_* chains below; this is the portable sequential path. */
     int (*submit)(struct vfs *v, struct vfs_io *ios, int n);
     void (*destroy)(struct vfs *v);
     /* Asynchronous chains (above); NULL when the backend has none. */

@@ -325,6 +325,7 @@ static int take_batch(struct wal *w, struct uring_state *us)
     c->txns = stop == target ? txns : w->written_txns;
     w->written_txns = c->txns;
     pthread_mutex_lock(&w->mu);
+    CL_INVARIANT("W1", stop > w->written_lsn && stop <= w->end_lsn);
     wal_store64(&w->written_lsn, stop); /* the bytes are copied: the ring may reuse them */
     pthread_mutex_unlock(&w->mu);
     us->fifo_len++;

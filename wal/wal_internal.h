@@ -1,6 +1,6 @@
 /*
- * wal_internal.h -- the writer's state, shared by writer.c, segment.c and
- * the policy files.  Nothing here is part of the contract (wal.h is).
+ * wal_internal.h -- the writer's state, shared by the wal/ sources.
+ * Nothing here is part of the contract (wal.h is).
  *
  * Locks, in the order they are taken:
  *   append_mu  serialises appenders for a whole transaction, so one
@@ -23,7 +23,7 @@
  * copied or written; the switch queue tells the writer where each gap
  * starts.
  *
- * A later policy (group, periodic, uring) uses: wal_write_locked() and
+ * The policies beyond none/commit (group, periodic, uring) use: wal_write_locked() and
  * wal_sync_locked() under io_mu, durable_lsn/written_lsn, durable_cond to
  * wake its waiters (broadcast by wal_sync_locked and by the O_DSYNC write
  * path), policy_state for its own data, and wal_set_broken().

@@ -13,7 +13,7 @@
  * sync=false (the WAL is written, never synced by the write);
  * --sync periodic = sync=false plus a thread calling FlushWAL(sync=true)
  * every --interval ms.  --sync-method fsync = use_fsync; --segments
- * recycle = recycle_log_file_num=4; --cache = block cache capacity.
+ * recycle = recycle_log_file_num=--recycle-max (default 4); --cache = block cache capacity.
  * Counters come from RocksDB's statistics: WAL syncs and bytes, flush and
  * compaction bytes, memtable flushes (as "checkpoints") and write-stall
  * time (as their pauses).
