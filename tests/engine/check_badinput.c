@@ -41,14 +41,11 @@ static uint32_t dir_fingerprint(const char *dir)
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         ck_assert_int_eq(stat(path, &st), 0);
-        uint32_t h = crc32c(e->d_name, strlen(e->d_name)) ^ (uint32_t)st.st_size;
-        FILE *f = fopen(path, "rb");
-        ck_assert_ptr_nonnull(f);
-        char buf[65536];
+        uint8_t *buf;
         size_t n;
-        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-            h = crc32c_extend(h, buf, n);
-        fclose(f);
+        ck_assert_int_eq(tu_read_file(path, &buf, &n), 0);
+        uint32_t h = crc32c_extend(crc32c(e->d_name, strlen(e->d_name)) ^ (uint32_t)st.st_size, buf, n);
+        free(buf);
         fp ^= h * 2654435761u + (uint32_t)st.st_size; /* order-free */
     }
     closedir(d);
@@ -59,23 +56,16 @@ static void write_file(const char *dir, const char *name, const void *buf, size_
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
-    fclose(f);
+    ck_assert_int_eq(tu_write_file(path, buf, len), 0);
 }
 
 static void copy_file(const char *from, const char *to)
 {
-    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
-    char buf[65536];
+    uint8_t *buf;
     size_t n;
-    ck_assert_ptr_nonnull(a);
-    ck_assert_ptr_nonnull(b);
-    while ((n = fread(buf, 1, sizeof buf, a)) > 0)
-        ck_assert_uint_eq(fwrite(buf, 1, n, b), n);
-    fclose(a);
-    fclose(b);
+    ck_assert_int_eq(tu_read_file(from, &buf, &n), 0);
+    ck_assert_int_eq(tu_write_file(to, buf, n), 0);
+    free(buf);
 }
 
 static void small_opts(struct cl_options *o)
