@@ -263,6 +263,7 @@ struct cl_inspect {
     uint64_t put_records, del_records, commit_records, switch_records;
     uint64_t end_lsn;
     int torn_tail;
+    char end_why[512];          /* where the log ends and why it was judged so, in words */
     /* verify */
     int verified;
     uint64_t pages_checked;
@@ -270,13 +271,32 @@ struct cl_inspect {
     uint64_t bad_page, bad_lsn;
 };
 
-typedef void (*cl_inspect_segment_fn)(void *arg, const struct cl_inspect_segment *seg);
+enum cl_record_type { CL_RECORD_PUT = 1, CL_RECORD_DEL, CL_RECORD_COMMIT, CL_RECORD_SWITCH };
+
+/* One log record, as docs/wal-format.md lays it out. */
+struct cl_inspect_record {
+    uint64_t lsn, next_lsn;     /* its position, and the next record's */
+    enum cl_record_type type;
+    uint64_t txn_id;
+    uint64_t sync_lsn;          /* the log was durable up to here when it was made */
+    uint32_t payload_len;
+    uint32_t key_len, value_len; /* put: both; del: key_len */
+    uint32_t nops;              /* commit: the transaction's operations */
+    int malformed;              /* the checksum holds but the payload does not decode */
+};
+
+/* What cl_inspect calls back with; any member may be NULL. */
+struct cl_inspect_visitor {
+    void (*segment)(void *arg, const struct cl_inspect_segment *seg); /* each segment file, in order */
+    void (*record)(void *arg, const struct cl_inspect_record *rec);   /* each record from the checkpoint on */
+    void *arg;
+};
 
 /* Reads dir without writing anything.  With verify, checks every reachable
  * page and every log record from the checkpoint on; returns CL_ECORRUPT
- * naming the first bad page (out->bad_page) or LSN (out->bad_lsn).  fn (may
- * be NULL) is called for each segment file, in order. */
-CL_API int cl_inspect(const char *dir, int verify, struct cl_inspect *out, cl_inspect_segment_fn fn, void *arg);
+ * naming the first bad page (out->bad_page) or LSN (out->bad_lsn).  visit
+ * (may be NULL) is called for each segment file and each log record. */
+CL_API int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const struct cl_inspect_visitor *visit);
 
 CL_API const char *cl_strerror(int err);
 

@@ -23,7 +23,25 @@ static void count_record(struct cl_inspect *out, enum wal_rec_type type)
     }
 }
 
-int cl_inspect(const char *dir, int verify, struct cl_inspect *out, cl_inspect_segment_fn fn, void *arg)
+static void visit_record(const struct cl_inspect_visitor *visit, const struct wal_record *rec)
+{
+    struct cl_inspect_record r = {.lsn = rec->lsn,
+                                  .next_lsn = rec->next_lsn,
+                                  .type = (enum cl_record_type)rec->type,
+                                  .txn_id = rec->txn_id,
+                                  .sync_lsn = rec->sync_lsn,
+                                  .payload_len = rec->len};
+    const void *k, *v;
+    switch (rec->type) {
+    case WAL_REC_PUT: r.malformed = wal_decode_put(rec, &k, &r.key_len, &v, &r.value_len) != 0; break;
+    case WAL_REC_DEL: r.malformed = wal_decode_del(rec, &k, &r.key_len) != 0; break;
+    case WAL_REC_COMMIT: r.malformed = wal_decode_commit(rec, &r.nops) != 0; break;
+    case WAL_REC_SWITCH: r.malformed = rec->len != 0; break;
+    }
+    visit->record(visit->arg, &r);
+}
+
+int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const struct cl_inspect_visitor *visit)
 {
     struct vfs *v = vfs_posix();
     struct store *s = NULL;
@@ -57,20 +75,25 @@ int cl_inspect(const char *dir, int verify, struct cl_inspect *out, cl_inspect_s
     if (rc)
         goto out;
     out->nsegments = nsegs;
-    for (size_t i = 0; i < nsegs && fn; i++) {
+    for (size_t i = 0; i < nsegs && visit && visit->segment; i++) {
         struct wal_segment_header h;
         struct cl_inspect_segment seg = {.segno = segs[i],
                                          .first_lsn = wal_segment_start_lsn(segs[i], m.wal_segment_size)};
         seg.header_ok = wal_read_segment_header(v, dir, segs[i], &h) == 0;
         seg.header_db_id = seg.header_ok ? h.db_id : 0;
-        fn(arg, &seg);
+        visit->segment(visit->arg, &seg);
     }
 
     rc = wal_reader_open(v, dir, m.wal_segment_size, m.db_id, m.checkpoint_lsn, &rd);
     if (rc)
         goto out;
-    while ((rc = wal_reader_next(rd, &rec)) == 1)
+    wal_reader_with_switch(rd, 1);
+    while ((rc = wal_reader_next(rd, &rec)) == 1) {
         count_record(out, rec.type);
+        if (visit && visit->record)
+            visit_record(visit, &rec);
+    }
+    wal_reader_explain(rd, out->end_why, sizeof out->end_why);
     if (rc == CL_ECORRUPT) {
         out->corrupt = CL_CORRUPT_LOG;
         out->bad_lsn = wal_reader_bad_lsn(rd);

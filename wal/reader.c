@@ -18,6 +18,7 @@
  * unsynced tail that a crash may legitimately have cut.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,13 @@ struct wal_reader {
     uint8_t *seg;            /* the current segment's bytes */
     uint8_t *scan;           /* a following segment, while scanning */
     int state, err, torn, missing;
+    int with_switch;         /* return SWITCH records too (inspect) */
     uint64_t end_lsn, bad_lsn;
+    /* Why the log ends where it does, for wal_reader_explain. */
+    enum wal_end_kind end_kind;
+    uint64_t end_segno;      /* the segment the end (or the problem) is in */
+    uint64_t proof_lsn, proof_sync_lsn; /* WAL_END_CORRUPT: the record proving durability */
+    char defect[120];        /* what is wrong with the invalid record */
 };
 
 /* Reads segment segno into buf (missing bytes read as zero).  *present = 0
@@ -74,6 +81,11 @@ static int load_segment(struct wal_reader *r, uint64_t segno, uint8_t *buf, int 
     if (wal_segment_header_decode(buf, got, &h) == 0 &&
         (h.segment_size != r->seg_size || h.segno != segno || h.db_id != r->db_id)) {
         r->bad_lsn = wal_segment_start_lsn(segno, r->seg_size);
+        r->end_kind = WAL_END_FOREIGN;
+        r->end_segno = segno;
+        snprintf(r->defect, sizeof r->defect,
+                 "its header names database %016" PRIx64 ", segment %" PRIu64 ", size %" PRIu64, h.db_id, h.segno,
+                 h.segment_size);
         return CL_EFORMAT;
     }
     *present = 1;
@@ -129,17 +141,45 @@ static int recycled_after(const uint8_t *buf, uint64_t seg_size, uint64_t segno,
 }
 
 /* 1 when some valid record of segment segno at offset >= from has a
- * sync_lsn above bad. */
+ * sync_lsn above bad; *proof is that record. */
 static int durable_after(const uint8_t *buf, uint64_t seg_size, uint64_t segno, uint64_t from,
-                         uint64_t bad)
+                         uint64_t bad, struct wal_record *proof)
 {
-    struct wal_record rec;
     if (from < WAL_SEG_HEADER)
         from = WAL_SEG_HEADER;
     for (uint64_t off = from; off + WAL_REC_HEADER <= seg_size; off += WAL_ALIGN)
-        if (parse_record(buf, seg_size, segno, off, &rec) && rec.sync_lsn > bad)
+        if (parse_record(buf, seg_size, segno, off, proof) && proof->sync_lsn > bad)
             return 1;
     return 0;
+}
+
+/* Which of the validity checks (wal_format.h) the bytes at offset off of
+ * segment segno fail, in words; only for explaining, never on the
+ * reading path. */
+static void describe_defect(const uint8_t *buf, uint64_t seg_size, uint64_t segno, uint64_t off, char *d,
+                            size_t n)
+{
+    const uint8_t *p = buf + off;
+    uint64_t lsn = segno * seg_size + off;
+    if (off + WAL_REC_HEADER > seg_size) {
+        snprintf(d, n, "a record header would run past the segment's end");
+        return;
+    }
+    uint32_t len = get_le32(p + 4);
+    if (get_le64(p + 8) != lsn)
+        snprintf(d, n, "its LSN field reads %" PRIu64 ", not %" PRIu64, get_le64(p + 8), lsn);
+    else if ((uint64_t)len > seg_size - off - WAL_REC_HEADER)
+        snprintf(d, n, "its length, %" PRIu32 " bytes, runs past the segment's end", len);
+    else if (get_le32(p + 32) != (uint32_t)segno)
+        snprintf(d, n, "its incarnation field reads %" PRIu32 ", not segment %" PRIu64, get_le32(p + 32), segno);
+    else if (p[36] < WAL_REC_PUT || p[36] > WAL_REC_SWITCH)
+        snprintf(d, n, "its type, %u, is unknown", p[36]);
+    else if (p[37] != 0 || get_le16(p + 38) != 0)
+        snprintf(d, n, "its flags or reserved bytes are not zero");
+    else
+        snprintf(d, n, "its checksum does not match: stored %08" PRIx32 ", computed %08" PRIx32 " over %" PRIu32
+                       " payload bytes",
+                 get_le32(p), crc32c(p + 4, WAL_REC_HEADER - 4 + (size_t)len), len);
 }
 
 static int finish(struct wal_reader *r, int state, int err)
@@ -160,14 +200,19 @@ static int invalid_at(struct wal_reader *r)
      * or -- in a segment that is not recycled, where everything past the
      * log reads as zero -- anything but zeros is there.  In a recycled
      * segment the bytes past the log are its earlier life's. */
+    struct wal_record proof;
     r->torn = 0;
+    r->end_kind = WAL_END_ZEROS;
+    r->end_segno = r->segno;
     for (uint64_t i = off; i < hend; i++)
         if (r->seg[i]) {
             r->torn = off + 16 > r->seg_size || get_le64(r->seg + off + 8) == bad ||
                       !recycled_after(r->seg, r->seg_size, r->segno, off);
+            r->end_kind = r->torn ? WAL_END_TORN : WAL_END_RECYCLED;
             break;
         }
-    if (durable_after(r->seg, r->seg_size, r->segno, off + WAL_ALIGN, bad))
+    describe_defect(r->seg, r->seg_size, r->segno, off, r->defect, sizeof r->defect);
+    if (durable_after(r->seg, r->seg_size, r->segno, off + WAL_ALIGN, bad, &proof))
         goto corrupt;
     for (uint64_t s = r->segno + 1;; s++) {
         int present;
@@ -178,12 +223,15 @@ static int invalid_at(struct wal_reader *r)
             return finish(r, RD_ERROR, rc);
         if (!present)
             break;
-        if (durable_after(r->scan, r->seg_size, s, WAL_SEG_HEADER, bad))
+        if (durable_after(r->scan, r->seg_size, s, WAL_SEG_HEADER, bad, &proof))
             goto corrupt;
     }
     r->end_lsn = bad;
     return finish(r, RD_END, 0);
 corrupt:
+    r->end_kind = WAL_END_CORRUPT;
+    r->proof_lsn = proof.lsn;
+    r->proof_sync_lsn = proof.sync_lsn;
     r->bad_lsn = bad;
     return finish(r, RD_CORRUPT, CL_ECORRUPT);
 }
@@ -247,7 +295,9 @@ int wal_reader_next(struct wal_reader *r, struct wal_record *rec)
                  * segments present, a missing one is a hole in the log,
                  * not its end. */
                 int err;
+                r->end_segno = segno;
                 if (later_segment_exists(r, segno, &err)) {
+                    r->end_kind = WAL_END_HOLE;
                     r->missing = 1;
                     r->bad_lsn = r->pos;
                     return finish(r, RD_CORRUPT, CL_ECORRUPT);
@@ -255,6 +305,7 @@ int wal_reader_next(struct wal_reader *r, struct wal_record *rec)
                 if (err)
                     return finish(r, RD_ERROR, err);
                 r->end_lsn = r->pos; /* an empty log, or a SWITCH into nothing */
+                r->end_kind = WAL_END_NO_SEGMENT;
                 r->torn = 0;
                 return finish(r, RD_END, 0);
             }
@@ -265,6 +316,8 @@ int wal_reader_next(struct wal_reader *r, struct wal_record *rec)
             return invalid_at(r);
         if (rec->type == WAL_REC_SWITCH) {
             r->pos = wal_segment_start_lsn(segno + 1, r->seg_size);
+            if (r->with_switch)
+                return 1;
             continue;
         }
         r->pos = rec->next_lsn;
@@ -277,6 +330,58 @@ uint64_t wal_reader_end_lsn(struct wal_reader *r) { return r->end_lsn; }
 int wal_reader_torn(struct wal_reader *r) { return r->torn; }
 uint64_t wal_reader_bad_lsn(struct wal_reader *r) { return r->bad_lsn; }
 int wal_reader_missing(struct wal_reader *r) { return r->missing; }
+void wal_reader_with_switch(struct wal_reader *r, int on) { r->with_switch = on; }
+enum wal_end_kind wal_reader_end_kind(struct wal_reader *r) { return r->end_kind; }
+
+void wal_reader_explain(struct wal_reader *r, char *buf, size_t len)
+{
+    uint64_t at = r->state == RD_END ? r->end_lsn : r->bad_lsn;
+    switch (r->state == RD_READING || r->state == RD_ERROR ? WAL_END_NONE : r->end_kind) {
+    case WAL_END_NONE:
+        snprintf(buf, len, "%s", r->state == RD_ERROR ? "the log could not be read to its end (an I/O error)"
+                                                      : "the log was not read to its end");
+        break;
+    case WAL_END_NO_SEGMENT:
+        snprintf(buf, len,
+                 "segment %" PRIu64 " does not exist and no later one does: the log ends where that segment "
+                 "would begin (an empty log, or a SWITCH into a segment not yet created)",
+                 r->end_segno);
+        break;
+    case WAL_END_ZEROS:
+        snprintf(buf, len, "zeros at LSN %" PRIu64 ": nothing was written past the last record", at);
+        break;
+    case WAL_END_RECYCLED:
+        snprintf(buf, len,
+                 "bytes left by the segment's earlier life follow at LSN %" PRIu64
+                 " (%s; whole records of another segment number sit further on): a recycled segment's old "
+                 "contents, not a record of this log",
+                 at, r->defect);
+        break;
+    case WAL_END_TORN:
+        snprintf(buf, len,
+                 "torn tail at LSN %" PRIu64 ": a record begun there is not whole (%s), and no later record's "
+                 "sync_lsn is above %" PRIu64 ", so it was never made durable: a crash may cut it",
+                 at, r->defect, at);
+        break;
+    case WAL_END_CORRUPT:
+        snprintf(buf, len,
+                 "CORRUPT at LSN %" PRIu64 ": the record there is invalid (%s), but the record at LSN %" PRIu64
+                 " has sync_lsn %" PRIu64 ", so the bytes at %" PRIu64
+                 " had been made durable before it was written: they were damaged afterwards",
+                 at, r->defect, r->proof_lsn, r->proof_sync_lsn, at);
+        break;
+    case WAL_END_HOLE:
+        snprintf(buf, len,
+                 "CORRUPT at LSN %" PRIu64 ": segment %" PRIu64
+                 " is missing while later segment files exist: a hole in the log",
+                 at, r->end_segno);
+        break;
+    case WAL_END_FOREIGN:
+        snprintf(buf, len, "segment %" PRIu64 " is not this log's: %s (this database is %016" PRIx64 ")",
+                 r->end_segno, r->defect, r->db_id);
+        break;
+    }
+}
 
 void wal_reader_close(struct wal_reader *r)
 {

@@ -253,6 +253,27 @@ uint64_t wal_reader_bad_lsn(struct wal_reader *r); /* after CL_ECORRUPT */
 int wal_reader_missing(struct wal_reader *r);
 void wal_reader_close(struct wal_reader *r);
 
+/* For inspection: return SWITCH records from wal_reader_next too (they
+ * are followed either way). */
+void wal_reader_with_switch(struct wal_reader *r, int on);
+
+/* How the log read by r ended, after wal_reader_next returned anything but 1. */
+enum wal_end_kind {
+    WAL_END_NONE = 0,    /* not read to the end (or an I/O error) */
+    WAL_END_NO_SEGMENT,  /* the next segment does not exist, nor any later one */
+    WAL_END_ZEROS,       /* zeros where the next record would be */
+    WAL_END_RECYCLED,    /* a recycled segment's earlier contents */
+    WAL_END_TORN,        /* a record begun but not whole, never made durable */
+    WAL_END_CORRUPT,     /* an invalid record that a later one proves was durable */
+    WAL_END_HOLE,        /* a missing segment with later ones present */
+    WAL_END_FOREIGN      /* a segment whose header is another database's */
+};
+enum wal_end_kind wal_reader_end_kind(struct wal_reader *r);
+/* One sentence: where the log ends and why the reader judged it so (which
+ * check the bytes failed, and for corruption the record proving they had
+ * been durable). */
+void wal_reader_explain(struct wal_reader *r, char *buf, size_t len);
+
 /* Payload decoding; return CL_ECORRUPT when the payload is malformed. */
 int wal_decode_put(const struct wal_record *rec, const void **key, uint32_t *klen,
                    const void **val, uint32_t *vlen);

@@ -153,7 +153,7 @@ START_TEST(test_missing_checkpoint_segment)
     cl_close(db);
     vfs_destroy(proc);
 
-    ck_assert_int_eq(cl_inspect(dir, 0, &in, NULL, NULL), 0);
+    ck_assert_int_eq(cl_inspect(dir, 0, &in, NULL), 0);
     uint64_t segno = in.checkpoint_lsn / in.wal_segment_size;
     char name[64], *path;
     snprintf(name, sizeof name, "wal-%016llx.log", (unsigned long long)segno);
