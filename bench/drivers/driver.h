@@ -89,6 +89,12 @@ extern const struct bench_driver *const bench_drivers[];
 extern const size_t bench_ndrivers;
 void bench_list_engines(FILE *f);
 
+/* The libcommitlab options the commitlab driver opens cfg with; BENCH_NA
+ * (why filled) when cfg names an unknown policy or method.  For callers
+ * that open the database themselves, on another file layer. */
+struct cl_options;
+int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o, char *why, size_t len);
+
 /* For drivers: BENCH_NA naming the first of knobs[] the user gave
  * explicitly ("--sync-method: lmdb <why>"), else 0. */
 int bench_reject_given(const struct bench_config *cfg, const enum bench_knob *knobs, size_t n,

@@ -12,7 +12,7 @@
 #include "commitlab.h"
 #include "driver.h"
 
-static int build_options(const struct bench_config *cfg, struct cl_options *o, char *why, size_t len)
+int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o, char *why, size_t len)
 {
     enum cl_sync_policy p;
     enum cl_sync_method m;
@@ -55,7 +55,7 @@ static int cl_check(const struct bench_config *cfg, char *why, size_t len)
         snprintf(why, len, "%s applies to another engine", cfg->lmdb_flags_given ? "--lmdb-flags" : "--sqlite-sync");
         return BENCH_NA;
     }
-    return build_options(cfg, &o, why, len);
+    return bench_commitlab_options(cfg, &o, why, len);
 }
 
 static void cl_describe(const struct bench_config *cfg, char *buf, size_t len)
@@ -76,7 +76,7 @@ static int cl_drv_open(struct bench_db *db)
 {
     struct cl_options o;
     struct cl_db *h;
-    int rc = build_options(db->cfg, &o, db->err, sizeof db->err);
+    int rc = bench_commitlab_options(db->cfg, &o, db->err, sizeof db->err);
     if (rc)
         return rc;
     struct cl_recovery_info info;

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# crash_test.sh COMMITLAB -- `commitlab crash` end to end: a small campaign
-# over the durable policies passes and writes one JSON line per
-# combination; the same campaign on a lying device (syncs make nothing
-# durable) must FAIL, naming a lost acknowledged commit and a replay line;
-# the replay reruns that crash and keeps a directory `inspect --verify`
-# accepts; the non-durable policies may lose and still pass; bad arguments
-# exit 2 naming the flag.
+# crash_test.sh COMMITLAB -- `commitlab crash` end to end:
+#  1. a small campaign over the durable policies passes and writes one JSON
+#     line per combination;
+#  2. the same campaign on a lying device (syncs make nothing durable) must
+#     FAIL, naming a lost acknowledged commit and a replay line;
+#  3. the replay reruns that crash and keeps a directory `inspect --verify`
+#     accepts, and a copy from before recovery that `inspect --records` lists;
+#  4. the non-durable policies may lose and still pass;
+#  5. bad arguments exit 2 naming the flag;
+#  6. --mode kill (SIGKILLed processes on the real file system) loses no
+#     acknowledged commit under any policy, for commitlab and LMDB, and kills
+#     mostly while clients commit;
+#  7. --jobs gives the rows a serial run gives.
 set -u
 bin=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -17,9 +23,9 @@ cd "$work" || exit 1
 out=$("$bin" crash --sync commit,group,uring --sync-method fdatasync,dsync --iterations 40 --quiet \
       --dir "$work/c" --out "$work/c.jsonl" 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "$out"; fail "durable campaign exited $rc"; }
-rows=$(grep -cE '^(commit|group|uring) ' <<<"$out")
+rows=$(grep -cE '^commitlab +(commit|group|uring) ' <<<"$out")
 [ "$rows" -eq 18 ] || { echo "$out"; fail "want 18 rows (3 policies x 2 methods x 3 models), got $rows"; }
-grep -E '^(commit|group|uring) ' <<<"$out" | grep -vq ' ok$' && { echo "$out"; fail "a row is not ok"; }
+grep -E '^commitlab +(commit|group|uring) ' <<<"$out" | grep -vq ' ok$' && { echo "$out"; fail "a row is not ok"; }
 [ "$(wc -l <"$work/c.jsonl")" -eq 18 ] || fail "want 18 JSON lines"
 python3 - "$work/c.jsonl" <<'PY' || fail "JSON lines do not add up"
 import json, sys
@@ -46,6 +52,14 @@ out=$("$bin" crash --replay "$seed" --sync commit --model drop --clients 1 --dir
 [ $rc -eq 0 ] || { echo "$out"; fail "replay of seed $seed (honest device) exited $rc"; }
 [ -f "$work/r/crash/data.clp" ] || { echo "$out"; fail "the replay did not keep its directory"; }
 "$bin" inspect "$work/r/crash" --verify >/dev/null 2>&1 || fail "inspect --verify rejects the recovered directory"
+# ... and a copy as the crash left it, whose log inspect --records lists
+# record by record (as many COMMIT lines as it counts) and explains its end
+[ -f "$work/r/crash.crashed/data.clp" ] || { echo "$out"; fail "no copy of the directory before recovery"; }
+out=$("$bin" inspect "$work/r/crash.crashed" --records 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "$out"; fail "inspect --records of the crashed directory exited $rc"; }
+commits=$(awk '/commit records/ {print $3}' <<<"$out")
+[ "$(grep -cE '^ +[0-9]+ +[0-9]+ COMMIT ' <<<"$out")" -eq "$commits" ] || { echo "$out"; fail "COMMIT lines != $commits"; }
+grep -qE 'why the log ends +(zeros|torn tail|bytes left|segment)' <<<"$out" || { echo "$out"; fail "no reason for the log's end"; }
 
 # 4. non-durable policies may lose acknowledged commits and still pass
 out=$("$bin" crash --sync none --model drop --iterations 40 --quiet --dir "$work/n" 2>&1); rc=$?
@@ -57,8 +71,38 @@ err=$("$bin" crash --sync bogus 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && grep -q -- '--sync' <<<"$err" || fail "--sync bogus: exit $rc: $err"
 err=$("$bin" crash --replay 3 --model drop,torn 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] || fail "--replay with two models: exit $rc"
-err=$("$bin" crash --mode kill 2>&1 >/dev/null); rc=$?
-[ $rc -eq 2 ] && grep -q 'not built' <<<"$err" || fail "--mode kill: exit $rc: $err"
+err=$("$bin" crash --mode kill --model drop 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q -- '--model' <<<"$err" || fail "--mode kill --model: exit $rc: $err"
+err=$("$bin" crash --engine lmdb 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q 'mode kill' <<<"$err" || fail "--engine lmdb under sim: exit $rc: $err"
 out=$("$bin" crash --help); rc=$?
 [ $rc -eq 0 ] && grep -q '^usage: commitlab crash' <<<"$out" || fail "crash --help: exit $rc"
-echo "crash: 5 cases passed"
+# 6. process crashes: the page cache survives a SIGKILL, so even `none`
+#    (and LMDB's MDB_NOSYNC) loses no acknowledged commit
+out=$("$bin" crash --mode kill --engine commitlab,lmdb --sync commit,none --iterations 12 --quiet \
+      --dir "$work/k" --out "$work/k.jsonl" 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "$out"; fail "kill campaign exited $rc"; }
+[ "$(grep -cE '^(commitlab|lmdb) +(commit|none) .* ok$' <<<"$out")" -eq 4 ] || { echo "$out"; fail "want 4 ok rows"; }
+python3 - "$work/k.jsonl" <<'PY' || { echo "$out"; fail "kill JSON lines do not add up"; }
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 4, rows
+for r in rows:
+    assert r["mode"] == "kill" and r["status"] == "ok" and r["crashes"] == 12 and r["acked_lost"] == 0, r
+assert sum(r["crashes_mid_run"] for r in rows) >= 0.5 * 48, rows
+PY
+
+# 7. --jobs: the same crashes in worker processes; the same seeds give the
+#    same crash points, so a single-client sim row adds up the same
+a=$("$bin" crash --sync commit --model torn --clients 1 --iterations 30 --quiet --dir "$work/j1" --out "$work/j1.jsonl" 2>&1) \
+    || { echo "$a"; fail "serial run failed"; }
+b=$("$bin" crash --sync commit --model torn --clients 1 --iterations 30 --jobs 3 --quiet --dir "$work/j3" --out "$work/j3.jsonl" 2>&1) \
+    || { echo "$b"; fail "--jobs 3 run failed"; }
+python3 - "$work/j1.jsonl" "$work/j3.jsonl" <<'PY' || { echo "$a"; echo "$b"; fail "--jobs 3 differs from the serial run"; }
+import json, sys
+a, b = (json.loads(open(f).readline()) for f in sys.argv[1:3])
+for k in ("crashes", "crashes_mid_run", "acked_lost", "unacked_survived", "status"):
+    assert a[k] == b[k], (k, a[k], b[k])
+PY
+[ ! -e "$work/j3" ] || fail "--jobs left its directories behind"
+echo "crash: 7 cases passed"

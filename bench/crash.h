@@ -1,0 +1,100 @@
+/*
+ * crash.h -- `commitlab crash`: the parts of a campaign.
+ *
+ * crash.c parses the command line, walks the combinations and prints
+ * rows; crash_workload.c is the workload every crash runs and the check
+ * after it (engine-neutral: it talks to an engine through the benchmark
+ * driver interface); crash_sim.c makes one simulated power failure on the
+ * fault-injecting file layer; crash_kill.c one process crash (SIGKILL) on
+ * the real file system.
+ */
+#ifndef CL_BENCH_CRASH_H
+#define CL_BENCH_CRASH_H
+
+#include <stdint.h>
+
+#include "commitlab.h"
+#include "drivers/driver.h"
+#include "vfs.h"
+#include "vfs_fault.h"
+
+#define CRASH_MAX_CLIENTS 64
+
+enum crash_mode { CRASH_SIM = 0, CRASH_KILL };
+
+/* One combination of the sweep. */
+struct crash_config {
+    enum crash_mode mode;
+    const struct bench_driver *drv; /* the engine */
+    enum cl_sync_policy sync;       /* commitlab's; the others map what they can */
+    enum cl_sync_method method;
+    enum cl_segment_policy segments;
+    enum cl_segment_init init;
+    uint32_t prealloc;
+    int elr;
+    enum vfs_crash_model model;     /* sim only */
+    unsigned clients;
+    unsigned txns;                  /* per client, at most */
+    int lying;                      /* sim: syncs make nothing durable */
+    int keep_crashed;               /* copy the directory as the crash left it, before recovery */
+    /* The values as given, for rows, JSON and replay lines: sync, method,
+     * segments, init, prealloc, elr, model, clients, engine. */
+    const char *names[9];
+};
+
+/* What one crash showed. */
+struct crash_outcome {
+    int na;               /* the configuration cannot run here */
+    char na_why[200];
+    uint64_t lost;        /* acknowledged transactions missing */
+    uint64_t survived;    /* unacknowledged transactions that survived */
+    unsigned atomicity;   /* partly visible transactions */
+    unsigned garbage;     /* values no commit wrote */
+    unsigned phantom;     /* more than was attempted */
+    int recovery_failed;  /* the database did not open, or could not be read */
+    int mid_run;          /* the crash hit while clients were committing */
+    double recovery_ms;
+    char why[200];        /* the first problem */
+};
+
+/* The witness: what each client was told, kept outside the crashed
+ * process or disk. */
+struct crash_witness {
+    uint64_t acked[CRASH_MAX_CLIENTS];     /* last acknowledged transaction */
+    uint64_t attempted[CRASH_MAX_CLIENTS]; /* last one begun */
+};
+
+/* ---- the workload and its check (crash_workload.c) ------------------------ */
+
+/* Client c's n-th transaction (n >= 1) on connection conn: a<c> = n,
+ * b<c> = n, and the payload row p<c>-<n mod 8> with a value that is a pure
+ * function of (c, n).  BENCH_OK once the engine acknowledged the commit. */
+int crash_txn(struct bench_conn *conn, unsigned c, uint64_t n);
+
+/* Opens nothing: reads db (open, after recovery) and checks it against the
+ * witness for clients 0 .. clients-1, adding to o. */
+void crash_check(struct bench_db *db, unsigned clients, const struct crash_witness *w, struct crash_outcome *o);
+
+/* The bench configuration an engine runs a crash under: small segments,
+ * a small cache and frequent checkpoints, so crashes meet switches,
+ * evictions and checkpoints. */
+void crash_bench_config(const struct crash_config *c, const char *dir, struct bench_config *bc);
+
+/* Copies the files of dir, as the crash left them, to <dir>.crashed (its
+ * name in kept) before recovery changes them; 0 or an errno. */
+int crash_keep_copy(const char *dir, char *kept, size_t len);
+
+/* ---- the modes ------------------------------------------------------------------ */
+
+/* One crash in the fresh directory dir.  span 0: no crash, a calibration
+ * run; *cal then gets how much of the run there is to crash into (file
+ * operations for sim, nanoseconds of committing for kill).  Otherwise the
+ * crash falls uniformly in [0, span) of that measure, drawn from seed. */
+int crash_sim_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
+                  struct crash_outcome *o, uint64_t *cal);
+int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
+                   struct crash_outcome *o, uint64_t *cal);
+
+uint64_t crash_mix(uint64_t x);
+
+#endif
