@@ -5,9 +5,10 @@
 BUILD    ?= build
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
-DEB_PACKAGES := build-essential cmake pkg-config liblmdb-dev liburing-dev check libjansson-dev librocksdb-dev libsqlite3-dev e2fsprogs xfsprogs btrfs-progs python3
+DEB_PACKAGES := build-essential cmake pkg-config liblmdb-dev liburing-dev check libjansson-dev librocksdb-dev libsqlite3-dev e2fsprogs xfsprogs btrfs-progs python3 clang libclang-rt-14-dev
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build demo test test-asan test-tsan example install clean
+.PHONY: all deps build demo test test-asan test-tsan fuzz example install clean
 
 all: build
 
@@ -26,6 +27,12 @@ demo: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory example
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
+
+# The libFuzzer targets (tests/fuzz), FUZZ_SECONDS each, from a corpus of
+# real files; `make test` runs them for 10 s each.
+fuzz: build
+	./scripts/fuzz.sh $(BUILD) $(BUILD)-fuzz $(FUZZ_SECONDS)
 
 # The suites under AddressSanitizer+UBSan and under ThreadSanitizer.
 test-asan: deps
@@ -46,4 +53,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan $(BUILD)-fuzz

@@ -25,6 +25,8 @@ provided() {
     e2fsprogs) command -v mkfs.ext4 >/dev/null || [ -x /sbin/mkfs.ext4 ] ;;
     xfsprogs) command -v mkfs.xfs >/dev/null || [ -x /sbin/mkfs.xfs ] ;;
     btrfs-progs) command -v mkfs.btrfs >/dev/null || [ -x /sbin/mkfs.btrfs ] ;;
+    clang) command -v clang >/dev/null ;;
+    libclang-rt-*-dev) ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 ;;
     *) return 1 ;;
     esac
 }

@@ -149,6 +149,9 @@ void pg_pending_release(struct store *s);                            /* mu held 
 /* pager_meta.c */
 int pg_create_file(const struct store_config *cfg, const char *path); /* both metas, synced */
 int pg_meta_read(struct store *s, uint64_t slot, struct store_meta *m);
+/* Decodes the PG_SIZE bytes of meta page slot p: 0, CL_ECORRUPT (torn or
+ * damaged) or CL_EFORMAT (not a commitlab page file, or another version). */
+int pg_meta_decode(const uint8_t *p, uint64_t slot, struct store_meta *m);
 int pg_meta_choose(struct store *s, struct store_meta *out);         /* the current meta */
 
 /* btree.c: walks the tree from root reading pages from disk, checking

@@ -53,7 +53,7 @@ static void meta_encode(uint8_t *p, uint64_t slot, const struct store_meta *m)
 }
 
 /* 0, CL_ECORRUPT (torn or damaged) or CL_EFORMAT (not ours / other version). */
-static int meta_decode(const uint8_t *p, uint64_t slot, struct store_meta *m)
+int pg_meta_decode(const uint8_t *p, uint64_t slot, struct store_meta *m)
 {
     int crc_ok = get_le32(p + PG_OFF_CRC) == crc32c(p + 4, PG_SIZE - 4);
 
@@ -89,7 +89,16 @@ int pg_meta_read(struct store *s, uint64_t slot, struct store_meta *m)
         return rc;
     if (n < PG_SIZE)
         memset(buf + n, 0, PG_SIZE - n);
-    return meta_decode(buf, slot, m);
+    return pg_meta_decode(buf, slot, m);
+}
+
+/* 1 when meta page slot begins with STORE_MAGIC where a meta page has it. */
+static int has_magic(struct store *s, uint64_t slot)
+{
+    uint8_t magic[8];
+    size_t n = 0;
+    return vfs_pread(s->data, magic, sizeof magic, slot * PG_SIZE + META_OFF_MAGIC, &n) == 0 &&
+           n == sizeof magic && memcmp(magic, STORE_MAGIC, sizeof magic) == 0;
 }
 
 /* Picks the current meta: the valid one with the higher generation. */
@@ -105,6 +114,11 @@ int pg_meta_choose(struct store *s, struct store_meta *out)
     }
     if (rc[0] && rc[1]) {
         pg_set_bad(s, 0);
+        /* Only one meta page is ever being written, so a crash can damage
+         * one, never both: with neither carrying the magic the file is not
+         * a commitlab page file at all. */
+        if (!has_magic(s, 0) && !has_magic(s, 1))
+            return CL_EFORMAT;
         return rc[0] == CL_EFORMAT || rc[1] == CL_EFORMAT ? CL_EFORMAT : CL_ECORRUPT;
     }
     if (rc[0] == 0 && rc[1] == 0)

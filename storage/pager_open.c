@@ -120,6 +120,25 @@ static int open_files(struct store *s, const char *path)
     return rc;
 }
 
+/* The pages a walk of the durable tree can reach: those below the meta's
+ * npages that the file holds.  A page at or past the file's end was never
+ * written, so no valid page is there and none of the tree can be: such
+ * pages are free (extending the file reuses them), whatever npages says.
+ * This also keeps a damaged meta page that kept its checksum (npages
+ * 2^60, say) from sizing the walk's bitmap and the free list. */
+static int walk_limit(struct store *s, uint64_t npages, uint64_t *limit)
+{
+    uint64_t size = 0;
+    int rc = vfs_size(s->data, &size);
+    if (rc)
+        return rc;
+    uint64_t in_file = size / PG_SIZE + (size % PG_SIZE != 0);
+    if (in_file < META_PAGES)
+        in_file = META_PAGES;
+    *limit = npages < in_file ? npages : in_file;
+    return 0;
+}
+
 /* Walks the durable tree from m's root, checking every page it reaches;
  * every page it does not reach is free.  A bad tree is not an error here:
  * the store opens for reads and refuses writes (s->corrupt), since a write
@@ -127,12 +146,16 @@ static int open_files(struct store *s, const char *path)
 static int walk_durable_tree(struct store *s, const struct store_meta *m)
 {
     struct walk_result wr = {0};
-    uint8_t *seen = calloc((size_t)(m->npages + 7) / 8, 1);
-    int rc;
+    uint64_t npages;
+    int rc = walk_limit(s, m->npages, &npages);
 
+    if (rc)
+        return rc;
+    s->npages = npages;
+    uint8_t *seen = calloc((size_t)(npages + 7) / 8, 1);
     if (!seen)
         return CL_ENOMEM;
-    rc = btree_walk(s, m->root, m->npages, m->generation, seen, &wr);
+    rc = btree_walk(s, m->root, npages, m->generation, seen, &wr);
     if (rc == CL_ECORRUPT) {
         s->corrupt = 1;
     } else if (rc) {
@@ -142,7 +165,7 @@ static int walk_durable_tree(struct store *s, const struct store_meta *m)
         pg_set_bad(s, m->generation % META_PAGES);
     }
     atomic_store(&s->depth, wr.depth);
-    rc = pg_free_unreached(s, seen, m->npages);
+    rc = pg_free_unreached(s, seen, npages);
 out:
     free(seen);
     return rc;
@@ -236,12 +259,16 @@ int store_verify(struct store *s, uint64_t *pages_checked)
         if (rc)
             goto out;
     }
-    seen = calloc((size_t)(cur.npages + 7) / 8, 1);
+    uint64_t npages;
+    rc = walk_limit(s, cur.npages, &npages);
+    if (rc)
+        goto out;
+    seen = calloc((size_t)(npages + 7) / 8, 1);
     if (!seen) {
         rc = CL_ENOMEM;
         goto out;
     }
-    rc = btree_walk(s, cur.root, cur.npages, cur.generation, seen, &wr);
+    rc = btree_walk(s, cur.root, npages, cur.generation, seen, &wr);
     checked += wr.pages;
     if (rc == 0 && wr.entries != cur.nentries) {
         pg_set_bad(s, slot);

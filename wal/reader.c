@@ -78,6 +78,16 @@ static int load_segment(struct wal_reader *r, uint64_t segno, uint8_t *buf, int 
      * name their database: a readable header must, or the segment -- one
      * copied from another database, say -- is refused before any of its
      * records is replayed. */
+    if (got >= WAL_SEG_HDR_LEN && memcmp(buf, WAL_MAGIC, 8) == 0 && get_le32(buf + 40) == crc32c(buf, 40) &&
+        get_le32(buf + 8) != WAL_VERSION) {
+        /* a whole header of another format version: not ours to read */
+        r->bad_lsn = wal_segment_start_lsn(segno, r->seg_size);
+        r->end_kind = WAL_END_FOREIGN;
+        r->end_segno = segno;
+        snprintf(r->defect, sizeof r->defect, "its header says format version %" PRIu32 ", this code reads %u",
+                 get_le32(buf + 8), WAL_VERSION);
+        return CL_EFORMAT;
+    }
     if (wal_segment_header_decode(buf, got, &h) == 0 &&
         (h.segment_size != r->seg_size || h.segno != segno || h.db_id != r->db_id)) {
         r->bad_lsn = wal_segment_start_lsn(segno, r->seg_size);

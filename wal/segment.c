@@ -115,6 +115,9 @@ int wal_segment_header_decode(const uint8_t *hdr, size_t len, struct wal_segment
         return CL_ECORRUPT;
     if (get_le32(hdr + 8) != WAL_VERSION || get_le32(hdr + 12) != WAL_SEG_HEADER)
         return CL_EFORMAT;
+    /* a size no log can have: not a header this code wrote */
+    if (get_le64(hdr + 32) < WAL_MIN_SEGMENT || get_le64(hdr + 32) % WAL_SEG_HEADER)
+        return CL_EFORMAT;
     out->version = get_le32(hdr + 8);
     out->db_id = get_le64(hdr + 16);
     out->segno = get_le64(hdr + 24);

@@ -5,10 +5,14 @@
  * as it found it.
  *
  *   - a directory of other files, opened without create;
- *   - a page file of random bytes, and one cut to 100 bytes (even with
- *     create set: an existing file is never taken over);
+ *   - a page file of random bytes (not ours: CL_EFORMAT), and one cut to
+ *     100 bytes (damaged: CL_ECORRUPT), even with create set: an existing
+ *     file is never taken over;
+ *   - a page file or a log segment of a newer format version (CL_EFORMAT);
  *   - a log segment copied in from another database (its header names
- *     the other db_id): refused before any of its records is replayed.
+ *     the other db_id): refused before any of its records is replayed;
+ *   - a meta page that claims more pages than the file holds: opens and
+ *     verifies, the missing pages being free.
  */
 #include <check.h>
 #include <dirent.h>
@@ -22,10 +26,13 @@
 
 #include "commitlab.h"
 #include "crc32c.h"
+#include "endian.h"
+#include "pager_internal.h"
 #include "engine_internal.h"
 #include "testutil.h"
 #include "vfs.h"
 #include "vfs_fault.h"
+#include "wal_format.h"
 
 /* A fingerprint of every file in dir: names, sizes and a CRC of the bytes. */
 static uint32_t dir_fingerprint(const char *dir)
@@ -111,8 +118,9 @@ START_TEST(test_page_file_of_random_bytes)
     for (size_t i = 0; i < sizeof junk; i++)
         junk[i] = (uint8_t)tu_rand(&s);
     write_file(dir, "data.clp", junk, sizeof junk);
-    expect_refused(dir, 1, CL_ECORRUPT, "data.clp"); /* create set: still never taken over */
-    expect_refused(dir, 0, CL_ECORRUPT, "data.clp");
+    /* neither meta page has the magic: not a commitlab file (format), not a damaged one */
+    expect_refused(dir, 1, CL_EFORMAT, "data.clp"); /* create set: still never taken over */
+    expect_refused(dir, 0, CL_EFORMAT, "data.clp");
     tu_rmdir(dir);
     free(dir);
 }
@@ -187,6 +195,101 @@ START_TEST(test_segment_of_another_database)
 }
 END_TEST
 
+/* A database written by a newer format version -- both meta pages, or a
+ * log segment's header, name version 2 with their checksums intact -- is
+ * refused with CL_EFORMAT naming the file, and nothing is written. */
+START_TEST(test_newer_format_version)
+{
+    char *dir = tu_mkdtemp("bad");
+    char path[4096];
+    uint8_t *buf;
+    size_t n;
+    make_db_with_log(dir, "a", 10);
+    snprintf(path, sizeof path, "%s/data.clp", dir);
+    ck_assert_int_eq(tu_read_file(path, &buf, &n), 0);
+    uint8_t *saved = malloc(n);
+    memcpy(saved, buf, n);
+    for (int slot = 0; slot < 2; slot++) {
+        put_le32(buf + slot * PG_SIZE + META_OFF_VERSION, STORE_VERSION + 1);
+        pg_seal(buf + slot * PG_SIZE);
+    }
+    ck_assert_int_eq(tu_write_file(path, buf, n), 0);
+    expect_refused(dir, 1, CL_EFORMAT, "data.clp");
+    ck_assert_int_eq(tu_write_file(path, saved, n), 0);
+    free(buf);
+    free(saved);
+
+    /* the page file back as it was; now the log's first segment */
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char seg[256] = "";
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, "wal-", 4) == 0 && (!seg[0] || strcmp(e->d_name, seg) < 0))
+            snprintf(seg, sizeof seg, "%s", e->d_name);
+    closedir(d);
+    ck_assert(seg[0]);
+    snprintf(path, sizeof path, "%s/%s", dir, seg);
+    ck_assert_int_eq(tu_read_file(path, &buf, &n), 0);
+    put_le32(buf + 8, WAL_VERSION + 1);
+    put_le32(buf + 40, crc32c(buf, 40));
+    ck_assert_int_eq(tu_write_file(path, buf, n), 0);
+    free(buf);
+    expect_refused(dir, 1, CL_EFORMAT, seg);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* A current meta page whose npages says 2^40 (damage that kept, or was
+ * given, a good checksum): the pages past the file's end were never
+ * written and are free, so the database opens and verifies as before,
+ * instead of sizing a bitmap and a free list by 2^40 pages (which failed
+ * with CL_ENOMEM, or ran out of memory). */
+START_TEST(test_meta_claims_pages_the_file_lacks)
+{
+    char *dir = tu_mkdtemp("bad");
+    struct cl_options o;
+    struct cl_db *db;
+    struct cl_inspect in;
+    struct cl_txn *t;
+    small_opts(&o);
+    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    for (int i = 0; i < 300; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "k%05d", i);
+        ck_assert_int_eq(cl_txn_begin(db, 0, &t), 0);
+        ck_assert_int_eq(cl_put(t, k, strlen(k), "value", 5), 0);
+        ck_assert_int_eq(cl_commit(t), 0);
+    }
+    ck_assert_int_eq(cl_close(db), 0);
+    ck_assert_int_eq(cl_inspect(dir, 1, &in, NULL), 0);
+
+    char path[4096];
+    uint8_t *buf;
+    size_t n;
+    snprintf(path, sizeof path, "%s/data.clp", dir);
+    ck_assert_int_eq(tu_read_file(path, &buf, &n), 0);
+    uint8_t *meta = buf + (in.generation % 2) * PG_SIZE;
+    put_le64(meta + META_OFF_NPAGES, 1ull << 40);
+    pg_seal(meta);
+    ck_assert_int_eq(tu_write_file(path, buf, n), 0);
+    free(buf);
+
+    int rc = cl_inspect(dir, 1, &in, NULL);
+    ck_assert_msg(rc == 0, "inspect --verify: %s", cl_strerror(rc));
+    ck_assert_uint_eq(in.nentries, 300);
+    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_txn_begin(db, 0, &t), 0);
+    ck_assert_int_eq(cl_put(t, "more", 4, "x", 1), 0);
+    ck_assert_int_eq(cl_commit(t), 0);
+    ck_assert_int_eq(cl_close(db), 0);
+    ck_assert_int_eq(cl_inspect(dir, 1, &in, NULL), 0);
+    ck_assert_uint_eq(in.nentries, 301);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("badinput");
@@ -195,6 +298,8 @@ int main(void)
     tcase_add_test(tc, test_page_file_of_random_bytes);
     tcase_add_test(tc, test_truncated_page_file);
     tcase_add_test(tc, test_segment_of_another_database);
+    tcase_add_test(tc, test_meta_claims_pages_the_file_lacks);
+    tcase_add_test(tc, test_newer_format_version);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -413,12 +413,34 @@ START_TEST(test_invariant_w1_aborts)
 END_TEST
 #endif
 
+/* The segment header decoder accepts what the encoder writes and refuses
+ * a header, checksum intact, that names a size no log can have (too small
+ * for a segment, or not a whole number of header blocks). */
+START_TEST(test_segment_header_sizes)
+{
+    uint8_t hdr[WAL_SEG_HEADER] = {0};
+    struct wal_segment_header h;
+    wal_segment_header_encode(hdr, 42, 7, 64 * 1024);
+    ck_assert_int_eq(wal_segment_header_decode(hdr, sizeof hdr, &h), 0);
+    ck_assert_uint_eq(h.db_id, 42);
+    ck_assert_uint_eq(h.segno, 7);
+    ck_assert_uint_eq(h.segment_size, 64 * 1024);
+    uint64_t bad[] = {0, 4096, WAL_MIN_SEGMENT - WAL_SEG_HEADER, WAL_MIN_SEGMENT + 8};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        wal_segment_header_encode(hdr, 42, 7, bad[i]);
+        ck_assert_msg(wal_segment_header_decode(hdr, sizeof hdr, &h) == CL_EFORMAT, "size %llu accepted",
+                      (unsigned long long)bad[i]);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("wal_log");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_roundtrip);
+    tcase_add_test(tc, test_segment_header_sizes);
     tcase_add_test(tc, test_methods);
     tcase_add_test(tc, test_stats_commit);
     tcase_add_test(tc, test_stats_none);
