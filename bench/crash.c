@@ -37,7 +37,7 @@ struct list {
 };
 
 struct crash_opts {
-    struct list sync, method, segments, init, prealloc, elr, model, clients, engine;
+    struct list sync, method, segments, init, prealloc, elr, model, clients, engine, workload;
     enum crash_mode mode;
     uint64_t iterations, seed, replay;
     int have_replay, lying, quiet, model_given, iterations_given;
@@ -97,6 +97,7 @@ static int ok_uint(const char *s)
     return *s >= '0' && *s <= '9' && !*end && v <= 64;
 }
 static int ok_any(const char *s) { return s != NULL; }
+static int ok_workload(const char *s) { return !strcmp(s, "kv") || !strcmp(s, "tpcb"); }
 static int ok_clients(const char *s) { return ok_uint(s) && strtoul(s, NULL, 10) >= 1; }
 static int ok_engine(const char *s)
 {
@@ -172,21 +173,22 @@ static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
                 c->names[2], c->names[3], c->names[4], c->names[5]);
     if (c->mode == CRASH_SIM)
         fprintf(f, " --model %s", c->names[6]);
-    fprintf(f, " --clients %u --txns %u%s\n", c->clients, c->txns, c->lying ? " --lying-device" : "");
+    fprintf(f, " --clients %u --workload %s --txns %u%s\n", c->clients, c->names[9], c->txns,
+            c->lying ? " --lying-device" : "");
 }
 
 static void row_header(void)
 {
-    printf("%-9s %-8s %-9s %-8s %-9s %4s %4s %-7s %3s %7s %7s %9s %6s %9s %6s %6s %6s %8s %8s  %s\n", "engine",
-           "sync", "method", "segments", "init", "pre", "elr", "model", "cli", "crashes", "mid-run", "acks lost",
-           "worst", "unacked+", "atomic", "garbg", "recov", "rec ms", "max ms", "verdict");
+    printf("%-9s %-8s %-9s %-8s %-9s %4s %4s %-7s %3s %-4s %7s %7s %9s %6s %9s %6s %6s %6s %8s %8s  %s\n",
+           "engine", "sync", "method", "segments", "init", "pre", "elr", "model", "cli", "load", "crashes", "mid-run",
+           "acks lost", "worst", "unacked+", "atomic", "garbg", "recov", "rec ms", "max ms", "verdict");
 }
 
 static void row(const struct crash_config *c, const struct totals *t)
 {
-    printf("%-9s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u ", c->names[8], c->names[0], cl_only(c, c->names[1]),
+    printf("%-9s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u %-4s ", c->names[8], c->names[0], cl_only(c, c->names[1]),
            cl_only(c, c->names[2]), cl_only(c, c->names[3]), cl_only(c, c->names[4]), cl_only(c, c->names[5]),
-           c->names[6], c->clients);
+           c->names[6], c->clients, c->names[9]);
     if (t->na) {
         printf("%7s  (%s)\n", "n/a", t->na_why);
         return;
@@ -218,6 +220,7 @@ static json_t *row_json(const struct crash_config *c, const struct totals *t)
     json_object_set_new(j, "elr", cl ? json_boolean(c->elr) : json_null());
     json_object_set_new(j, "model", json_string(c->names[6]));
     json_object_set_new(j, "clients", json_integer(c->clients));
+    json_object_set_new(j, "workload", json_string(c->names[9]));
     json_object_set_new(j, "txns_per_client", json_integer(c->txns));
     json_object_set_new(j, "lying_device", json_boolean(c->lying));
     json_object_set_new(j, "status", json_string(t->na ? "n/a" : bad(c, t) ? "failed" : "ok"));
@@ -261,6 +264,8 @@ static void usage(FILE *f)
             "  --elr LIST           on (default), off\n"
             "  --model LIST         sim: drop, torn, reorder (default all three)\n"
             "  --clients LIST       committing threads (default 4)\n"
+            "  --workload LIST      kv (default): blind writes; tpcb: read-modify-write\n"
+            "                       transactions that all update one branch row\n"
             "  --iterations N       crashes per combination (default 200 sim, 50 kill)\n"
             "  --txns N             transactions per client at most (default 40)\n"
             "  --jobs N             run each combination's crashes in N processes (default 1)\n"
@@ -280,8 +285,8 @@ static void usage(FILE *f)
 
 static void free_opts(struct crash_opts *o)
 {
-    struct list *ls[] = {&o->sync, &o->method, &o->segments, &o->init, &o->prealloc,
-                         &o->elr,  &o->model,  &o->clients,  &o->engine};
+    struct list *ls[] = {&o->sync, &o->method, &o->segments, &o->init,   &o->prealloc,
+                         &o->elr,  &o->model,  &o->clients,  &o->engine, &o->workload};
     for (size_t i = 0; i < sizeof ls / sizeof *ls; i++)
         list_free(ls[i]);
 }
@@ -296,7 +301,7 @@ static void parse(struct crash_opts *co, int argc, char **argv)
             {"--segments", &co->segments, ok_segments}, {"--segment-init", &co->init, ok_init},
             {"--prealloc", &co->prealloc, ok_uint}, {"--elr", &co->elr, ok_onoff},
             {"--model", &co->model, ok_model}, {"--clients", &co->clients, ok_clients},
-            {"--engine", &co->engine, ok_engine}};
+            {"--engine", &co->engine, ok_engine}, {"--workload", &co->workload, ok_workload}};
         int done = 0;
         for (size_t k = 0; k < sizeof lists / sizeof *lists && !done; k++)
             if (!strcmp(a, lists[k].flag)) {
@@ -367,9 +372,9 @@ static void parse(struct crash_opts *co, int argc, char **argv)
     }
     if (co->have_replay && (co->sync.n > 1 || co->method.n > 1 || co->segments.n > 1 || co->init.n > 1 ||
                             co->prealloc.n > 1 || co->elr.n > 1 || co->model.n > 1 || co->clients.n > 1 ||
-                            co->engine.n > 1))
+                            co->engine.n > 1 || co->workload.n > 1))
         cli_usage_error("crash", "--replay: give one value for each of --engine, --sync, --sync-method, --segments, "
-                                 "--segment-init, --prealloc, --elr, --model, --clients");
+                                 "--segment-init, --prealloc, --elr, --model, --clients, --workload");
     if (co->mode == CRASH_SIM)
         for (size_t i = 0; i < co->engine.n; i++)
             if (strcmp(co->engine.v[i], "commitlab"))
@@ -390,15 +395,15 @@ static void parse(struct crash_opts *co, int argc, char **argv)
  * commitlab has, on another engine). */
 static int config_at(const struct crash_opts *co, size_t idx, struct crash_config *c)
 {
-    const struct list *ls[] = {&co->sync, &co->method, &co->segments, &co->init, &co->prealloc,
-                               &co->elr,  &co->model,  &co->clients,  &co->engine};
-    size_t pick[9];
-    for (int k = 8; k >= 0; k--) {
+    const struct list *ls[] = {&co->sync, &co->method, &co->segments, &co->init,   &co->prealloc,
+                               &co->elr,  &co->model,  &co->clients,  &co->engine, &co->workload};
+    size_t pick[10];
+    for (int k = 9; k >= 0; k--) {
         pick[k] = idx % ls[k]->n;
         idx /= ls[k]->n;
     }
     memset(c, 0, sizeof *c);
-    for (int k = 0; k < 9; k++)
+    for (int k = 0; k < 10; k++)
         c->names[k] = ls[k]->v[pick[k]];
     c->mode = co->mode;
     c->drv = bench_driver_find(c->names[8]);
@@ -418,6 +423,7 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
         vfs_crash_model_parse(c->names[6], &c->model);
     c->clients = (unsigned)strtoul(c->names[7], NULL, 10);
     c->txns = co->txns;
+    c->workload = strcmp(c->names[9], "tpcb") ? CRASH_KV : CRASH_TPCB;
     c->lying = co->lying;
     c->keep_crashed = co->have_replay;
     return 1;
@@ -438,8 +444,8 @@ static void progress(struct progress *p, const struct crash_config *c, uint64_t 
     if (!p->tty)
         return;
     double el = bench_now() - p->t_start;
-    fprintf(stderr, "\r\033[K[combination %zu of %zu] %s %s/%s %s crash %" PRIu64 " of %" PRIu64 "  %.0f crashes/s",
-            p->idx + 1, p->total, c->names[8], c->names[0], c->names[1], c->names[6], done, n,
+    fprintf(stderr, "\r\033[K[combination %zu of %zu] %s %s %s/%s %s crash %" PRIu64 " of %" PRIu64 "  %.0f crashes/s",
+            p->idx + 1, p->total, c->names[8], c->names[9], c->names[0], c->names[1], c->names[6], done, n,
             el > 0 ? (double)p->crashes_all / el : 0);
     fflush(stderr);
 }
@@ -553,6 +559,7 @@ int cmd_crash(int argc, char **argv)
     list_split(&co.model, "--model", "drop,torn,reorder", ok_model);
     list_split(&co.clients, "--clients", "4", ok_clients);
     list_split(&co.engine, "--engine", "commitlab", ok_engine);
+    list_split(&co.workload, "--workload", "kv", ok_workload);
     parse(&co, argc, argv);
 
     if (mkdir(co.dir, 0755) && errno != EEXIST) {
@@ -569,7 +576,7 @@ int cmd_crash(int argc, char **argv)
 
     struct progress p = {.tty = !co.quiet && isatty(STDERR_FILENO),
                          .total = co.sync.n * co.method.n * co.segments.n * co.init.n * co.prealloc.n * co.elr.n *
-                                  co.model.n * co.clients.n * co.engine.n,
+                                  co.model.n * co.clients.n * co.engine.n * co.workload.n,
                          .t_start = bench_now()};
     crash_fn one = co.mode == CRASH_KILL ? crash_kill_one : crash_sim_one;
     int failed = 0;

@@ -21,6 +21,7 @@
 #define CRASH_MAX_CLIENTS 64
 
 enum crash_mode { CRASH_SIM = 0, CRASH_KILL };
+enum crash_workload { CRASH_KV = 0, CRASH_TPCB };
 
 /* One combination of the sweep. */
 struct crash_config {
@@ -35,11 +36,12 @@ struct crash_config {
     enum vfs_crash_model model;     /* sim only */
     unsigned clients;
     unsigned txns;                  /* per client, at most */
+    enum crash_workload workload;
     int lying;                      /* sim: syncs make nothing durable */
     int keep_crashed;               /* copy the directory as the crash left it, before recovery */
     /* The values as given, for rows, JSON and replay lines: sync, method,
-     * segments, init, prealloc, elr, model, clients, engine. */
-    const char *names[9];
+     * segments, init, prealloc, elr, model, clients, engine, workload. */
+    const char *names[10];
 };
 
 /* What one crash showed. */
@@ -66,14 +68,16 @@ struct crash_witness {
 
 /* ---- the workload and its check (crash_workload.c) ------------------------ */
 
-/* Client c's n-th transaction (n >= 1) on connection conn: a<c> = n,
- * b<c> = n, and the payload row p<c>-<n mod 8> with a value that is a pure
- * function of (c, n).  BENCH_OK once the engine acknowledged the commit. */
-int crash_txn(struct bench_conn *conn, unsigned c, uint64_t n);
+/* Client c's n-th transaction (n >= 1) of the workload on connection
+ * conn (crash_workload.c says what each writes).  BENCH_OK once the
+ * engine acknowledged the commit; BENCH_RETRY when it aborted it (run it
+ * again). */
+int crash_txn(struct bench_conn *conn, enum crash_workload wl, unsigned c, uint64_t n);
 
 /* Opens nothing: reads db (open, after recovery) and checks it against the
- * witness for clients 0 .. clients-1, adding to o. */
-void crash_check(struct bench_db *db, unsigned clients, const struct crash_witness *w, struct crash_outcome *o);
+ * witness of c's clients, adding to o. */
+void crash_check(struct bench_db *db, const struct crash_config *c, const struct crash_witness *w,
+                 struct crash_outcome *o);
 
 /* The bench configuration an engine runs a crash under: small segments,
  * a small cache and frequent checkpoints, so crashes meet switches,

@@ -58,7 +58,7 @@ static void send_msg(int fd, uint32_t kind, uint32_t client, uint64_t n, const c
 
 struct kill_client {
     struct bench_conn conn;
-    unsigned txns;
+    const struct crash_config *c;
     int fd;
     pthread_t th;
 };
@@ -71,8 +71,8 @@ static void *client_main(void *arg)
         send_msg(cl->fd, MSG_ERROR, id, 0, cl->conn.err);
         return NULL;
     }
-    for (uint64_t n = 1; n <= cl->txns; n++) {
-        int rc = crash_txn(&cl->conn, id, n);
+    for (uint64_t n = 1; n <= cl->c->txns; n++) {
+        int rc = crash_txn(&cl->conn, cl->c->workload, id, n);
         if (rc == BENCH_RETRY) { /* nothing of it happened: run it again */
             n--;
             continue;
@@ -101,7 +101,7 @@ static void __attribute__((noreturn)) run_child(const struct crash_config *c, co
     }
     send_msg(fd, MSG_READY, 0, 0, NULL);
     for (unsigned i = 0; i < c->clients; i++) {
-        cls[i] = (struct kill_client){.conn = {.db = &db, .id = i}, .txns = c->txns, .fd = fd};
+        cls[i] = (struct kill_client){.conn = {.db = &db, .id = i}, .c = c, .fd = fd};
         pthread_create(&cls[i].th, NULL, client_main, &cls[i]);
     }
     for (unsigned i = 0; i < c->clients; i++)
@@ -132,7 +132,7 @@ static void recover_and_check(const struct crash_config *c, const struct bench_c
             o->recovery_failed = 1;
             snprintf(o->why, sizeof o->why, "recovery failed: %.180s", db.err);
         } else {
-            crash_check(&db, c->clients, w, o);
+            crash_check(&db, c, w, o);
             c->drv->close(&db);
         }
         ssize_t n = write(fds[1], o, sizeof *o);

@@ -23,7 +23,7 @@
 
 struct sim_client {
     struct bench_conn conn;
-    unsigned txns;
+    const struct crash_config *c;
     struct crash_witness *w;
     pthread_t th;
 };
@@ -32,9 +32,9 @@ static void *client_main(void *arg)
 {
     struct sim_client *cl = arg;
     unsigned id = cl->conn.id;
-    for (uint64_t n = 1; n <= cl->txns; n++) {
+    for (uint64_t n = 1; n <= cl->c->txns; n++) {
         __atomic_store_n(&cl->w->attempted[id], n, __ATOMIC_RELEASE);
-        if (crash_txn(&cl->conn, id, n))
+        if (crash_txn(&cl->conn, cl->c->workload, id, n))
             break; /* the file layer died */
         __atomic_store_n(&cl->w->acked[id], n, __ATOMIC_RELEASE); /* told: acknowledged */
     }
@@ -60,7 +60,7 @@ static void recover_and_check(const struct crash_config *c, const struct bench_c
         return;
     }
     struct bench_db db = {.drv = &bench_driver_commitlab, .cfg = bc, .impl = h};
-    crash_check(&db, c->clients, w, o);
+    crash_check(&db, c, w, o);
     cl_close(h);
 }
 
@@ -100,7 +100,7 @@ int crash_sim_one(const struct crash_config *c, uint64_t seed, uint64_t span, co
         vfs_fault_crash_at(fault, 1 + crash_mix(seed) % span, c->model, seed);
     struct bench_db db = {.drv = &bench_driver_commitlab, .cfg = &bc, .impl = h};
     for (unsigned i = 0; i < c->clients; i++) {
-        cls[i] = (struct sim_client){.conn = {.db = &db, .id = i}, .txns = c->txns, .w = &w};
+        cls[i] = (struct sim_client){.conn = {.db = &db, .id = i}, .c = c, .w = &w};
         pthread_create(&cls[i].th, NULL, client_main, &cls[i]);
     }
     for (unsigned i = 0; i < c->clients; i++)

@@ -3,9 +3,9 @@
  * check after it, written once for every engine (through the benchmark
  * driver interface) and both modes.
  *
- * Client c's n-th transaction writes a<c> = n and b<c> = n and one payload
- * row p<c>-<n mod 8> whose value is a pure function of (c, n).  After the
- * crash and recovery, for every client:
+ * kv (blind writes).  Client c's n-th transaction writes a<c> = n and
+ * b<c> = n and one payload row p<c>-<n mod 8> whose value is a pure
+ * function of (c, n).  After the crash and recovery, for every client:
  *   - a<c> == b<c>, and the payload rows are those of transactions up to
  *     a<c> and no other: no transaction is partly visible, and no value is
  *     one that no commit wrote;
@@ -54,7 +54,7 @@ static size_t payload(unsigned c, uint64_t n, uint8_t *buf)
     return len;
 }
 
-int crash_txn(struct bench_conn *conn, unsigned c, uint64_t n)
+static int kv_txn(struct bench_conn *conn, unsigned c, uint64_t n)
 {
     const struct bench_driver *d = conn->db->drv;
     char ka[16], kb[16], kp[24];
@@ -156,7 +156,174 @@ static void check_client(struct bench_conn *conn, unsigned i, const struct crash
     }
 }
 
-void crash_check(struct bench_db *db, unsigned clients, const struct crash_witness *w, struct crash_outcome *o)
+/* ---- tpcb ------------------------------------------------------------------
+ *
+ * Read-modify-write transactions, TPC-B's shape on a small bank (one
+ * branch, 10 tellers, 100 accounts, every balance 0 until first written):
+ * client c's n-th transaction reads and adds a delta to one account, one
+ * teller and the branch, and inserts the history row h<c>-<n> naming the
+ * account, the teller and the delta, all a pure function of (c, n).  Every
+ * transaction updates the branch, so they all conflict: an engine must
+ * serialise them (commitlab's write transactions take the writer lock at
+ * their first read; RocksDB's lock the rows and may abort, and the
+ * transaction is run again).  After recovery, for every client, its
+ * history rows are exactly h<c>-1 .. h<c>-k for some k (a prefix: no
+ * gap), each as written, with acknowledged <= k <= attempted; and every
+ * balance equals the sum of the deltas of the recovered history rows that
+ * name it.  A transaction partly visible, a lost update, or a value no
+ * commit wrote breaks one of these sums. */
+
+#define TPCB_TELLERS 10u
+#define TPCB_ACCOUNTS 100u
+
+struct tpcb_row {
+    uint32_t client, account, teller, pad;
+    uint64_t n;
+    int64_t delta;
+};
+
+static struct tpcb_row tpcb_row(unsigned c, uint64_t n)
+{
+    uint64_t h = crash_mix(((uint64_t)c << 40) ^ n ^ 0x5450434200000000ull);
+    return (struct tpcb_row){.client = c,
+                             .account = (uint32_t)(h % TPCB_ACCOUNTS),
+                             .teller = (uint32_t)((h >> 12) % TPCB_TELLERS),
+                             .n = n,
+                             .delta = (int64_t)((h >> 24) % 1999999) - 999999};
+}
+
+/* Reads the balance k (0 when absent) and writes it plus delta. */
+static int add_balance(struct bench_conn *conn, const char *k, int64_t delta)
+{
+    const struct bench_driver *d = conn->db->drv;
+    int64_t v = 0;
+    size_t vl = 0;
+    int rc = d->get(conn, k, strlen(k), &v, sizeof v, &vl);
+    if (rc == BENCH_NOTFOUND)
+        v = 0;
+    else if (rc)
+        return rc;
+    v += delta;
+    return d->put(conn, k, strlen(k), &v, sizeof v);
+}
+
+static int tpcb_txn(struct bench_conn *conn, unsigned c, uint64_t n)
+{
+    const struct bench_driver *d = conn->db->drv;
+    struct tpcb_row r = tpcb_row(c, n);
+    char ka[24], kt[24], kh[40];
+    snprintf(ka, sizeof ka, "acct%03u", r.account);
+    snprintf(kt, sizeof kt, "teller%02u", r.teller);
+    snprintf(kh, sizeof kh, "h%u-%" PRIu64, c, n);
+    int rc = d->begin(conn, 0);
+    if (rc)
+        return rc;
+    if ((rc = add_balance(conn, ka, r.delta)) || (rc = add_balance(conn, kt, r.delta)) ||
+        (rc = add_balance(conn, "branch0", r.delta)) || (rc = d->put(conn, kh, strlen(kh), &r, sizeof r))) {
+        d->abort(conn);
+        return rc;
+    }
+    return d->commit(conn);
+}
+
+struct tpcb_sums {
+    int64_t account[TPCB_ACCOUNTS], teller[TPCB_TELLERS], branch;
+};
+
+static void tpcb_check_client(struct bench_conn *conn, unsigned i, unsigned txns, const struct crash_witness *w,
+                              struct tpcb_sums *sums, struct crash_outcome *o)
+{
+    uint64_t k = 0, count = 0;
+    for (uint64_t n = 1; n <= txns; n++) {
+        char kh[40];
+        struct tpcb_row got, want = tpcb_row(i, n);
+        size_t vl = 0;
+        snprintf(kh, sizeof kh, "h%u-%" PRIu64, i, n);
+        int rc = conn->db->drv->get(conn, kh, strlen(kh), &got, sizeof got, &vl);
+        if (rc == BENCH_NOTFOUND)
+            continue;
+        if (rc) {
+            o->recovery_failed = 1;
+            note(o, "client %u: read %s: %s", i, kh, conn->err);
+            return;
+        }
+        if (vl != sizeof got || memcmp(&got, &want, sizeof got) != 0) {
+            o->garbage++;
+            note(o, "client %u: history row %s is not what transaction %" PRIu64 " wrote", i, kh, n);
+            continue;
+        }
+        k = n;
+        count++;
+        sums->account[want.account] += want.delta;
+        sums->teller[want.teller] += want.delta;
+        sums->branch += want.delta;
+    }
+    if (count != k) {
+        o->atomicity++;
+        note(o, "client %u: its history has gaps (%" PRIu64 " rows, the last h%u-%" PRIu64 ")", i, count, i, k);
+    }
+    if (k < w->acked[i]) {
+        o->lost += w->acked[i] - k;
+        note(o, "client %u: acknowledged transaction %" PRIu64 " lost (recovered %" PRIu64 ")", i, w->acked[i], k);
+    } else {
+        o->survived += k - w->acked[i];
+    }
+    if (k > w->attempted[i]) {
+        o->phantom++;
+        note(o, "client %u: transaction %" PRIu64 " recovered, only %" PRIu64 " attempted", i, k, w->attempted[i]);
+    }
+}
+
+static void tpcb_check_balance(struct bench_conn *conn, const char *k, int64_t want, struct crash_outcome *o)
+{
+    int64_t v = 0;
+    size_t vl = 0;
+    int rc = conn->db->drv->get(conn, k, strlen(k), &v, sizeof v, &vl);
+    if (rc == BENCH_NOTFOUND)
+        v = 0;
+    else if (rc) {
+        o->recovery_failed = 1;
+        note(o, "read %s: %s", k, conn->err);
+        return;
+    } else if (vl != sizeof v) {
+        o->garbage++;
+        note(o, "%s holds %zu bytes, not a balance", k, vl);
+        return;
+    }
+    if (v != want) {
+        o->atomicity++;
+        note(o, "%s holds %" PRId64 "; the recovered history says %" PRId64, k, v, want);
+    }
+}
+
+static void tpcb_check(struct bench_conn *conn, const struct crash_config *c, const struct crash_witness *w,
+                       struct crash_outcome *o)
+{
+    struct tpcb_sums sums;
+    char k[24];
+    memset(&sums, 0, sizeof sums);
+    for (unsigned i = 0; i < c->clients; i++)
+        tpcb_check_client(conn, i, c->txns, w, &sums, o);
+    for (unsigned a = 0; a < TPCB_ACCOUNTS; a++) {
+        snprintf(k, sizeof k, "acct%03u", a);
+        tpcb_check_balance(conn, k, sums.account[a], o);
+    }
+    for (unsigned t = 0; t < TPCB_TELLERS; t++) {
+        snprintf(k, sizeof k, "teller%02u", t);
+        tpcb_check_balance(conn, k, sums.teller[t], o);
+    }
+    tpcb_check_balance(conn, "branch0", sums.branch, o);
+}
+
+/* ---- both ------------------------------------------------------------------ */
+
+int crash_txn(struct bench_conn *conn, enum crash_workload wl, unsigned c, uint64_t n)
+{
+    return wl == CRASH_TPCB ? tpcb_txn(conn, c, n) : kv_txn(conn, c, n);
+}
+
+void crash_check(struct bench_db *db, const struct crash_config *c, const struct crash_witness *w,
+                 struct crash_outcome *o)
 {
     struct bench_conn conn = {.db = db, .id = 0};
     if (db->drv->conn_open(&conn) || db->drv->begin(&conn, 1)) {
@@ -165,8 +332,11 @@ void crash_check(struct bench_db *db, unsigned clients, const struct crash_witne
         db->drv->conn_close(&conn);
         return;
     }
-    for (unsigned i = 0; i < clients; i++)
-        check_client(&conn, i, w, o);
+    if (c->workload == CRASH_TPCB)
+        tpcb_check(&conn, c, w, o);
+    else
+        for (unsigned i = 0; i < c->clients; i++)
+            check_client(&conn, i, w, o);
     db->drv->abort(&conn);
     db->drv->conn_close(&conn);
 }
@@ -175,6 +345,7 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
 {
     bench_config_defaults(bc);
     bc->engine = c->names[8];
+    bc->workload = c->names[9]; /* tpcb: the engines' transactional modes (RocksDB's TransactionDB) */
     bc->clients = c->clients;
     bc->dir = dir;
     bc->sync = c->names[0];
