@@ -434,13 +434,16 @@ static void db_free(struct cl_db *db)
     free(db);
 }
 
-/* The page file reads as created (checkpoint LSN 0): either the open that
- * created it crashed before its first checkpoint -- then the file was
- * whole (both meta pages, synced) before any log segment was made -- or
- * the file lost its tail, and with it the later meta page that named the
- * log.  A file shorter than its two meta pages beside a log is the second
- * case: refused, or the log would be discarded with every commit in it. */
-static int check_as_created(struct cl_db *db, const char *dir, struct cl_recovery_info *info)
+/* Before the page file is opened or created: a log segment in the
+ * directory means a database was here, and the page file was made whole
+ * (both meta pages, synced) before any segment was.  So a page file that
+ * is missing, or shorter than its two meta pages, beside a log has lost
+ * its tail or been removed: refused, naming it, since creating a page file
+ * over it would discard the log with every commit in it.  (A page file
+ * that reads as created -- checkpoint LSN 0, both meta pages there -- is
+ * the open that created it crashing before its first checkpoint: nothing
+ * was ever committed, and its segment is no part of any log.) */
+static int check_page_file_beside_log(struct cl_db *db, const char *dir, struct cl_recovery_info *info)
 {
     uint64_t *segs = NULL, size = 0;
     size_t nsegs = 0;
@@ -448,6 +451,8 @@ static int check_as_created(struct cl_db *db, const char *dir, struct cl_recover
     char *path = NULL;
     int rc = wal_list_segments(db->vfs, dir, &segs, &nsegs);
     free(segs);
+    if (rc == -ENOENT)
+        return 0; /* no directory yet */
     if (rc || nsegs == 0)
         return rc;
     if (asprintf(&path, "%s/%s", dir, STORE_FILE) < 0)
@@ -456,6 +461,8 @@ static int check_as_created(struct cl_db *db, const char *dir, struct cl_recover
     if (rc == 0) {
         rc = vfs_size(f, &size);
         vfs_close(f);
+    } else if (rc == -ENOENT) {
+        rc = 0; /* size 0: missing */
     }
     free(path);
     if (rc == 0 && size < 2 * (uint64_t)STORE_PAGE_SIZE) {
@@ -537,6 +544,9 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     rc = made_dir ? sync_parent(db->vfs, dir) : sync_existing(db->vfs, dir);
     if (rc)
         goto fail;
+    rc = check_page_file_beside_log(db, dir, info);
+    if (rc)
+        goto fail;
     struct store_config sc = {
         .vfs = db->vfs, .dir = dir, .cache_size = db->opt.cache_size, .create = db->opt.create,
         .db_id = random_id(), .wal_segment_size = db->opt.segment_size,
@@ -558,10 +568,6 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
      * segment that open may have made is no part of any log. */
     if (!created && meta.checkpoint_lsn != 0) {
         rc = recover(db, &meta, info);
-        if (rc)
-            goto fail;
-    } else if (!created) {
-        rc = check_as_created(db, dir, info);
         if (rc)
             goto fail;
     }

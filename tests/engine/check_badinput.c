@@ -6,8 +6,8 @@
  *
  *   - a directory of other files, opened without create;
  *   - a page file of random bytes (not ours: CL_EFORMAT), and one cut to
- *     100 or 0 bytes beside a log (damaged: CL_ECORRUPT), even with create
- *     set: an existing database is never taken over;
+ *     100 or 0 bytes, or removed, beside a log (damaged: CL_ECORRUPT), even
+ *     with create set: an existing database is never taken over;
  *   - a page file or a log segment of a newer format version (CL_EFORMAT);
  *   - a log segment copied in from another database (its header names
  *     the other db_id): refused before any of its records is replayed;
@@ -161,6 +161,9 @@ START_TEST(test_truncated_page_file)
     /* zero-length, with the log still there: not a fresh database to
      * create over, since the log says one was here */
     ck_assert_int_eq(truncate(path, 0), 0);
+    expect_refused(dir, 1, CL_ECORRUPT, "data.clp");
+    /* and removed: not a directory to make a new database in */
+    ck_assert_int_eq(unlink(path), 0);
     expect_refused(dir, 1, CL_ECORRUPT, "data.clp");
     tu_rmdir(dir);
     free(dir);
