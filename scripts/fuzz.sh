@@ -7,6 +7,7 @@
 # input that caused it is kept in FUZZ_BUILD/fuzz-artifacts/ (add it to
 # tests/fuzz/regress/<target>/ with the fix, and the test suite replays it).
 set -euo pipefail
+trap 'echo "fuzz: scripts/fuzz.sh failed at line $LINENO (exit $?)" >&2' ERR
 build=$1 fbuild=$2 secs=$3
 cli=$build/commitlab
 targets="segment_header meta_page wal_reader page_file"
@@ -38,7 +39,7 @@ for seed in 1 2 3 4 5 6; do
         prefix 0 "$dir/data.clp" >"$work/corpus-page_file/p$n"
         prefix 1 "$dir/data.clp" >"$work/corpus-page_file/s$n"
         prefix 0 "$dir/data.clp" 4096 >"$work/corpus-meta_page/m0-$n"
-        tail -c +4097 "$dir/data.clp" | head -c 4096 >"$work/page1"
+        dd if="$dir/data.clp" of="$work/page1" bs=4096 skip=1 count=1 status=none
         prefix 2 "$work/page1" >"$work/corpus-meta_page/m1-$n"
         segs=("$dir"/wal-*.log)
         [ -f "${segs[0]}" ] || continue
