@@ -13,6 +13,7 @@
 #define CL_BENCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "bench_config.h"
@@ -27,6 +28,13 @@
 void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg);
 /* Removes a directory tree (the run directories). */
 void bench_rm_tree(const char *path);
+
+/* --sync-latency for engines without their own emulation (sync_latency.c):
+ * from bench_sync_latency_set(us) until it is set to 0, every successful
+ * fsync, fdatasync, msync(MS_SYNC) and write to an O_DSYNC/O_SYNC file in
+ * this process sleeps us afterwards; bench_sync_latency_points counts them. */
+void bench_sync_latency_set(uint32_t us);
+uint64_t bench_sync_latency_points(void);
 
 /* SIGINT/SIGTERM: bench_interrupt() (async-signal-safe) makes the current
  * run stop at once (reported as an error) and bench_sweep skip the rest. */

@@ -306,6 +306,14 @@ static int run_check_engine(struct run *rn)
         rn->r->status = RUN_NA;
         return -1;
     }
+    if (rn->cfg->sync_latency_us && !rn->drv->own_sync_latency) {
+        /* the same emulated device for this engine, at each of its
+         * durability points, until run_end */
+        size_t n = strlen(rn->r->settings);
+        snprintf(rn->r->settings + n, sizeof rn->r->settings - n, " sync_latency=%uus(emulated, at its syncs)",
+                 rn->cfg->sync_latency_us);
+        bench_sync_latency_set(rn->cfg->sync_latency_us);
+    }
     return 0;
 }
 
@@ -596,6 +604,7 @@ static void run_end(struct run *rn)
     close_clients(rn);
     if (rn->db_open)
         rn->drv->close(&rn->db);
+    bench_sync_latency_set(0);
     if (rn->r->run_dir[0] && !rn->cfg->reuse)
         bench_rm_tree(rn->r->run_dir);
     if (rn->sh.timeline) {

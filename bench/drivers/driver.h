@@ -60,6 +60,8 @@ struct bench_driver {
     const char *name;
     int built;                    /* compiled into this binary */
     const char *maps;             /* for --list-engines: how the knobs map */
+    int own_sync_latency;         /* emulates --sync-latency itself; else the harness
+                                   * interposes the engine's sync calls (sync_latency.c) */
     /* 0 when cfg is expressible; else BENCH_NA with the reason in why. */
     int (*check)(const struct bench_config *cfg, char *why, size_t len);
     /* The engine's own settings for cfg, for the table and the JSON. */

@@ -202,6 +202,7 @@ static const char *cl_version(void)
 const struct bench_driver bench_driver_commitlab = {
     .name = "commitlab",
     .built = 1,
+    .own_sync_latency = 1,
     .maps = "every commit-path knob: --sync, --sync-method, --elr, --segments, --recycle-max,\n"
             "  --segment-init, --segment-size, --prealloc, --checkpoint-bytes, --commit-delay, --commit-siblings,\n"
             "  --interval, --uring-depth, --sync-latency (emulated), --cache; a policy the\n"

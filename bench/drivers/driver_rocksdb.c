@@ -56,7 +56,7 @@ static int txn_mode(const struct bench_config *cfg) { return strcmp(cfg->workloa
 
 static const enum bench_knob rocks_no[] = {
     K_ELR, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_COMMIT_DELAY, K_COMMIT_SIBLINGS,
-    K_URING_DEPTH, K_SYNC_LATENCY, K_SQLITE_SYNC,
+    K_URING_DEPTH, K_SQLITE_SYNC,
 };
 
 static int rocks_check(const struct bench_config *cfg, char *why, size_t len)
@@ -381,6 +381,7 @@ const struct bench_driver bench_driver_rocksdb = {
             "  --checkpoint-bytes = write_buffer_size (a memtable flush starts a new WAL file);\n"
             "  --cache = block cache; uring, dsync/direct and the other log knobs are n/a;\n"
             "  tpcb runs on a TransactionDB (GetForUpdate), aborted transactions retried;\n"
+            "  --sync-latency is paid at each of its fsync/fdatasync calls (emulated);\n"
             "  counters from RocksDB statistics (WAL syncs/bytes, flushes, write stalls)",
     .check = rocks_check,
     .describe = rocks_describe,

@@ -45,7 +45,7 @@ struct sconn {
 
 static const enum bench_knob sqlite_no[] = {
     K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY,
-    K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_SYNC_LATENCY,
+    K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH,
 };
 
 static const char *synchronous_for(const struct bench_config *cfg)
@@ -301,7 +301,8 @@ const struct bench_driver bench_driver_sqlite = {
     .maps = "WAL mode, one connection per client, BEGIN IMMEDIATE with a busy handler;\n"
             "  --sync commit = synchronous=FULL; --sync none = OFF (--sqlite-sync normal = NORMAL);\n"
             "  --cache = cache_size (per connection); periodic/group/uring and the log knobs are n/a;\n"
-            "  counts its automatic checkpoints and their pauses; no sync counters (null)",
+            "  counts its automatic checkpoints and their pauses; no sync counters (null);\n"
+            "  --sync-latency is paid at each of its fsync/fdatasync calls (emulated)",
     .check = sqlite_check,
     .describe = sqlite_describe,
     .open = sqlite_open_db,

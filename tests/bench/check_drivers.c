@@ -4,7 +4,8 @@
  * clients), and after a close and reopen every key the run wrote reads
  * back with its exact value, and no other key exists (--verify).  Also a
  * short tpcb run per engine with 8 clients, whose --verify checks TPC-B's
- * consistency.  Runs the real binary.
+ * consistency, and --sync-latency paid by every engine's durable commits.
+ * Runs the real binary.
  */
 #include <check.h>
 #include <jansson.h>
@@ -104,6 +105,51 @@ START_TEST(test_tpcb)
 }
 END_TEST
 
+/* --sync-latency applies to every engine: a durable commit pays the
+ * emulated 20 ms at least once (commitlab in its file layer, the others at
+ * their interposed sync calls), an unsynced one never; the settings say
+ * "emulated". */
+START_TEST(test_sync_latency_every_engine)
+{
+    const char *engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite"};
+    const char *syncs[] = {"commit", "none"};
+    for (size_t i = 0; i < 4; i++) {
+        if (!built(engines[i]))
+            continue;
+        for (size_t k = 0; k < 2; k++) {
+            const char *args[] = {"bench", "--engine", engines[i], "--sync", syncs[k], "--sync-latency", "20000",
+                                  "--clients", "1", "--txns", "10", "--warmup", "0", "--keys", "100",
+                                  "--no-preload", "--quiet", "--dir", "d", "--out", "lat.jsonl", NULL};
+            struct cl_run r = run_cl(scratch, args);
+            ck_assert_msg(r.status == 0, "%s: exit %d: %s%s", engines[i], r.status, r.out, r.err);
+            run_free(&r);
+        }
+    }
+    char path[4096], line[65536];
+    snprintf(path, sizeof path, "%s/lat.jsonl", scratch);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof line, f)) {
+        json_error_t e;
+        json_t *o = json_loads(line, 0, &e);
+        ck_assert_ptr_nonnull(o);
+        const char *engine = json_string_value(json_object_get(o, "engine"));
+        const char *sync = json_string_value(json_object_get(json_object_get(o, "config"), "sync"));
+        const char *settings = json_string_value(json_object_get(o, "engine_settings"));
+        double mean = json_number_value(json_object_get(json_object_get(json_object_get(o, "metrics"), "latency_us"),
+                                                        "mean"));
+        ck_assert_msg(settings && strstr(settings, "emulated"), "%s: settings '%s'", engine, settings);
+        if (strcmp(sync, "commit") == 0)
+            ck_assert_msg(mean >= 20000, "%s --sync commit: mean latency %.0f us, below the emulated 20 ms", engine,
+                          mean);
+        else
+            ck_assert_msg(mean < 20000, "%s --sync none: mean latency %.0f us: a sync was delayed", engine, mean);
+        json_decref(o);
+    }
+    fclose(f);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (!find_binary(argc, argv))
@@ -117,6 +163,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_rocksdb);
     tcase_add_test(tc, test_sqlite);
     tcase_add_test(tc, test_tpcb);
+    tcase_add_test(tc, test_sync_latency_every_engine);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
