@@ -43,7 +43,8 @@ static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
 static ssize_t (*real_writev)(int, const struct iovec *, int);
 static ssize_t (*real_pwritev)(int, const struct iovec *, int, off_t);
 
-/* Resolved before main, while the process has one thread. */
+/* Resolved before main, while the process has one thread; and, should a
+ * library's own constructor write before this one ran, on first use. */
 __attribute__((constructor)) static void resolve(void)
 {
     real_fsync = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
@@ -85,6 +86,8 @@ static void pay_if_synchronous(int fd, ssize_t rc)
 
 int fsync(int fd)
 {
+    if (!real_fsync)
+        resolve();
     int rc = real_fsync(fd);
     if (rc == 0)
         pay();
@@ -93,6 +96,8 @@ int fsync(int fd)
 
 int fdatasync(int fd)
 {
+    if (!real_fdatasync)
+        resolve();
     int rc = real_fdatasync(fd);
     if (rc == 0)
         pay();
@@ -101,6 +106,8 @@ int fdatasync(int fd)
 
 int msync(void *addr, size_t len, int flags)
 {
+    if (!real_msync)
+        resolve();
     int rc = real_msync(addr, len, flags);
     if (rc == 0 && (flags & MS_SYNC))
         pay();
@@ -109,6 +116,8 @@ int msync(void *addr, size_t len, int flags)
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
+    if (!real_write)
+        resolve();
     ssize_t rc = real_write(fd, buf, n);
     pay_if_synchronous(fd, rc);
     return rc;
@@ -116,6 +125,8 @@ ssize_t write(int fd, const void *buf, size_t n)
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
+    if (!real_pwrite)
+        resolve();
     ssize_t rc = real_pwrite(fd, buf, n, off);
     pay_if_synchronous(fd, rc);
     return rc;
@@ -123,6 +134,8 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
+    if (!real_writev)
+        resolve();
     ssize_t rc = real_writev(fd, iov, cnt);
     pay_if_synchronous(fd, rc);
     return rc;
@@ -130,6 +143,8 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
 
 ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
+    if (!real_pwritev)
+        resolve();
     ssize_t rc = real_pwritev(fd, iov, cnt, off);
     pay_if_synchronous(fd, rc);
     return rc;
