@@ -271,7 +271,7 @@ int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, c
     int st;
     waitpid(pid, &st, 0);
     if (!ready) {
-        snprintf(o->na_why, sizeof o->na_why, "open: %s", err[0] ? err : "the child exited before opening");
+        snprintf(o->na_why, sizeof o->na_why, "open: %.180s", err[0] ? err : "the child exited before opening");
         o->na = 1;
         return 1;
     }
@@ -282,7 +282,7 @@ int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, c
     o->mid_run = killed && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
     if (!killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
         o->recovery_failed = 1;
-        snprintf(o->why, sizeof o->why, "the committing process failed before the kill: %s",
+        snprintf(o->why, sizeof o->why, "the committing process failed before the kill: %.140s",
                  err[0] ? err : "no message");
         return 0;
     }
