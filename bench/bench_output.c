@@ -64,6 +64,42 @@ void bench_segments_note(const struct bench_config *cfg, const struct bench_resu
                                            "reused; run longer or checkpoint more often)");
 }
 
+uint64_t bench_batch_syncs(const struct bench_result *r)
+{
+    uint64_t n = 0;
+    if (r->batch_hist[1] < 0)
+        return 0;
+    for (size_t i = 1; i < BENCH_BATCH_HIST; i++)
+        n += (uint64_t)r->batch_hist[i];
+    return n;
+}
+
+int64_t bench_batch_quantile(const struct bench_result *r, double q)
+{
+    uint64_t total = bench_batch_syncs(r), seen = 0;
+    if (!total)
+        return 0;
+    uint64_t want = (uint64_t)(q * (double)total + 0.999999);
+    if (want < 1)
+        want = 1;
+    for (size_t i = 1; i < BENCH_BATCH_HIST; i++) {
+        seen += (uint64_t)r->batch_hist[i];
+        if (seen >= want)
+            return (int64_t)i;
+    }
+    return BENCH_BATCH_HIST - 1;
+}
+
+/* "p50/p99/max 30/33/41", the last as "257+" when in the overflow entry. */
+static void batch_note(const struct bench_result *r, char *buf, size_t len)
+{
+    int64_t v[3] = {bench_batch_quantile(r, 0.5), bench_batch_quantile(r, 0.99), bench_batch_quantile(r, 1.0)};
+    char s[3][16];
+    for (int i = 0; i < 3; i++)
+        snprintf(s[i], sizeof s[i], v[i] == BENCH_BATCH_HIST - 1 ? "%lld+" : "%lld", (long long)v[i]);
+    snprintf(buf, len, "commits per sync p50/p99/max %s/%s/%s", s[0], s[1], s[2]);
+}
+
 void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r)
 {
     char extra[1024], seg[400] = "";
@@ -79,8 +115,11 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
                  (unsigned long long)r->aborts, rate * 100,
                  rate > 0.5 ? "; NOTE: most transactions aborted" : "");
     }
-    snprintf(extra, sizeof extra, "%s%s%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying, ver,
-             seg[0] ? "; " : "", seg);
+    char batch[96] = "";
+    if (bench_batch_syncs(r))
+        batch_note(r, batch, sizeof batch);
+    snprintf(extra, sizeof extra, "%s%s%s%s%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying, ver,
+             batch[0] ? "; " : "", batch, seg[0] ? "; " : "", seg);
     if (r->status != RUN_OK) {
         fprintf(f, "%-9s %-8s %7u %13s  (%s)%s%s\n", cfg->engine, cfg->sync, cfg->clients,
                 r->status == RUN_NA ? "n/a" : "error", r->reason, cfg->varying[0] ? "; " : "", cfg->varying);
@@ -203,6 +242,26 @@ static json_t *metrics_json(const struct bench_result *r)
     json_object_set_new(m, "syncs_per_commit", ok && r->syncs >= 0 && commits > 0 ? json_real((double)r->syncs / commits) : json_null());
     json_object_set_new(m, "commits_per_sync", ok && r->syncs > 0 ? json_real(commits / (double)r->syncs) : json_null());
     json_object_set_new(m, "engine_commits", ok ? jint(r->engine_commits) : json_null());
+    uint64_t bsyncs = ok ? bench_batch_syncs(r) : 0;
+    if (bsyncs) {
+        /* commits made durable together: the distribution, not only the mean */
+        json_t *b = json_object(), *h = json_object();
+        json_object_set_new(b, "syncs", json_integer((json_int_t)bsyncs));
+        json_object_set_new(b, "p50", json_integer(bench_batch_quantile(r, 0.5)));
+        json_object_set_new(b, "p99", json_integer(bench_batch_quantile(r, 0.99)));
+        json_object_set_new(b, "max", json_integer(bench_batch_quantile(r, 1.0)));
+        json_object_set_new(b, "max_is_lower_bound", json_boolean(r->batch_hist[BENCH_BATCH_HIST - 1] > 0));
+        for (size_t i = 1; i < BENCH_BATCH_HIST; i++)
+            if (r->batch_hist[i] > 0) {
+                char k[16];
+                snprintf(k, sizeof k, i == BENCH_BATCH_HIST - 1 ? "%zu+" : "%zu", i);
+                json_object_set_new(h, k, json_integer((json_int_t)r->batch_hist[i]));
+            }
+        json_object_set_new(b, "hist", h);
+        json_object_set_new(m, "commits_per_sync_dist", b);
+    } else {
+        json_object_set_new(m, "commits_per_sync_dist", json_null());
+    }
     json_object_set_new(m, "log_bytes", ok ? jint(r->wal_bytes) : json_null());
     json_object_set_new(m, "log_bytes_per_commit", ok ? jreal(per(r->wal_bytes, n)) : json_null());
     json_object_set_new(m, "data_bytes", ok ? jint(r->data_bytes) : json_null());

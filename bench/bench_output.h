@@ -19,6 +19,13 @@ void bench_table_header(FILE *f);
 void bench_segments_note(const struct bench_config *cfg, const struct bench_result *r, char *buf, size_t len);
 /* 1 when a commitlab recycle run never wrote into a recycled segment. */
 int bench_recycle_unexercised(const struct bench_config *cfg, const struct bench_result *r);
+
+/* The batch-size distribution of a run (bench_result.batch_hist): the
+ * syncs counted, and the smallest batch size with at least q of the syncs
+ * at or below it (q = 1: the largest).  0 syncs when the engine does not
+ * say. */
+uint64_t bench_batch_syncs(const struct bench_result *r);
+int64_t bench_batch_quantile(const struct bench_result *r, double q);
 void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r);
 void bench_csv_header(FILE *f);
 void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r);

@@ -496,6 +496,8 @@ static void counter_deltas(struct bench_result *r, const struct snapshot *s0, co
     ENGINE_DELTA(segment_wait_us);
 #undef ENGINE_DELTA
     r->engine_commits = delta(s0->es.commits, s1->es.commits);
+    for (size_t i = 0; i < BENCH_BATCH_HIST; i++)
+        r->batch_hist[i] = delta(s0->es.batch_hist[i], s1->es.batch_hist[i]);
     r->max_switch_commit_us = s1->es.max_switch_commit_us;
     r->prealloc_error = s1->es.prealloc_error;
     r->io_write_bytes = delta(s0->io_write, s1->io_write);

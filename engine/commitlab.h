@@ -205,6 +205,12 @@ CL_API int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *h
 CL_API int cl_commit(struct cl_txn *t);
 CL_API void cl_abort(struct cl_txn *t);
 
+/* Batch sizes: cl_stats.batch_hist[n] counts the times the log became
+ * durable further (a sync, an O_DSYNC write, an io_uring chain) and that
+ * made n more commits durable at once, n = 1 .. CL_BATCH_HIST - 2; the
+ * last entry counts the times it made more.  Entry 0 is unused. */
+#define CL_BATCH_HIST 258
+
 struct cl_stats {
     uint64_t commits;           /* acknowledged write transactions */
     uint64_t syncs;             /* log syncs (any method) */
@@ -232,6 +238,7 @@ struct cl_stats {
                                     * (since open or cl_stats_reset_max) */
     int prealloc_error;         /* 0, or the error that stopped the prealloc thread */
     int broken;                 /* the handle is broken (sticky failure) */
+    uint64_t batch_hist[CL_BATCH_HIST]; /* commits made durable together (see CL_BATCH_HIST) */
 };
 CL_API int cl_stats(struct cl_db *db, struct cl_stats *out);
 /* Starts the peak values of cl_stats (max_commits_per_sync,

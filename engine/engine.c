@@ -1007,6 +1007,7 @@ int cl_stats(struct cl_db *db, struct cl_stats *out)
     out->checkpoints = __atomic_load_n(&db->checkpoints, __ATOMIC_RELAXED);
     out->checkpoint_pause_us = __atomic_load_n(&db->pause_ns, __ATOMIC_RELAXED) / 1000;
     out->max_commits_per_sync = ws.max_commits_per_sync;
+    memcpy(out->batch_hist, ws.batch_hist, sizeof out->batch_hist);
     out->commits_per_sync = ws.syncs ? (double)ws.commits / (double)ws.syncs : 0.0;
     out->durable_lsn = wal_durable_lsn(db->wal);
     out->end_lsn = wal_end_lsn(db->wal);

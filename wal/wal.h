@@ -181,6 +181,7 @@ struct wal_stats {
     uint64_t syncs;            /* syncs made by the log (any method) */
     uint64_t writes, bytes;    /* write calls and bytes written to segments */
     uint64_t max_commits_per_sync;
+    uint64_t batch_hist[CL_BATCH_HIST]; /* durable advances by commits they covered */
     uint64_t sync_ns;          /* time spent in sync calls */
     uint64_t wait_ns;          /* time committers spent in wal_commit */
     uint64_t segments_created;  /* fresh segment files made (wal_open's first included) */

@@ -231,6 +231,8 @@ void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns)
     uint64_t n = txns - w->durable_txns;
     w->durable_txns = txns;
     wal_max64(&w->st.max_commits_per_sync, n);
+    if (n)
+        wal_add64(&w->st.batch_hist[n < CL_BATCH_HIST - 1 ? n : CL_BATCH_HIST - 1], 1);
     /* W1: written_lsn is stable under io_mu, which the caller holds */
     CL_INVARIANT("W1", lsn >= wal_load64(&w->durable_lsn) && lsn <= w->written_lsn);
     pthread_mutex_lock(&w->mu);
@@ -535,6 +537,8 @@ void wal_get_stats(struct wal *w, struct wal_stats *out)
     out->writes = wal_load64(&w->st.writes);
     out->bytes = wal_load64(&w->st.bytes);
     out->max_commits_per_sync = wal_load64(&w->st.max_commits_per_sync);
+    for (size_t i = 0; i < CL_BATCH_HIST; i++)
+        out->batch_hist[i] = wal_load64(&w->st.batch_hist[i]);
     out->sync_ns = wal_load64(&w->st.sync_ns);
     out->wait_ns = wal_load64(&w->st.wait_ns);
     out->segments_created = wal_load64(&w->st.segments_created);

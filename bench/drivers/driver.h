@@ -41,6 +41,10 @@ struct bench_conn {
     char err[BENCH_ERRLEN];
 };
 
+/* Entries of a batch-size histogram: [n] = syncs that made n commits
+ * durable at once (commitlab's CL_BATCH_HIST; the last entry is "more"). */
+#define BENCH_BATCH_HIST 258
+
 /* Counters an engine can report; -1 where it cannot. */
 struct bench_engine_stats {
     int64_t commits;
@@ -54,6 +58,7 @@ struct bench_engine_stats {
     int64_t segment_waits, segment_wait_us;
     int64_t max_switch_commit_us; /* a peak since the last reset_max, not a counter */
     int64_t prealloc_error;
+    int64_t batch_hist[BENCH_BATCH_HIST]; /* all -1 when the engine has none */
 };
 
 struct bench_driver {

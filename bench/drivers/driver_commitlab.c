@@ -188,6 +188,9 @@ static void cl_drv_stats(struct bench_db *db, struct bench_engine_stats *st)
     st->segment_wait_us = (int64_t)s.segment_wait_us;
     st->max_switch_commit_us = (int64_t)s.max_switch_commit_us;
     st->prealloc_error = s.prealloc_error;
+    _Static_assert(BENCH_BATCH_HIST == CL_BATCH_HIST, "one histogram layout");
+    for (size_t i = 0; i < BENCH_BATCH_HIST; i++)
+        st->batch_hist[i] = (int64_t)s.batch_hist[i];
 }
 
 static void cl_drv_reset_max(struct bench_db *db) { cl_stats_reset_max(db->impl); }

@@ -1,7 +1,8 @@
 /*
  * check_concurrency.c -- the durable policies with many committers: power
  * failures while threads commit, an I/O error in the middle of a batch,
- * 64 clients (run it under ThreadSanitizer), periodic's loss window, what
+ * 64 clients (run it under ThreadSanitizer; their batch sizes add up to
+ * the commits), periodic's loss window, what
  * a reader sees with early lock release off, and the emulated slow device.
  *
  * Each transaction of thread t writes a-t = i and b-t = i together, so a
@@ -245,6 +246,17 @@ START_TEST(test_64_clients_group)
                   st.max_commits_per_sync);
     ck_assert_msg(st.syncs < st.commits, "group commit made %" PRIu64 " syncs for %" PRIu64 " commits",
                   st.syncs, st.commits);
+    /* The batch sizes: every acknowledged commit made durable in exactly
+     * one batch, and the largest batch is the peak cl_stats reports. */
+    uint64_t covered = 0, largest = 0;
+    ck_assert_uint_eq(st.batch_hist[0], 0);
+    for (uint64_t n = 1; n < CL_BATCH_HIST - 1; n++) {
+        covered += n * st.batch_hist[n];
+        largest = st.batch_hist[n] ? n : largest;
+    }
+    ck_assert_uint_eq(st.batch_hist[CL_BATCH_HIST - 1], 0); /* 64 clients: no batch above 256 */
+    ck_assert_uint_eq(covered, st.commits);
+    ck_assert_uint_eq(largest, st.max_commits_per_sync);
     ck_assert_int_eq(cl_close(sh.db), 0);
     check_recovered(dir, &o, &sh, 0, "(64 clients)");
     tu_rmdir(dir);
