@@ -9,6 +9,7 @@
  * and are all found before the first run starts.
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,7 +397,18 @@ unsigned bench_sweep(const struct bench_config *cfgs, size_t n, const struct ben
         else
             bench_table_row(stdout, &cfgs[i], r);
         fflush(stdout);
-        if (o->jsonl && bench_json_append(o->jsonl, &cfgs[i], r, (unsigned)i + 1, (unsigned)n)) {
+        int jrc = 0;
+        if (o->jsonl && o->repeat > 1) {
+            /* which round of --repeat this run is, and of which configuration */
+            size_t per = n / o->repeat;
+            json_t *rep = json_pack("{s:I, s:I, s:I}", "round", (json_int_t)(i / per + 1), "rounds",
+                                    (json_int_t)o->repeat, "config_index", (json_int_t)(i % per + 1));
+            jrc = bench_json_append_extra(o->jsonl, &cfgs[i], r, (unsigned)i + 1, (unsigned)n, "repeat", rep);
+            json_decref(rep);
+        } else if (o->jsonl) {
+            jrc = bench_json_append(o->jsonl, &cfgs[i], r, (unsigned)i + 1, (unsigned)n);
+        }
+        if (jrc) {
             fprintf(stderr, "commitlab bench: writing the JSON line failed: %s\n", strerror(errno));
             failed++;
         }
@@ -431,6 +443,9 @@ static void usage(FILE *f)
             "  --duration S         measured seconds (default 10), or\n"
             "  --txns N             measure N transactions\n"
             "  --warmup S           unmeasured seconds first (default 1)\n"
+            "  --repeat N           run the whole list N times, round by round (default 1); then\n"
+            "                       each configuration's median (min-max) and, per client count,\n"
+            "                       the best configuration and its margin over the next best\n"
             "  --dir D              parent of the run directories (default ./commitlab-bench.d);\n"
             "                       each run uses a fresh D/ENGINE.db, removed afterwards\n"
             "  --reuse              keep D/ENGINE.db between runs; skip a preload it already has\n"
@@ -553,6 +568,12 @@ static int parse_run_option(const char *cmd, int argc, char **argv, int *i, cons
         base->txns = strtoull(v, &end, 10);
         if (*end || !*v || *v == '-' || errno || base->txns == 0)
             cli_usage_error(cmd, "--txns: '%s' is not accepted; expected a positive integer", v);
+    } else if (strcmp(arg, "--repeat") == 0) {
+        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        unsigned long r = strtoul(v, &end, 10);
+        if (*end || !*v || r < 1 || r > 100)
+            cli_usage_error(cmd, "--repeat: '%s' is not accepted; expected an integer in [1, 100]", v);
+        c->repeat = (unsigned)r;
     } else if (strcmp(arg, "--warmup") == 0) {
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
         base->warmup = strtod(v, &end);
@@ -642,6 +663,7 @@ int cmd_bench(int argc, char **argv)
     struct bench_cli c;
 
     bench_cli_parse("bench", argc, argv, &c);
+    c.repeat = c.repeat ? c.repeat : 1;
     if (c.help) {
         usage(stdout);
         bench_cli_free(&c);
@@ -661,7 +683,32 @@ int cmd_bench(int argc, char **argv)
         }
     }
     bench_warn_volatile(c.base.dir);
-    unsigned failed = bench_sweep(c.cfgs, c.n, &c.so, NULL);
+    unsigned failed;
+    if (c.repeat > 1) {
+        /* round by round: the whole list, then again */
+        size_t total = c.n * c.repeat;
+        struct bench_config *all = malloc(total * sizeof *all);
+        struct bench_result *res = calloc(total, sizeof *res);
+        if (!all || !res) {
+            fprintf(stderr, "commitlab bench: out of memory\n");
+            free(all);
+            free(res);
+            bench_cli_free(&c);
+            return 1;
+        }
+        for (size_t i = 0; i < total; i++)
+            all[i] = c.cfgs[i % c.n];
+        c.so.repeat = c.repeat;
+        failed = bench_sweep(all, total, &c.so, res);
+        if (!bench_interrupted())
+            bench_repeat_summary(stdout, c.so.jsonl, c.cfgs, c.n, c.repeat, res);
+        for (size_t i = 0; i < total; i++)
+            bench_result_free(&res[i]);
+        free(res);
+        free(all);
+    } else {
+        failed = bench_sweep(c.cfgs, c.n, &c.so, NULL);
+    }
     if (c.so.jsonl && fclose(c.so.jsonl)) {
         fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(errno));
         failed++;

@@ -45,6 +45,7 @@ int bench_interrupted(void);
 
 struct bench_sweep_opts {
     FILE *jsonl;                  /* append JSON lines here, or NULL */
+    unsigned repeat;              /* cfgs is this many rounds of the same list (1) */
     enum bench_format format;
     int quiet;                    /* no progress line */
 };
@@ -68,9 +69,20 @@ struct bench_cli {
     struct bench_sweep_opts so;
     const char *out_path;
     int list_engines, help, dir_given;
+    unsigned repeat;              /* --repeat: runs of each configuration (1) */
     struct knob_values vals[K_COUNT]; /* own the strings cfgs point to */
 };
 void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c);
+
+/* --repeat (bench_repeat.c): cfgs[0..n) run repeat times, round by round
+ * (so drift over time spreads over every configuration), the results in
+ * res[round * n + i].  Prints each configuration's median with its range,
+ * then, for each engine, workload and client count that ran more than one
+ * configuration, the best one and its margin over the next best against
+ * the spread; appends one summary JSON line per configuration to jsonl
+ * (may be NULL). */
+void bench_repeat_summary(FILE *f, FILE *jsonl, const struct bench_config *cfgs, size_t n, unsigned repeat,
+                          const struct bench_result *res);
 void bench_cli_free(struct bench_cli *c);
 
 /* Warns on stderr when dir is on tmpfs or ramfs. */

@@ -152,7 +152,7 @@ static json_t *jstr(const char *s)
     return s && s[0] ? json_string(s) : json_null();
 }
 
-static json_t *config_json(const struct bench_config *cfg)
+json_t *bench_config_json(const struct bench_config *cfg)
 {
     json_t *c = json_object();
     int cl = strcmp(cfg->engine, "commitlab") == 0;
@@ -359,7 +359,7 @@ int bench_json_append_extra(FILE *f, const struct bench_config *cfg, const struc
     json_object_set_new(o, "status", json_string(r->status == RUN_OK ? "ok" : r->status == RUN_NA ? "n/a" : "error"));
     json_object_set_new(o, "reason", r->status == RUN_OK ? json_null() : json_string(r->reason));
     json_object_set_new(o, "engine_settings", jstr(r->settings));
-    json_object_set_new(o, "config", config_json(cfg));
+    json_object_set_new(o, "config", bench_config_json(cfg));
     json_object_set_new(o, "metrics", metrics_json(r));
     json_object_set_new(o, "env", env_json(&r->env, cfg));
     if (key && extra)

@@ -239,6 +239,59 @@ START_TEST(test_csv)
 }
 END_TEST
 
+/* --repeat 3 over two configurations: six runs, round by round, each JSON
+ * line saying its round; then each configuration's median over its three
+ * runs (between their min and max), one summary line each, and the best of
+ * the two at that client count with its margin. */
+START_TEST(test_repeat)
+{
+    const char *args[] = {"bench", "--engine", "commitlab", "--sync", "commit", "--commit-delay", "0,50",
+                          "--txns", "60", "--warmup", "0", "--keys", "200", "--no-preload", "--repeat", "3",
+                          "--quiet", "--dir", "d", "--out", "rep.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.out, "summary of 3 rounds"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "best per engine, workload and client count"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "commitlab kv, 1 clients: --sync commit commit-delay="), "%s", r.out);
+    run_free(&r);
+
+    char path[4096], line[65536];
+    snprintf(path, sizeof path, "%s/rep.jsonl", scratch);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int runs = 0, summaries = 0;
+    double tps[2][3];
+    while (fgets(line, sizeof line, f)) {
+        json_error_t e;
+        json_t *o = json_loads(line, 0, &e);
+        ck_assert_ptr_nonnull(o);
+        const char *schema = json_string_value(at(o, "schema"));
+        if (strcmp(schema, "commitlab-bench/1") == 0) {
+            /* round by round: configuration 1, 2, 1, 2, 1, 2 */
+            ck_assert_int_eq(json_integer_value(at(o, "repeat.round")), runs / 2 + 1);
+            ck_assert_int_eq(json_integer_value(at(o, "repeat.config_index")), runs % 2 + 1);
+            tps[runs % 2][runs / 2] = json_number_value(at(o, "metrics.tps"));
+            runs++;
+        } else {
+            ck_assert_str_eq(schema, "commitlab-bench-summary/1");
+            ck_assert_int_eq(json_integer_value(at(o, "runs_ok")), 3);
+            double med = json_number_value(at(o, "tps_median")), lo = 1e18, hi = 0;
+            for (int k = 0; k < 3; k++) {
+                lo = tps[summaries][k] < lo ? tps[summaries][k] : lo;
+                hi = tps[summaries][k] > hi ? tps[summaries][k] : hi;
+            }
+            ck_assert(lo <= med && med <= hi);
+            ck_assert(json_number_value(at(o, "tps_min")) == lo && json_number_value(at(o, "tps_max")) == hi);
+            summaries++;
+        }
+        json_decref(o);
+    }
+    fclose(f);
+    ck_assert_int_eq(runs, 6);
+    ck_assert_int_eq(summaries, 2);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (!find_binary(argc, argv))
@@ -253,6 +306,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_listed_engines_run);
     tcase_add_test(tc, test_json_lines);
     tcase_add_test(tc, test_csv);
+    tcase_add_test(tc, test_repeat);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
