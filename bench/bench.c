@@ -401,8 +401,9 @@ unsigned bench_sweep(const struct bench_config *cfgs, size_t n, const struct ben
         if (o->jsonl && o->repeat > 1) {
             /* which round of --repeat this run is, and of which configuration */
             size_t per = n / o->repeat;
+            size_t ci = o->config_index ? o->config_index[i] : i % per;
             json_t *rep = json_pack("{s:I, s:I, s:I}", "round", (json_int_t)(i / per + 1), "rounds",
-                                    (json_int_t)o->repeat, "config_index", (json_int_t)(i % per + 1));
+                                    (json_int_t)o->repeat, "config_index", (json_int_t)(ci + 1));
             jrc = bench_json_append_extra(o->jsonl, &cfgs[i], r, (unsigned)i + 1, (unsigned)n, "repeat", rep);
             json_decref(rep);
         } else if (o->jsonl) {
@@ -443,7 +444,8 @@ static void usage(FILE *f)
             "  --duration S         measured seconds (default 10), or\n"
             "  --txns N             measure N transactions\n"
             "  --warmup S           unmeasured seconds first (default 1)\n"
-            "  --repeat N           run the whole list N times, round by round (default 1); then\n"
+            "  --repeat N           run the whole list N times, round by round, each round in a\n"
+            "                       shuffled order (default 1); then\n"
             "                       each configuration's median (min-max) and, per client count,\n"
             "                       the best configuration and its margin over the next best\n"
             "  --dir D              parent of the run directories (default ./commitlab-bench.d);\n"
@@ -685,26 +687,50 @@ int cmd_bench(int argc, char **argv)
     bench_warn_volatile(c.base.dir);
     unsigned failed;
     if (c.repeat > 1) {
-        /* round by round: the whole list, then again */
+        /* Round by round, each round in its own order (a Fisher-Yates
+         * shuffle from --seed and the round): a fixed order lets drift
+         * within a round favour the configurations that run last. */
         size_t total = c.n * c.repeat;
         struct bench_config *all = malloc(total * sizeof *all);
-        struct bench_result *res = calloc(total, sizeof *res);
-        if (!all || !res) {
+        struct bench_result *ran = calloc(total, sizeof *ran), *res = calloc(total, sizeof *res);
+        size_t *idx = malloc(total * sizeof *idx);
+        if (!all || !ran || !res || !idx) {
             fprintf(stderr, "commitlab bench: out of memory\n");
             free(all);
+            free(ran);
             free(res);
+            free(idx);
             bench_cli_free(&c);
             return 1;
         }
-        for (size_t i = 0; i < total; i++)
-            all[i] = c.cfgs[i % c.n];
+        uint64_t rng = c.base.seed * 0x9E3779B97F4A7C15ull + 1;
+        for (size_t r = 0; r < c.repeat; r++) {
+            size_t *order = idx + r * c.n;
+            for (size_t i = 0; i < c.n; i++)
+                order[i] = i;
+            for (size_t i = c.n; i > 1; i--) {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                size_t j = (size_t)(rng % i), t = order[i - 1];
+                order[i - 1] = order[j];
+                order[j] = t;
+            }
+            for (size_t i = 0; i < c.n; i++)
+                all[r * c.n + i] = c.cfgs[order[i]];
+        }
         c.so.repeat = c.repeat;
-        failed = bench_sweep(all, total, &c.so, res);
+        c.so.config_index = idx;
+        failed = bench_sweep(all, total, &c.so, ran);
+        for (size_t i = 0; i < total; i++) /* by round, then configuration */
+            res[(i / c.n) * c.n + idx[i]] = ran[i];
         if (!bench_interrupted())
             bench_repeat_summary(stdout, c.so.jsonl, c.cfgs, c.n, c.repeat, res);
         for (size_t i = 0; i < total; i++)
             bench_result_free(&res[i]);
         free(res);
+        free(ran);
+        free(idx);
         free(all);
     } else {
         failed = bench_sweep(c.cfgs, c.n, &c.so, NULL);

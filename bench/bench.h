@@ -46,6 +46,7 @@ int bench_interrupted(void);
 struct bench_sweep_opts {
     FILE *jsonl;                  /* append JSON lines here, or NULL */
     unsigned repeat;              /* cfgs is this many rounds of the same list (1) */
+    const size_t *config_index;   /* with repeat: cfgs[i] is configuration config_index[i] of a round */
     enum bench_format format;
     int quiet;                    /* no progress line */
 };
@@ -74,8 +75,9 @@ struct bench_cli {
 };
 void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c);
 
-/* --repeat (bench_repeat.c): cfgs[0..n) run repeat times, round by round
- * (so drift over time spreads over every configuration), the results in
+/* --repeat (bench_repeat.c): cfgs[0..n) run repeat times, round by round,
+ * each round in its own shuffled order (so neither drift over time nor a
+ * configuration's place in the round favours one of them), the results in
  * res[round * n + i].  Prints each configuration's median with its range,
  * then, for each engine, workload and client count that ran more than one
  * configuration, the best one and its margin over the next best against

@@ -239,8 +239,8 @@ START_TEST(test_csv)
 }
 END_TEST
 
-/* --repeat 3 over two configurations: six runs, round by round, each JSON
- * line saying its round; then each configuration's median over its three
+/* --repeat 3 over two configurations: six runs, round by round (each round
+ * in its own order), each JSON line saying its round and configuration; then each configuration's median over its three
  * runs (between their min and max), one summary line each, and the best of
  * the two at that client count with its margin. */
 START_TEST(test_repeat)
@@ -259,7 +259,7 @@ START_TEST(test_repeat)
     snprintf(path, sizeof path, "%s/rep.jsonl", scratch);
     FILE *f = fopen(path, "r");
     ck_assert_ptr_nonnull(f);
-    int runs = 0, summaries = 0;
+    int runs = 0, summaries = 0, seen[3] = {0, 0, 0};
     double tps[2][3];
     while (fgets(line, sizeof line, f)) {
         json_error_t e;
@@ -267,10 +267,13 @@ START_TEST(test_repeat)
         ck_assert_ptr_nonnull(o);
         const char *schema = json_string_value(at(o, "schema"));
         if (strcmp(schema, "commitlab-bench/1") == 0) {
-            /* round by round: configuration 1, 2, 1, 2, 1, 2 */
+            /* round by round, each round running both configurations */
             ck_assert_int_eq(json_integer_value(at(o, "repeat.round")), runs / 2 + 1);
-            ck_assert_int_eq(json_integer_value(at(o, "repeat.config_index")), runs % 2 + 1);
-            tps[runs % 2][runs / 2] = json_number_value(at(o, "metrics.tps"));
+            int ci = (int)json_integer_value(at(o, "repeat.config_index"));
+            ck_assert(ci == 1 || ci == 2);
+            ck_assert_int_eq(json_integer_value(at(o, "config.commit_delay_us")), ci == 1 ? 0 : 50);
+            seen[runs / 2] |= 1 << (ci - 1);
+            tps[ci - 1][runs / 2] = json_number_value(at(o, "metrics.tps"));
             runs++;
         } else {
             ck_assert_str_eq(schema, "commitlab-bench-summary/1");
@@ -289,6 +292,8 @@ START_TEST(test_repeat)
     fclose(f);
     ck_assert_int_eq(runs, 6);
     ck_assert_int_eq(summaries, 2);
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(seen[k], 3); /* every round ran both */
 }
 END_TEST
 
