@@ -59,6 +59,7 @@ static const struct knob_def knobs[K_COUNT] = {
     [K_READ_RATIO] = {"--read-ratio", KIND_RATIO, NULL, 0, 0},
     [K_SCALE] = {"--scale", KIND_UINT, NULL, 1, 10000},
     [K_SQLITE_SYNC] = {"--sqlite-sync", KIND_ENUM, "full,normal,off", 0, 0},
+    [K_RATE] = {"--rate", KIND_UINT, NULL, 0, 10000000},
 };
 
 const char *bench_knob_flag(enum bench_knob k)
@@ -265,6 +266,7 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
     case K_READ_RATIO: c->read_ratio = strtod(v, NULL); break;
     case K_SCALE: c->scale = (uint32_t)u; break;
     case K_SQLITE_SYNC: c->sqlite_sync = v; break;
+    case K_RATE: c->rate = (uint32_t)u; break;
     case K_COUNT: break;
     }
 }
@@ -274,7 +276,7 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
 static const enum bench_knob sweep_order[] = {
     K_WORKLOAD, K_ENGINE, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE,
     K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_SYNC_LATENCY, K_CACHE,
-    K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE, K_SQLITE_SYNC, K_CLIENTS,
+    K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE, K_SQLITE_SYNC, K_RATE, K_CLIENTS,
 };
 
 static struct bench_config *expand(const char *cmd, const struct bench_config *base, struct knob_values *vals,
@@ -444,6 +446,9 @@ static void usage(FILE *f)
             "  --duration S         measured seconds (default 10), or\n"
             "  --txns N             measure N transactions\n"
             "  --warmup S           unmeasured seconds first (default 1)\n"
+            "  --rate LIST          open loop: transactions per second offered across the clients,\n"
+            "                       Poisson arrivals; latency from each scheduled start (default:\n"
+            "                       closed loop, each client back to back)\n"
             "  --repeat N           run the whole list N times, round by round, each round in a\n"
             "                       shuffled order (default 1); then\n"
             "                       each configuration's median (min-max) and, per client count,\n"

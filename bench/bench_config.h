@@ -17,7 +17,7 @@ enum bench_knob {
     K_ENGINE, K_WORKLOAD, K_CLIENTS, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT,
     K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH,
     K_SYNC_LATENCY, K_CACHE, K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE,
-    K_SQLITE_SYNC,
+    K_SQLITE_SYNC, K_RATE,
     K_COUNT
 };
 
@@ -48,6 +48,10 @@ struct bench_config {
     double read_ratio;
     /* tpcb */
     uint32_t scale;
+    /* open loop: transactions per second across all clients, arriving as a
+     * Poisson process; each latency runs from its scheduled start (no
+     * coordinated omission).  0: closed loop, back to back. */
+    uint32_t rate;
 
     /* commit path (commitlab's knobs; others map what they can) */
     const char *sync;             /* none|periodic|commit|group|uring */

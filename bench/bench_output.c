@@ -115,11 +115,14 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
                  (unsigned long long)r->aborts, rate * 100,
                  rate > 0.5 ? "; NOTE: most transactions aborted" : "");
     }
-    char batch[96] = "";
+    char batch[96] = "", open_loop[96] = "";
     if (bench_batch_syncs(r))
         batch_note(r, batch, sizeof batch);
-    snprintf(extra, sizeof extra, "%s%s%s%s%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying, ver,
-             batch[0] ? "; " : "", batch, seg[0] ? "; " : "", seg);
+    if (cfg->rate)
+        snprintf(open_loop, sizeof open_loop, "; open loop: %u tps offered, latency from scheduled starts",
+                 cfg->rate);
+    snprintf(extra, sizeof extra, "%s%s%s%s%s%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying,
+             open_loop, ver, batch[0] ? "; " : "", batch, seg[0] ? "; " : "", seg);
     if (r->status != RUN_OK) {
         fprintf(f, "%-9s %-8s %7u %13s  (%s)%s%s\n", cfg->engine, cfg->sync, cfg->clients,
                 r->status == RUN_NA ? "n/a" : "error", r->reason, cfg->varying[0] ? "; " : "", cfg->varying);
@@ -186,6 +189,9 @@ json_t *bench_config_json(const struct bench_config *cfg)
         json_object_set_new(c, "read_ratio", json_null());
         json_object_set_new(c, "scale", json_integer(cfg->scale));
     }
+    /* the arrival process: closed loop (null), or --rate transactions per
+     * second offered across the clients, latency from scheduled starts */
+    json_object_set_new(c, "rate_tps", cfg->rate ? json_integer(cfg->rate) : json_null());
     /* The commit path as asked.  For another engine, a knob it does not
      * map is null unless the user gave it (then the run is n/a). */
     json_object_set_new(c, "sync", json_string(cfg->sync));

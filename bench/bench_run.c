@@ -11,12 +11,16 @@
  *   - a transaction counts when it completes inside the measured phase
  *     (duration mode), or when it claimed one of the --txns slots;
  *   - its latency is begin to commit return, including waits for locks;
+ *     with --rate (open loop) it is from the transaction's scheduled
+ *     start, so time spent behind schedule counts (no coordinated
+ *     omission, as pgbench -R measures);
  *   - counters (engine, /proc/self/io, /sys/block/DEV/stat, getrusage)
  *     are sampled at the phase's two ends and reported as differences, so
  *     the preload, warm-up and close are not in them.
  */
 #include <errno.h>
 #include <ftw.h>
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -115,11 +119,38 @@ static void set_failed(struct run_shared *sh, const char *msg)
     __atomic_store_n(&sh->phase, PH_STOP, __ATOMIC_RELEASE);
 }
 
+/* --rate: the next arrival of this client's Poisson process (each client
+ * carries rate/clients), and a wait for it that still notices the end of
+ * the run.  Returns the scheduled start; 0 when the run stopped. */
+static uint64_t next_arrival(struct client *c, const struct bench_config *cfg, uint64_t *next, uint64_t *rng)
+{
+    double mean_ns = 1e9 * (double)cfg->clients / (double)cfg->rate;
+    uint64_t z = (*rng += 0x9E3779B97F4A7C15ull); /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    double u = ((double)(z >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
+    if (!*next)
+        *next = bench_now_ns();
+    *next += (uint64_t)(-log(u) * mean_ns);
+    for (;;) {
+        uint64_t now = bench_now_ns();
+        if (now >= *next)
+            return *next;
+        if (__atomic_load_n(&c->sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
+            return 0;
+        uint64_t until = *next - now > 100000000u ? now + 100000000u : *next; /* look up every 0.1 s */
+        struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+    }
+}
+
 static void *client_main(void *arg)
 {
     struct client *c = arg;
     struct run_shared *sh = c->sh;
     const struct bench_config *cfg = sh->cfg;
+    uint64_t next = 0, rng = cfg->seed * 0x100000001B3ull ^ ((uint64_t)c->conn.id << 32);
 
     for (;;) {
         int ph = __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE);
@@ -132,7 +163,9 @@ static void *client_main(void *arg)
             claimed = 1;
         }
         unsigned ops = 0;
-        uint64_t t = bench_now_ns();
+        uint64_t t = cfg->rate ? next_arrival(c, cfg, &next, &rng) : bench_now_ns();
+        if (!t)
+            break;
         int rc;
         /* an aborted transaction runs again; its latency runs from the first try */
         while ((rc = sh->wl->txn(&c->conn, cfg, &c->w, &ops)) == BENCH_RETRY) {

@@ -297,6 +297,57 @@ START_TEST(test_repeat)
 }
 END_TEST
 
+/* --rate: an open loop.  At 200 tps offered to an engine that keeps up,
+ * about 200 complete per second; offered 100 tps where each commit takes
+ * at least the emulated 20 ms (at most about 50 tps), the schedule falls
+ * behind and latencies, measured from each scheduled start, grow far
+ * beyond the 20 ms a closed loop reports: no coordinated omission. */
+START_TEST(test_rate_open_loop)
+{
+    const char *args[] = {"bench", "--engine", "commitlab", "--sync", "none", "--rate", "200", "--clients", "2",
+                          "--duration", "2", "--warmup", "0.5", "--keys", "500", "--quiet", "--dir", "d",
+                          "--out", "rate.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.out, "open loop: 200 tps offered"), "%s", r.out);
+    run_free(&r);
+    const char *slow[] = {"bench", "--engine", "commitlab", "--sync", "commit", "--sync-latency", "20000",
+                          "--rate", "0,100", "--clients", "1", "--duration", "2", "--warmup", "0.2", "--keys", "500",
+                          "--quiet", "--dir", "d", "--out", "rate.jsonl", NULL};
+    r = run_cl(scratch, slow);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    run_free(&r);
+
+    char path[4096], line[65536];
+    snprintf(path, sizeof path, "%s/rate.jsonl", scratch);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    double mean[3] = {0, 0, 0};
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < 3) {
+        json_error_t e;
+        json_t *o = json_loads(line, 0, &e);
+        ck_assert_ptr_nonnull(o);
+        json_t *rate = at(o, "config.rate_tps");
+        if (n == 0) {
+            ck_assert_int_eq(json_integer_value(rate), 200);
+            double tps = json_number_value(at(o, "metrics.tps"));
+            ck_assert_msg(tps > 140 && tps < 260, "offered 200 tps, %.1f completed", tps);
+        } else if (n == 1) {
+            ck_assert(json_is_null(rate)); /* closed loop */
+        } else {
+            ck_assert_int_eq(json_integer_value(rate), 100);
+        }
+        mean[n++] = json_number_value(at(o, "metrics.latency_us.mean"));
+        json_decref(o);
+    }
+    fclose(f);
+    ck_assert_int_eq(n, 3);
+    ck_assert_msg(mean[1] < 100000, "closed loop: mean %.0f us", mean[1]);
+    ck_assert_msg(mean[2] > 200000, "open loop beyond capacity: mean %.0f us; the backlog is not counted", mean[2]);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (!find_binary(argc, argv))
@@ -312,6 +363,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_json_lines);
     tcase_add_test(tc, test_csv);
     tcase_add_test(tc, test_repeat);
+    tcase_add_test(tc, test_rate_open_loop);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
