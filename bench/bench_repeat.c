@@ -67,9 +67,13 @@ static void summarise(const struct bench_result *res, size_t n, unsigned repeat,
 /* Half the range, relative to the median: the noise of one configuration. */
 static double spread(const struct summary *s) { return s->tps > 0 ? (s->tps_max - s->tps_min) / 2 / s->tps : 0; }
 
+/* Configurations to compare: the same engine, workload and client count,
+ * and the same offered load (under --rate more offered is more done, which
+ * says nothing about which setting is better). */
 static int same_group(const struct bench_config *a, const struct bench_config *b)
 {
-    return !strcmp(a->engine, b->engine) && !strcmp(a->workload, b->workload) && a->clients == b->clients;
+    return !strcmp(a->engine, b->engine) && !strcmp(a->workload, b->workload) && a->clients == b->clients &&
+           a->rate == b->rate;
 }
 
 /* What tells the members of a group apart: the policy and the swept knobs. */
