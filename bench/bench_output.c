@@ -121,6 +121,10 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
     if (cfg->rate)
         snprintf(open_loop, sizeof open_loop, "; open loop: %u tps offered, latency from scheduled starts",
                  cfg->rate);
+    if (r->writes_by_self > 0 && r->writes_by_leader >= 0 && !batch[0])
+        snprintf(batch, sizeof batch, "write groups: %lld led, %lld written by a leader (%.1f per group)",
+                 (long long)r->writes_by_self, (long long)r->writes_by_leader,
+                 (double)(r->writes_by_self + r->writes_by_leader) / (double)r->writes_by_self);
     snprintf(extra, sizeof extra, "%s%s%s%s%s%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying,
              open_loop, ver, batch[0] ? "; " : "", batch, seg[0] ? "; " : "", seg);
     if (r->status != RUN_OK) {
@@ -267,6 +271,18 @@ static json_t *metrics_json(const struct bench_result *r)
         json_object_set_new(m, "commits_per_sync_dist", b);
     } else {
         json_object_set_new(m, "commits_per_sync_dist", json_null());
+    }
+    if (ok && r->writes_by_self >= 0 && r->writes_by_leader >= 0) {
+        /* RocksDB's write group: who wrote each write batch */
+        json_t *g = json_object();
+        json_object_set_new(g, "by_self", json_integer(r->writes_by_self));
+        json_object_set_new(g, "by_leader", json_integer(r->writes_by_leader));
+        int64_t all = r->writes_by_self + r->writes_by_leader;
+        json_object_set_new(g, "group_mean", r->writes_by_self > 0 ? json_real((double)all / (double)r->writes_by_self)
+                                                                    : json_null());
+        json_object_set_new(m, "write_group", g);
+    } else {
+        json_object_set_new(m, "write_group", json_null());
     }
     json_object_set_new(m, "log_bytes", ok ? jint(r->wal_bytes) : json_null());
     json_object_set_new(m, "log_bytes_per_commit", ok ? jreal(per(r->wal_bytes, n)) : json_null());

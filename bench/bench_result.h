@@ -46,6 +46,7 @@ struct bench_result {
     /* commits made durable together in the measured phase: [n] = syncs that
      * made n commits durable (drivers/driver.h); [1] < 0 when unknown */
     int64_t batch_hist[BENCH_BATCH_HIST];
+    int64_t writes_by_self, writes_by_leader; /* RocksDB's write group, -1 unknown */
     double cpu_us;                /* user + system, whole process */
 
     struct bench_second *timeline;

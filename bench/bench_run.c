@@ -527,6 +527,8 @@ static void counter_deltas(struct bench_result *r, const struct snapshot *s0, co
     ENGINE_DELTA(segments_removed);
     ENGINE_DELTA(segment_waits);
     ENGINE_DELTA(segment_wait_us);
+    ENGINE_DELTA(writes_by_self);
+    ENGINE_DELTA(writes_by_leader);
 #undef ENGINE_DELTA
     r->engine_commits = delta(s0->es.commits, s1->es.commits);
     for (size_t i = 0; i < BENCH_BATCH_HIST; i++)

@@ -59,6 +59,9 @@ struct bench_engine_stats {
     int64_t max_switch_commit_us; /* a peak since the last reset_max, not a counter */
     int64_t prealloc_error;
     int64_t batch_hist[BENCH_BATCH_HIST]; /* all -1 when the engine has none */
+    /* a write group's members: writes a thread did itself (as the group's
+     * leader) and writes a leader did for it (RocksDB's write thread) */
+    int64_t writes_by_self, writes_by_leader;
 };
 
 struct bench_driver {

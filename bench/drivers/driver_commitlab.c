@@ -191,6 +191,7 @@ static void cl_drv_stats(struct bench_db *db, struct bench_engine_stats *st)
     _Static_assert(BENCH_BATCH_HIST == CL_BATCH_HIST, "one histogram layout");
     for (size_t i = 0; i < BENCH_BATCH_HIST; i++)
         st->batch_hist[i] = (int64_t)s.batch_hist[i];
+    st->writes_by_self = st->writes_by_leader = -1; /* no write group: committers append themselves */
 }
 
 static void cl_drv_reset_max(struct bench_db *db) { cl_stats_reset_max(db->impl); }

@@ -360,6 +360,8 @@ static void rocks_stats(struct bench_db *db, struct bench_engine_stats *st)
         st->data_bytes = fb + cb;
     st->checkpoints = stat_field(s, "rocksdb.db.flush.micros", "COUNT : ");
     st->checkpoint_pause_us = stat_field(s, "rocksdb.stall.micros", "COUNT : ");
+    st->writes_by_self = stat_field(s, "rocksdb.write.self", "COUNT : ");
+    st->writes_by_leader = stat_field(s, "rocksdb.write.other", "COUNT : ");
     rocksdb_free(s);
 }
 

@@ -150,6 +150,44 @@ START_TEST(test_sync_latency_every_engine)
 }
 END_TEST
 
+/* RocksDB's write group is reported: every transaction's write batch was
+ * written either by its own thread, leading a group, or by a leader, and
+ * with 8 clients some were written by a leader.  commitlab has none. */
+START_TEST(test_rocksdb_write_group)
+{
+    if (!built("rocksdb"))
+        return;
+    const char *args[] = {"bench", "--engine", "rocksdb,commitlab", "--sync", "commit", "--clients", "8",
+                          "--txns", "2000", "--warmup", "0", "--keys", "1000", "--no-preload", "--quiet",
+                          "--dir", "d", "--out", "wg.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    char path[4096], line[65536];
+    snprintf(path, sizeof path, "%s/wg.jsonl", scratch);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    while (fgets(line, sizeof line, f)) {
+        json_error_t e;
+        json_t *o = json_loads(line, 0, &e);
+        ck_assert_ptr_nonnull(o);
+        json_t *g = json_object_get(json_object_get(o, "metrics"), "write_group");
+        if (strcmp(json_string_value(json_object_get(o, "engine")), "commitlab") == 0) {
+            ck_assert(json_is_null(g));
+        } else {
+            json_int_t self = json_integer_value(json_object_get(g, "by_self"));
+            json_int_t leader = json_integer_value(json_object_get(g, "by_leader"));
+            ck_assert_msg(self > 0 && leader > 0, "rocksdb write group: by_self %lld, by_leader %lld",
+                          (long long)self, (long long)leader);
+            ck_assert_msg(self + leader >= 1900 && self + leader <= 2100, "%lld writes for 2000 transactions",
+                          (long long)(self + leader));
+        }
+        json_decref(o);
+    }
+    fclose(f);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (!find_binary(argc, argv))
@@ -164,6 +202,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_sqlite);
     tcase_add_test(tc, test_tpcb);
     tcase_add_test(tc, test_sync_latency_every_engine);
+    tcase_add_test(tc, test_rocksdb_write_group);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
