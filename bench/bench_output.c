@@ -102,7 +102,7 @@ static void batch_note(const struct bench_result *r, char *buf, size_t len)
 
 void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r)
 {
-    char extra[1024], seg[400] = "";
+    char extra[2048], seg[400] = "";
     char ver[64] = "";
     if (r->verified > 0)
         snprintf(ver, sizeof ver, "; read back %llu keys: ok", (unsigned long long)r->verified_keys);
