@@ -434,8 +434,8 @@ static void db_free(struct cl_db *db)
     free(db);
 }
 
-/* Before the page file is opened or created: a log segment in the
- * directory means a database was here, and the page file was made whole
+/* Before the page file is opened or created, given the nsegs log segments
+ * in the directory: a segment means a database was here, and the page file was made whole
  * (both meta pages, synced) before any segment was.  So a page file that
  * is missing, or shorter than its two meta pages, beside a log has lost
  * its tail or been removed: refused, naming it, since creating a page file
@@ -443,18 +443,15 @@ static void db_free(struct cl_db *db)
  * that reads as created -- checkpoint LSN 0, both meta pages there -- is
  * the open that created it crashing before its first checkpoint: nothing
  * was ever committed, and its segment is no part of any log.) */
-static int check_page_file_beside_log(struct cl_db *db, const char *dir, struct cl_recovery_info *info)
+static int check_page_file_beside_log(struct cl_db *db, const char *dir, size_t nsegs,
+                                      struct cl_recovery_info *info)
 {
-    uint64_t *segs = NULL, size = 0;
-    size_t nsegs = 0;
+    uint64_t size = 0;
     struct vfs_file *f = NULL;
     char *path = NULL;
-    int rc = wal_list_segments(db->vfs, dir, &segs, &nsegs);
-    free(segs);
-    if (rc == -ENOENT)
-        return 0; /* no directory yet */
-    if (rc || nsegs == 0)
-        return rc;
+    int rc;
+    if (nsegs == 0)
+        return 0;
     if (asprintf(&path, "%s/%s", dir, STORE_FILE) < 0)
         return CL_ENOMEM;
     rc = vfs_open(db->vfs, path, VFS_O_RDONLY, VFS_CLASS_DATA, &f);
@@ -544,7 +541,15 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     rc = made_dir ? sync_parent(db->vfs, dir) : sync_existing(db->vfs, dir);
     if (rc)
         goto fail;
-    rc = check_page_file_beside_log(db, dir, info);
+    /* The log segments, listed once: they decide whether a missing or short
+     * page file is damage, and the new log starts above them (recovery only
+     * reads them). */
+    rc = wal_list_segments(db->vfs, dir, &segs, &nsegs);
+    if (rc == -ENOENT)
+        rc = 0; /* no directory: store_open says so */
+    if (rc)
+        goto fail;
+    rc = check_page_file_beside_log(db, dir, nsegs, info);
     if (rc)
         goto fail;
     struct store_config sc = {
@@ -573,14 +578,12 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     }
 
     /* The new log starts in a segment above every existing one. */
-    rc = wal_list_segments(db->vfs, dir, &segs, &nsegs);
-    if (rc)
-        goto fail;
     new_segno = meta.wal_segno;
     if (nsegs && segs[nsegs - 1] > new_segno)
         new_segno = segs[nsegs - 1];
     new_segno++;
     free(segs);
+    segs = NULL;
     struct wal_config wc = {
         .vfs = db->vfs, .dir = dir, .db_id = meta.db_id, .segment_size = db->segment_size,
         .policy = db->opt.sync, .method = db->opt.method, .segment_init = db->opt.segment_init,
@@ -604,6 +607,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     *out = db;
     return 0;
 fail:
+    free(segs);
     db_free(db);
     return rc;
 }
