@@ -18,6 +18,7 @@
 
 #include "bench.h"
 #include "bench_env.h"
+#include "bench_workload.h"
 #include "cli.h"
 #include "commitlab.h"
 #include "drivers/driver.h"
@@ -708,16 +709,13 @@ int cmd_bench(int argc, char **argv)
             bench_cli_free(&c);
             return 1;
         }
-        uint64_t rng = c.base.seed * 0x9E3779B97F4A7C15ull + 1;
+        uint64_t rng = c.base.seed;
         for (size_t r = 0; r < c.repeat; r++) {
             size_t *order = idx + r * c.n;
             for (size_t i = 0; i < c.n; i++)
                 order[i] = i;
             for (size_t i = c.n; i > 1; i--) {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                size_t j = (size_t)(rng % i), t = order[i - 1];
+                size_t j = (size_t)(bench_rand(&rng) % i), t = order[i - 1];
                 order[i - 1] = order[j];
                 order[j] = t;
             }

@@ -125,11 +125,7 @@ static void set_failed(struct run_shared *sh, const char *msg)
 static uint64_t next_arrival(struct client *c, const struct bench_config *cfg, uint64_t *next, uint64_t *rng)
 {
     double mean_ns = 1e9 * (double)cfg->clients / (double)cfg->rate;
-    uint64_t z = (*rng += 0x9E3779B97F4A7C15ull); /* splitmix64 */
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    double u = ((double)(z >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
+    double u = ((double)(bench_rand(rng) >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
     if (!*next)
         *next = bench_now_ns();
     *next += (uint64_t)(-log(u) * mean_ns);

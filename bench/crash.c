@@ -509,18 +509,8 @@ static void run_crashes(const struct crash_opts *co, const struct crash_config *
     }
     close(fds[1]);
     struct worker_result r;
-    size_t got = 0;
     uint64_t done = 0;
-    for (;;) {
-        ssize_t k = read(fds[0], (char *)&r + got, sizeof r - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-        if (got < sizeof r)
-            continue;
-        got = 0;
+    while (crash_read_full(fds[0], &r, sizeof r) == sizeof r) {
         if (r.na) {
             t->na = 1;
             snprintf(t->na_why, sizeof t->na_why, "%s", r.o.na_why);

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "bench_workload.h"
 #include "commitlab.h"
 #include "drivers/driver.h"
 #include "vfs.h"
@@ -88,6 +89,11 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
  * name in kept) before recovery changes them; 0 or an errno. */
 int crash_keep_copy(const char *dir, char *kept, size_t len);
 
+/* Reads len bytes from fd, across short reads and EINTR; returns how many
+ * it got before end of file or an error (len when whole).  The campaign's
+ * processes send fixed-size records through pipes with it. */
+size_t crash_read_full(int fd, void *buf, size_t len);
+
 /* ---- the modes ------------------------------------------------------------------ */
 
 /* One crash in the fresh directory dir.  span 0: no crash, a calibration
@@ -99,6 +105,7 @@ int crash_sim_one(const struct crash_config *c, uint64_t seed, uint64_t span, co
 int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
                    struct crash_outcome *o, uint64_t *cal);
 
-uint64_t crash_mix(uint64_t x);
+/* A hash of x: the benchmark's generator (splitmix64) one step from x. */
+static inline uint64_t crash_mix(uint64_t x) { return bench_rand(&x); }
 
 #endif

@@ -139,16 +139,8 @@ static void recover_and_check(const struct crash_config *c, const struct bench_c
         _exit(n == (ssize_t)sizeof *o ? 0 : 1);
     }
     close(fds[1]);
-    size_t got = 0;
     struct crash_outcome r;
-    while (pid > 0 && got < sizeof r) {
-        ssize_t n = read(fds[0], (char *)&r + got, sizeof r - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
+    size_t got = pid > 0 ? crash_read_full(fds[0], &r, sizeof r) : 0;
     close(fds[0]);
     int st = 0;
     if (pid > 0)
@@ -173,32 +165,22 @@ static void recover_and_check(const struct crash_config *c, const struct bench_c
  * message; 0: the deadline passed; -1: end of file (the child is gone). */
 static int read_msg(int fd, struct msg *m, uint64_t deadline_ns)
 {
-    size_t got = 0;
-    for (;;) {
-        if (deadline_ns && got == 0) {
-            uint64_t now = bench_now_ns();
-            if (now >= deadline_ns)
-                return 0;
-            struct pollfd p = {.fd = fd, .events = POLLIN};
-            uint64_t left = deadline_ns - now;
-            struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u), .tv_nsec = (long)(left % 1000000000u)};
-            int r = ppoll(&p, 1, &ts, NULL);
-            if (r == 0)
-                return 0;
-            if (r < 0 && errno != EINTR)
-                return -1;
-            if (r < 0)
-                continue;
-        }
-        ssize_t n = read(fd, (char *)m + got, sizeof *m - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
+    while (deadline_ns) { /* wait for the first byte, at most until the deadline */
+        uint64_t now = bench_now_ns();
+        if (now >= deadline_ns)
+            return 0;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        uint64_t left = deadline_ns - now;
+        struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u), .tv_nsec = (long)(left % 1000000000u)};
+        int r = ppoll(&p, 1, &ts, NULL);
+        if (r == 0)
+            return 0;
+        if (r > 0)
+            break;
+        if (errno != EINTR)
             return -1;
-        got += (size_t)n;
-        if (got == sizeof *m)
-            return 1;
     }
+    return crash_read_full(fd, m, sizeof *m) == sizeof *m ? 1 : -1;
 }
 
 int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,

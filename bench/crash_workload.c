@@ -34,14 +34,6 @@
 #define PAYLOAD_ROWS 8
 #define MAX_PAYLOAD 1500
 
-uint64_t crash_mix(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* The payload row of client c's n-th transaction. */
 static size_t payload(unsigned c, uint64_t n, uint8_t *buf)
 {
@@ -361,6 +353,20 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
     bc->interval_ms = 2;
     bc->given[K_SEGMENT_SIZE] = bc->given[K_CACHE] = c->drv == &bench_driver_commitlab;
     bc->given[K_SYNC] = 1;
+}
+
+size_t crash_read_full(int fd, void *buf, size_t len)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fd, (char *)buf + got, len - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    return got;
 }
 
 /* Copies regular file src to dst; 0 or an errno. */
