@@ -1,11 +1,15 @@
 /*
  * bench_run_util.h -- runs the commitlab binary for the bench CLI suites:
  * the path comes from argv[1] (the add_test line) or $CL_COMMITLAB_BIN;
- * stdout and stderr are captured into strings.
+ * stdout and stderr are captured into strings; the JSON lines it writes
+ * are read back whole.
  */
 #ifndef CL_TESTS_BENCH_RUN_UTIL_H
 #define CL_TESTS_BENCH_RUN_UTIL_H
 
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +70,36 @@ static void run_free(struct cl_run *r)
 {
     free(r->out);
     free(r->err);
+}
+
+/* The JSON lines of dir/name, each parsed (a line that does not parse
+ * fails the test, naming it), in one array; the caller json_decrefs it. */
+static json_t *load_jsonl(const char *dir, const char *name)
+{
+    char path[4096], line[65536];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+    json_t *rows = json_array();
+    while (fgets(line, sizeof line, f)) {
+        json_error_t e;
+        json_t *o = json_loads(line, 0, &e);
+        ck_assert_msg(o != NULL, "%s line %zu does not parse: %s", path, json_array_size(rows) + 1, e.text);
+        json_array_append_new(rows, o);
+    }
+    fclose(f);
+    return rows;
+}
+
+/* o's member at a dotted path ("metrics.latency_us.p50"), or NULL. */
+static json_t *at(json_t *o, const char *path)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *cur = o;
+    for (char *save = NULL, *t = strtok_r(buf, ".", &save); t && cur; t = strtok_r(NULL, ".", &save))
+        cur = json_is_object(cur) ? json_object_get(cur, t) : NULL;
+    return cur;
 }
 
 /* Sets cl_bin from argv[1] or $CL_COMMITLAB_BIN; 0 when neither. */

@@ -163,16 +163,6 @@ static const char *const documented[] = {
     "env.device", "env.dev_id", "env.volatile_fs", "env.engine_version", "env.commitlab_version",
 };
 
-static json_t *at(json_t *o, const char *path)
-{
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", path);
-    json_t *cur = o;
-    for (char *save = NULL, *t = strtok_r(buf, ".", &save); t && cur; t = strtok_r(NULL, ".", &save))
-        cur = json_is_object(cur) ? json_object_get(cur, t) : NULL;
-    return cur;
-}
-
 START_TEST(test_json_lines)
 {
     const char *args[] = {"bench", "--engine", "commitlab,lmdb", "--sync", "commit,group", "--duration", "1.2",
@@ -181,18 +171,12 @@ START_TEST(test_json_lines)
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     run_free(&r);
 
-    char path[4096];
-    snprintf(path, sizeof path, "%s/runs.jsonl", scratch);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    char line[65536];
-    int n = 0, ok = 0, na = 0;
-    while (fgets(line, sizeof line, f)) {
-        json_error_t e;
-        json_t *o = json_loads(line, 0, &e);
-        ck_assert_msg(o != NULL, "line %d does not parse: %s", n + 1, e.text);
+    json_t *rows = load_jsonl(scratch, "runs.jsonl"), *o;
+    size_t n;
+    int ok = 0, na = 0;
+    json_array_foreach(rows, n, o) {
         for (size_t i = 0; i < sizeof documented / sizeof *documented; i++)
-            ck_assert_msg(at(o, documented[i]) != NULL, "line %d lacks %s", n + 1, documented[i]);
+            ck_assert_msg(at(o, documented[i]) != NULL, "line %zu lacks %s", n + 1, documented[i]);
         ck_assert_str_eq(json_string_value(at(o, "schema")), "commitlab-bench/1");
         const char *status = json_string_value(at(o, "status"));
         if (strcmp(status, "ok") == 0) {
@@ -216,11 +200,9 @@ START_TEST(test_json_lines)
             ck_assert(json_string_length(at(o, "reason")) > 0);
             ck_assert(json_is_null(at(o, "metrics.tps")));
         }
-        json_decref(o);
-        n++;
     }
-    fclose(f);
-    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(json_array_size(rows), 4);
+    json_decref(rows);
     ck_assert_int_ge(ok, 2); /* commitlab and LMDB --sync commit */
     ck_assert_int_eq(ok + na, 4);
 }
@@ -255,16 +237,11 @@ START_TEST(test_repeat)
     ck_assert_msg(strstr(r.out, "commitlab kv, 1 clients: --sync commit commit-delay="), "%s", r.out);
     run_free(&r);
 
-    char path[4096], line[65536];
-    snprintf(path, sizeof path, "%s/rep.jsonl", scratch);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
+    json_t *rows = load_jsonl(scratch, "rep.jsonl"), *o;
+    size_t i;
     int runs = 0, summaries = 0, seen[3] = {0, 0, 0};
     double tps[2][3];
-    while (fgets(line, sizeof line, f)) {
-        json_error_t e;
-        json_t *o = json_loads(line, 0, &e);
-        ck_assert_ptr_nonnull(o);
+    json_array_foreach(rows, i, o) {
         const char *schema = json_string_value(at(o, "schema"));
         if (strcmp(schema, "commitlab-bench/1") == 0) {
             /* round by round, each round running both configurations */
@@ -287,9 +264,8 @@ START_TEST(test_repeat)
             ck_assert(json_number_value(at(o, "tps_min")) == lo && json_number_value(at(o, "tps_max")) == hi);
             summaries++;
         }
-        json_decref(o);
     }
-    fclose(f);
+    json_decref(rows);
     ck_assert_int_eq(runs, 6);
     ck_assert_int_eq(summaries, 2);
     for (int k = 0; k < 3; k++)
@@ -318,17 +294,11 @@ START_TEST(test_rate_open_loop)
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     run_free(&r);
 
-    char path[4096], line[65536];
-    snprintf(path, sizeof path, "%s/rate.jsonl", scratch);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
+    json_t *rows = load_jsonl(scratch, "rate.jsonl");
     double mean[3] = {0, 0, 0};
-    int n = 0;
-    while (fgets(line, sizeof line, f) && n < 3) {
-        json_error_t e;
-        json_t *o = json_loads(line, 0, &e);
-        ck_assert_ptr_nonnull(o);
-        json_t *rate = at(o, "config.rate_tps");
+    ck_assert_uint_ge(json_array_size(rows), 3);
+    for (size_t n = 0; n < 3; n++) {
+        json_t *o = json_array_get(rows, n), *rate = at(o, "config.rate_tps");
         if (n == 0) {
             ck_assert_int_eq(json_integer_value(rate), 200);
             double tps = json_number_value(at(o, "metrics.tps"));
@@ -338,11 +308,9 @@ START_TEST(test_rate_open_loop)
         } else {
             ck_assert_int_eq(json_integer_value(rate), 100);
         }
-        mean[n++] = json_number_value(at(o, "metrics.latency_us.mean"));
-        json_decref(o);
+        mean[n] = json_number_value(at(o, "metrics.latency_us.mean"));
     }
-    fclose(f);
-    ck_assert_int_eq(n, 3);
+    json_decref(rows);
     ck_assert_msg(mean[1] < 100000, "closed loop: mean %.0f us", mean[1]);
     ck_assert_msg(mean[2] > 200000, "open loop beyond capacity: mean %.0f us; the backlog is not counted", mean[2]);
 }

@@ -50,29 +50,18 @@ static void read_back(const char *engine)
     ck_assert_msg(r.status == 0, "%s: exit %d: %s%s", engine, r.status, r.out, r.err);
     run_free(&r);
 
-    char path[4096];
-    snprintf(path, sizeof path, "%s/v.jsonl", scratch);
-    json_error_t e;
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    char line[65536];
-    int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        json_t *o = json_loads(line, 0, &e);
-        ck_assert_msg(o, "%s: bad JSON: %s", engine, e.text);
-        const char *status = json_string_value(json_object_get(o, "status"));
-        ck_assert_msg(strcmp(status, "ok") == 0, "%s: %s: %s", engine, status,
-                      json_string_value(json_object_get(o, "reason")));
-        json_t *m = json_object_get(o, "metrics");
-        ck_assert_msg(json_is_true(json_object_get(m, "verified")), "%s: not verified", engine);
+    json_t *rows = load_jsonl(scratch, "v.jsonl"), *o;
+    size_t i;
+    json_array_foreach(rows, i, o) {
+        const char *status = json_string_value(at(o, "status"));
+        ck_assert_msg(strcmp(status, "ok") == 0, "%s: %s: %s", engine, status, json_string_value(at(o, "reason")));
+        ck_assert_msg(json_is_true(at(o, "metrics.verified")), "%s: not verified", engine);
         /* 400 one-put transactions over 3000 keys touch at least a few hundred */
-        ck_assert_int_ge(json_integer_value(json_object_get(m, "verified_keys")), 300);
-        ck_assert_int_eq(json_integer_value(json_object_get(m, "txns")), 400);
-        json_decref(o);
-        n++;
+        ck_assert_int_ge(json_integer_value(at(o, "metrics.verified_keys")), 300);
+        ck_assert_int_eq(json_integer_value(at(o, "metrics.txns")), 400);
     }
-    fclose(f);
-    ck_assert_int_eq(n, 4);
+    ck_assert_int_eq(json_array_size(rows), 4);
+    json_decref(rows);
 }
 
 START_TEST(test_commitlab) { read_back("commitlab"); }
@@ -125,28 +114,21 @@ START_TEST(test_sync_latency_every_engine)
             run_free(&r);
         }
     }
-    char path[4096], line[65536];
-    snprintf(path, sizeof path, "%s/lat.jsonl", scratch);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    while (fgets(line, sizeof line, f)) {
-        json_error_t e;
-        json_t *o = json_loads(line, 0, &e);
-        ck_assert_ptr_nonnull(o);
-        const char *engine = json_string_value(json_object_get(o, "engine"));
-        const char *sync = json_string_value(json_object_get(json_object_get(o, "config"), "sync"));
-        const char *settings = json_string_value(json_object_get(o, "engine_settings"));
-        double mean = json_number_value(json_object_get(json_object_get(json_object_get(o, "metrics"), "latency_us"),
-                                                        "mean"));
+    json_t *rows = load_jsonl(scratch, "lat.jsonl"), *o;
+    size_t i;
+    json_array_foreach(rows, i, o) {
+        const char *engine = json_string_value(at(o, "engine"));
+        const char *sync = json_string_value(at(o, "config.sync"));
+        const char *settings = json_string_value(at(o, "engine_settings"));
+        double mean = json_number_value(at(o, "metrics.latency_us.mean"));
         ck_assert_msg(settings && strstr(settings, "emulated"), "%s: settings '%s'", engine, settings);
         if (strcmp(sync, "commit") == 0)
             ck_assert_msg(mean >= 20000, "%s --sync commit: mean latency %.0f us, below the emulated 20 ms", engine,
                           mean);
         else
             ck_assert_msg(mean < 20000, "%s --sync none: mean latency %.0f us: a sync was delayed", engine, mean);
-        json_decref(o);
     }
-    fclose(f);
+    json_decref(rows);
 }
 END_TEST
 
@@ -163,16 +145,11 @@ START_TEST(test_rocksdb_write_group)
     struct cl_run r = run_cl(scratch, args);
     ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
     run_free(&r);
-    char path[4096], line[65536];
-    snprintf(path, sizeof path, "%s/wg.jsonl", scratch);
-    FILE *f = fopen(path, "r");
-    ck_assert_ptr_nonnull(f);
-    while (fgets(line, sizeof line, f)) {
-        json_error_t e;
-        json_t *o = json_loads(line, 0, &e);
-        ck_assert_ptr_nonnull(o);
-        json_t *g = json_object_get(json_object_get(o, "metrics"), "write_group");
-        if (strcmp(json_string_value(json_object_get(o, "engine")), "commitlab") == 0) {
+    json_t *rows = load_jsonl(scratch, "wg.jsonl"), *o;
+    size_t i;
+    json_array_foreach(rows, i, o) {
+        json_t *g = at(o, "metrics.write_group");
+        if (strcmp(json_string_value(at(o, "engine")), "commitlab") == 0) {
             ck_assert(json_is_null(g));
         } else {
             json_int_t self = json_integer_value(json_object_get(g, "by_self"));
@@ -182,9 +159,8 @@ START_TEST(test_rocksdb_write_group)
             ck_assert_msg(self + leader >= 1900 && self + leader <= 2100, "%lld writes for 2000 transactions",
                           (long long)(self + leader));
         }
-        json_decref(o);
     }
-    fclose(f);
+    json_decref(rows);
 }
 END_TEST
 

@@ -3,7 +3,7 @@
  * named on the command line (or each file in a directory named), as
  * libFuzzer does when given files.  Exit 0 when every input was parsed
  * without a crash; a sanitizer or an abort ends the run as it would under
- * libFuzzer.
+ * libFuzzer; no input at all is a failure, not a pass.
  */
 #include <dirent.h>
 #include <sys/stat.h>
@@ -65,5 +65,9 @@ int main(int argc, char **argv)
             closedir(d);
     }
     printf("%s: %d inputs run\n", argv[0], runs);
+    if (!runs) {
+        fprintf(stderr, "%s: no inputs: nothing was replayed\n", argv[0]);
+        return 1;
+    }
     return bad;
 }
