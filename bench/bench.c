@@ -61,6 +61,8 @@ static const struct knob_def knobs[K_COUNT] = {
     [K_SCALE] = {"--scale", KIND_UINT, NULL, 1, 10000},
     [K_SQLITE_SYNC] = {"--sqlite-sync", KIND_ENUM, "full,normal,off", 0, 0},
     [K_RATE] = {"--rate", KIND_UINT, NULL, 0, 10000000},
+    [K_MAX_BATCH] = {"--max-batch", KIND_SIZE, NULL, 0, 1ull << 30},
+    [K_FLUSHER_SPIN] = {"--flusher-spin", KIND_UINT, NULL, 0, 1000000},
 };
 
 const char *bench_knob_flag(enum bench_knob k)
@@ -105,6 +107,8 @@ void bench_config_defaults(struct bench_config *c)
     c->commit_siblings = o.commit_siblings;
     c->interval_ms = o.interval_ms;
     c->uring_depth = o.uring_depth;
+    c->max_batch = o.max_batch;
+    c->flusher_spin_us = o.flusher_spin_us;
     c->sync_latency_us = o.sync_latency_us;
     c->cache_bytes = o.cache_size;
 }
@@ -268,6 +272,8 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
     case K_SCALE: c->scale = (uint32_t)u; break;
     case K_SQLITE_SYNC: c->sqlite_sync = v; break;
     case K_RATE: c->rate = (uint32_t)u; break;
+    case K_MAX_BATCH: c->max_batch = u; break;
+    case K_FLUSHER_SPIN: c->flusher_spin_us = (uint32_t)u; break;
     case K_COUNT: break;
     }
 }
@@ -276,8 +282,8 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
  * "this engine and policy at 1, 16, 64 clients". */
 static const enum bench_knob sweep_order[] = {
     K_WORKLOAD, K_ENGINE, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE,
-    K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_SYNC_LATENCY, K_CACHE,
-    K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE, K_SQLITE_SYNC, K_RATE, K_CLIENTS,
+    K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_MAX_BATCH, K_FLUSHER_SPIN,
+    K_SYNC_LATENCY, K_CACHE, K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE, K_SQLITE_SYNC, K_RATE, K_CLIENTS,
 };
 
 static struct bench_config *expand(const char *cmd, const struct bench_config *base, struct knob_values *vals,
@@ -480,6 +486,8 @@ static void usage(FILE *f)
             "  --checkpoint-bytes LIST  log bytes between checkpoints (default 64M; 0 = at close)\n"
             "  --commit-delay LIST  us;  --commit-siblings LIST;  --interval LIST  ms (periodic)\n"
             "  --uring-depth LIST;  --sync-latency LIST  us (emulated);  --cache LIST  e.g. 64M\n"
+            "  --max-batch LIST     group: log bytes one leader writes at most (default 0 = the buffer)\n"
+            "  --flusher-spin LIST  flusher: us to spin before sleeping (default 0)\n"
             "  --lmdb-flags SET     nometasync,writemap,mapasync (one set, not a list)\n"
             "  --sqlite-sync LIST   full, normal, off (default: from --sync)\n"
             "output:\n"

@@ -17,7 +17,7 @@ enum bench_knob {
     K_ENGINE, K_WORKLOAD, K_CLIENTS, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT,
     K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH,
     K_SYNC_LATENCY, K_CACHE, K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE,
-    K_SQLITE_SYNC, K_RATE,
+    K_SQLITE_SYNC, K_RATE, K_MAX_BATCH, K_FLUSHER_SPIN,
     K_COUNT
 };
 
@@ -64,6 +64,8 @@ struct bench_config {
     uint32_t recycle_max;         /* recycle: future segments kept at most */
     uint64_t checkpoint_bytes;    /* log bytes between checkpoints */
     uint32_t commit_delay_us, commit_siblings, interval_ms, uring_depth, sync_latency_us;
+    uint64_t max_batch;           /* group: bytes one write may take, 0 = the log buffer */
+    uint32_t flusher_spin_us;     /* flusher: spin before sleeping */
     uint64_t cache_bytes;
     unsigned lmdb_flags;          /* LMDB_F_* */
     const char *sqlite_sync;      /* full|normal|off, or NULL = from --sync */

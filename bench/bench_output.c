@@ -213,6 +213,8 @@ json_t *bench_config_json(const struct bench_config *cfg)
     KNOB("commit_siblings", K_COMMIT_SIBLINGS, json_integer(cfg->commit_siblings));
     KNOB("interval_ms", K_INTERVAL, json_integer(cfg->interval_ms));
     KNOB("uring_depth", K_URING_DEPTH, json_integer(cfg->uring_depth));
+    KNOB("max_batch", K_MAX_BATCH, json_integer((json_int_t)cfg->max_batch));
+    KNOB("flusher_spin_us", K_FLUSHER_SPIN, json_integer(cfg->flusher_spin_us));
     KNOB("sync_latency_us", K_SYNC_LATENCY, json_integer(cfg->sync_latency_us));
     KNOB("cache_bytes", K_CACHE, json_integer((json_int_t)cfg->cache_bytes));
 #undef KNOB

@@ -99,7 +99,8 @@ extern "C" {
     X(PERIODIC, periodic)   \
     X(COMMIT, commit)       \
     X(GROUP, group)         \
-    X(URING, uring)
+    X(URING, uring)         \
+    X(FLUSHER, flusher)
 
 enum cl_sync_policy {
 #define CL_SYNC_ENUM_(e, n) CL_SYNC_##e,
@@ -139,6 +140,9 @@ struct cl_options {
     uint32_t commit_delay_us;        /* group policy */
     uint32_t commit_siblings;        /* group policy */
     uint32_t uring_depth;            /* uring policy: chains in flight, 1..CL_MAX_URING_DEPTH, default 4 */
+    uint64_t max_batch;              /* group policy: log bytes one write may take, 0 = the whole
+                                      * log buffer (1 MiB), default 0 */
+    uint32_t flusher_spin_us;        /* flusher policy: spin this long before sleeping, default 0 */
     uint32_t sync_latency_us;        /* emulated extra latency per sync */
     int create;                      /* create the database if absent, default 1 */
 };

@@ -17,7 +17,10 @@
  *
  * The protocol and its invariants are wal_leader_commit's (waitq.c),
  * shared with the uring policy; this file is what the leader does.  A
- * batch is bounded by the log buffer (wal_config.buffer_size).
+ * batch is bounded by the log buffer (wal_config.buffer_size) and, with
+ * max_batch, to the whole transactions that fit in that many bytes (at
+ * least one): a leader whose own commit lies beyond wakes the committers
+ * it covered and leads the next batch.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,16 +56,19 @@ static void sleep_us(uint32_t us)
 }
 
 /* The leader: wait for company if there is some, then write everything
- * buffered and sync once. */
+ * buffered (at most max_batch bytes of it) and sync once. */
 static int group_lead(struct wal *w, uint64_t lsn)
 {
     int rc;
-    (void)lsn; /* everything buffered is written, which covers lsn */
     if (w->commit_delay_us &&
         __atomic_load_n(&w->active_txns, __ATOMIC_RELAXED) > (int64_t)w->commit_siblings)
         sleep_us(w->commit_delay_us);
     pthread_mutex_lock(&w->io_mu);
-    rc = wal_write_locked(w, UINT64_MAX);
+    (void)lsn; /* a whole batch covers it; a bounded one may not: lead again */
+    if (w->max_batch)
+        rc = wal_write_upto_locked(w, 0, w->written_lsn + w->max_batch);
+    else
+        rc = wal_write_locked(w, UINT64_MAX);
     if (rc == 0)
         rc = wal_sync_locked(w);
     pthread_mutex_unlock(&w->io_mu);

@@ -72,11 +72,13 @@ struct wal_policy {
  *         write(2) and returns.  Durable on return: nothing (the record is in
  *         the OS page cache; it survives a process crash, not a power
  *         failure).  A failed write breaks the log.
- * commit: wal_commit writes the bytes up to commit_lsn and syncs them with
- *         the sync method, one committer at a time.  Durable on return: this
- *         transaction and every one before it in log order.  A failed write
- *         or sync breaks the log; the committer gets the error and is not
- *         acknowledged; the sync is never retried. */
+ * commit: one sync per commit.  Committers take turns in log order; each
+ *         writes the bytes up to its own commit_lsn (not beyond) and syncs
+ *         them with the sync method.  Durable on return: this transaction
+ *         and every one before it in log order, by a sync this committer
+ *         issued (unless a predecessor it waited 10 ms for never came).  A
+ *         failed write or sync breaks the log; the committer gets the error
+ *         and is not acknowledged; the sync is never retried. */
 
 /* group:  leader/follower group commit.  A committer whose LSN is not yet
  *         durable either finds a flush in progress and sleeps on its own
@@ -85,7 +87,8 @@ struct wal_policy {
  *         active -- PostgreSQL's rule) writes everything in the log buffer,
  *         syncs once, and wakes exactly the waiters it covered, plus the
  *         first uncovered one to lead the next batch.  A batch is bounded by
- *         the log buffer (buffer_size, default 1 MiB).  Durable on return:
+ *         the log buffer (buffer_size, default 1 MiB) and by max_batch bytes
+ *         of whole transactions (at least one) when set.  Durable on return:
  *         as commit.  A failed write or sync breaks the log and wakes every
  *         waiter with the error: no member of the batch is acknowledged.
  * periodic: wal_commit writes the bytes (as none) and returns; a background
@@ -102,7 +105,12 @@ struct wal_policy {
  *         with a fresh sync after it.  Durable on return: as commit.  An I/O
  *         error breaks the log and fails every waiter.  Where io_uring is
  *         unavailable (ENOSYS, EPERM, or a file layer without rings),
- *         wal_open fails with CL_ENOTSUP: there is no silent fallback. */
+ *         wal_open fails with CL_ENOTSUP: there is no silent fallback.
+ * flusher: a dedicated thread writes everything buffered and syncs, back to
+ *         back while commits wait; a committer only asks and waits for the
+ *         durable LSN (spinning flusher_spin_us, then sleeping).  Durable on
+ *         return: as commit.  A failed write or sync breaks the log and
+ *         fails every waiter; the thread stops. */
 
 /* wal_policy_<name> for every policy of CL_SYNC_POLICIES (commitlab.h),
  * each defined in wal/policy_<name>.c. */
@@ -132,6 +140,8 @@ struct wal_config {
     uint32_t commit_delay_us;        /* group */
     uint32_t commit_siblings;        /* group */
     uint32_t uring_depth;            /* uring: chains in flight */
+    uint64_t max_batch;              /* group: bytes one write may take; 0 = the whole buffer */
+    uint32_t flusher_spin_us;        /* flusher: spin before sleeping */
 };
 
 /* One operation of a transaction, as the engine hands it to the log. */

@@ -40,6 +40,7 @@
 #define WAL_SWITCH_QUEUE   64u        /* gaps the buffer may hold at once */
 #define WAL_ZERO_CHUNK     (1u << 20) /* segment zero-fill write size */
 #define WAL_STAGE_SIZE     (1u << 20) /* O_DIRECT staging buffer */
+#define WAL_COMMIT_RING    4096u      /* commit LSNs remembered for bounded writes */
 
 /* The segments ready ahead of the writer (segpool.c).  Segment numbers
  * below `taken` belong to the writer; those in [taken, next) are reserved:
@@ -84,6 +85,8 @@ struct wal {
     uint64_t end_lsn;            /* mu */
     uint64_t last_commit_lsn;    /* mu: end of the last complete transaction */
     uint64_t txns_appended;      /* mu: complete transactions appended */
+    uint64_t commit_ring[WAL_COMMIT_RING]; /* mu: commit LSN of transaction k at k % size,
+                                            * for the last WAL_COMMIT_RING transactions */
     uint64_t swq[WAL_SWITCH_QUEUE]; /* mu: ends of SWITCH records not yet written */
     unsigned swq_head, swq_len;
 
@@ -109,6 +112,8 @@ struct wal {
     uint32_t interval_ms;        /* periodic (from wal_config) */
     uint32_t commit_delay_us;    /* group */
     uint32_t commit_siblings;    /* group */
+    uint64_t max_batch;          /* group: bytes one write may take; 0 = the whole buffer */
+    uint32_t spin_us;            /* flusher: spin before sleeping */
     uint32_t uring_depth;        /* uring */
     int64_t active_txns;         /* atomic: open write transactions (wal_txn_active) */
 };
@@ -126,6 +131,13 @@ int wal_set_broken(struct wal *w, int err);
  * creating segments durably before any byte that needs them and syncing a
  * segment before leaving it.  Never syncs the current segment. */
 int wal_write_locked(struct wal *w, uint64_t lsn);
+/* io_mu held: as wal_write_locked, but stops at the end of the last complete
+ * transaction at or below max(lsn, limit), lsn being a commit LSN or 0, and
+ * writes at least one whole transaction: exactly one's own (limit = lsn),
+ * or a batch bounded in bytes (lsn = 0, limit = written + max_batch).
+ * Writes everything buffered when that boundary is too far back to be
+ * remembered. */
+int wal_write_upto_locked(struct wal *w, uint64_t lsn, uint64_t limit);
 /* io_mu held: makes everything written durable (a no-op under O_DSYNC,
  * where wal_write_locked already did), advances durable_lsn and wakes
  * durable_cond waiters. */
@@ -171,7 +183,9 @@ void wal_waitq_handoff(struct wal_waitq *q, int leader_active);
 
 /* The leader/follower protocol (invariants in waitq.c).  A committer whose
  * LSN is not durable either becomes the leader and calls lead() (without
- * l->mu; it must make at least lsn durable or fail and break the log), or
+ * l->mu; it must make at least one more transaction durable, or fail and
+ * break the log; the leader wakes whom it covered and leads again until its
+ * own lsn is durable), or
  * joins the queue -- joined() is then called once, with l->mu held -- and
  * sleeps until a leader covers it or hands it the lead. */
 struct wal_leader {

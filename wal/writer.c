@@ -256,19 +256,89 @@ int wal_create_segments_locked(struct wal *w, uint64_t target)
     return 0;
 }
 
+/* mu held: the end of the last complete transaction at or below bound and
+ * how many transactions end there, from the ring of commit LSNs; 0 when
+ * that transaction is no longer remembered. */
+static int txn_boundary(const struct wal *w, uint64_t bound, uint64_t *lsn, uint64_t *txns)
+{
+    uint64_t n = w->txns_appended;
+    for (uint64_t k = n; k > 0 && n - k < WAL_COMMIT_RING; k--) {
+        uint64_t c = w->commit_ring[(k - 1) % WAL_COMMIT_RING];
+        if (c <= bound) {
+            *lsn = c;
+            *txns = k;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int write_to(struct wal *w, uint64_t target, uint64_t txns);
+
 int wal_write_locked(struct wal *w, uint64_t lsn)
 {
-    uint64_t target, txns, a = w->written_lsn;
-    int rc;
+    uint64_t target, txns;
 
     if (wal_broken(w))
         return CL_EBROKEN;
-    if (a >= lsn)
+    if (w->written_lsn >= lsn)
         return 0;
     pthread_mutex_lock(&w->mu);
     target = w->end_lsn;
     txns = w->txns_appended;
     pthread_mutex_unlock(&w->mu);
+    return write_to(w, target, txns);
+}
+
+/* mu held: the end of the first complete transaction past lsn and the
+ * transactions up to it; 0 when there is none or it is not remembered. */
+static int first_txn_after(const struct wal *w, uint64_t lsn, uint64_t *end, uint64_t *txns)
+{
+    uint64_t n = w->txns_appended, k;
+    int found = 0;
+    for (k = n; k > 0 && n - k < WAL_COMMIT_RING; k--) {
+        uint64_t c = w->commit_ring[(k - 1) % WAL_COMMIT_RING];
+        if (c <= lsn)
+            return found;
+        *end = c;
+        *txns = k;
+        found = 1;
+    }
+    return found && k == 0; /* the first transaction of this log */
+}
+
+int wal_write_upto_locked(struct wal *w, uint64_t lsn, uint64_t limit)
+{
+    uint64_t target = 0, txns = 0, bound = limit > lsn ? limit : lsn, a = w->written_lsn;
+    int ok;
+
+    if (wal_broken(w))
+        return CL_EBROKEN;
+    if (lsn && a >= lsn)
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    ok = 0;
+    if (bound < w->last_commit_lsn) {
+        ok = txn_boundary(w, bound, &target, &txns);
+        if (!ok || target <= a) /* not one whole transaction fits: the first one */
+            ok = first_txn_after(w, a, &target, &txns);
+        ok = ok && target >= lsn;
+    }
+    if (!ok) {
+        target = w->end_lsn;
+        txns = w->txns_appended;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return write_to(w, target, txns);
+}
+
+/* io_mu held: writes [written_lsn, target), target being end_lsn or a
+ * transaction's end, txns the complete transactions below it. */
+static int write_to(struct wal *w, uint64_t target, uint64_t txns)
+{
+    uint64_t a = w->written_lsn;
+    int rc;
+
     if (a >= target)
         return 0;
 
@@ -434,6 +504,7 @@ static int append_record(struct wal *w, enum wal_rec_type type, uint64_t txn_id,
     w->end_lsn = pos + asz;
     CL_INVARIANT("W1", w->written_lsn <= pos && wal_load64(&w->durable_lsn) <= w->written_lsn);
     if (is_commit) {
+        w->commit_ring[w->txns_appended % WAL_COMMIT_RING] = w->end_lsn;
         w->txns_appended++;
         w->last_commit_lsn = w->end_lsn;
     }
@@ -627,6 +698,8 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     w->interval_ms = cfg->interval_ms ? cfg->interval_ms : 200;
     w->commit_delay_us = cfg->commit_delay_us;
     w->commit_siblings = cfg->commit_siblings;
+    w->max_batch = cfg->max_batch;
+    w->spin_us = cfg->flusher_spin_us;
     w->uring_depth = cfg->uring_depth ? cfg->uring_depth : 4;
     w->buf_cap = cfg->buffer_size ? cfg->buffer_size : WAL_DEFAULT_BUFFER;
     if (w->buf_cap < 2 * VFS_DIRECT_ALIGN)

@@ -44,6 +44,8 @@ int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o
     o->commit_delay_us = cfg->commit_delay_us;
     o->commit_siblings = cfg->commit_siblings;
     o->uring_depth = cfg->uring_depth;
+    o->max_batch = cfg->max_batch;
+    o->flusher_spin_us = cfg->flusher_spin_us;
     o->sync_latency_us = cfg->sync_latency_us;
     return 0;
 }
@@ -68,6 +70,10 @@ static void cl_describe(const struct bench_config *cfg, char *buf, size_t len)
         n += snprintf(buf + n, len - (size_t)n, " init=%s", cfg->segment_init);
     if (n > 0 && (size_t)n < len && cfg->prealloc)
         n += snprintf(buf + n, len - (size_t)n, " prealloc=%u", cfg->prealloc);
+    if (n > 0 && (size_t)n < len && cfg->max_batch)
+        n += snprintf(buf + n, len - (size_t)n, " max_batch=%llu", (unsigned long long)cfg->max_batch);
+    if (n > 0 && (size_t)n < len && cfg->flusher_spin_us)
+        n += snprintf(buf + n, len - (size_t)n, " spin=%uus", cfg->flusher_spin_us);
     if (n > 0 && (size_t)n < len && cfg->sync_latency_us)
         snprintf(buf + n, len - (size_t)n, " sync_latency=%uus(emulated)", cfg->sync_latency_us);
 }
@@ -209,7 +215,8 @@ const struct bench_driver bench_driver_commitlab = {
     .own_sync_latency = 1,
     .maps = "every commit-path knob: --sync, --sync-method, --elr, --segments, --recycle-max,\n"
             "  --segment-init, --segment-size, --prealloc, --checkpoint-bytes, --commit-delay, --commit-siblings,\n"
-            "  --interval, --uring-depth, --sync-latency (emulated), --cache; a policy the\n"
+            "  --interval, --uring-depth, --max-batch, --flusher-spin, --sync-latency (emulated),\n"
+            "  --cache; a policy the\n"
             "  library cannot run here is n/a (cl_open says CL_ENOTSUP)",
     .check = cl_check,
     .describe = cl_describe,

@@ -56,7 +56,7 @@ static int txn_mode(const struct bench_config *cfg) { return strcmp(cfg->workloa
 
 static const enum bench_knob rocks_no[] = {
     K_ELR, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_COMMIT_DELAY, K_COMMIT_SIBLINGS,
-    K_URING_DEPTH, K_SQLITE_SYNC,
+    K_URING_DEPTH, K_SQLITE_SYNC, K_MAX_BATCH, K_FLUSHER_SPIN,
 };
 
 static int rocks_check(const struct bench_config *cfg, char *why, size_t len)

@@ -77,8 +77,8 @@ START_TEST(test_accepted_values_named)
     const char *args[] = {"bench", "--sync", "fast", NULL};
     struct cl_run r = run_cl(scratch, args);
     ck_assert_int_eq(r.status, 2);
-    const char *names[] = {"none", "periodic", "commit", "group", "uring"};
-    for (size_t i = 0; i < 5; i++)
+    const char *names[] = {"none", "periodic", "commit", "group", "uring", "flusher"};
+    for (size_t i = 0; i < 6; i++)
         ck_assert_msg(strstr(r.err, names[i]), "accepted value %s not named: %s", names[i], r.err);
     run_free(&r);
 }
@@ -148,6 +148,7 @@ static const char *const documented[] = {
     "config.read_ratio", "config.scale", "config.sync", "config.sync_durable", "config.sync_method",
     "config.elr", "config.segments", "config.segment_init", "config.segment_size", "config.prealloc",
     "config.commit_delay_us", "config.commit_siblings", "config.interval_ms", "config.uring_depth",
+    "config.max_batch", "config.flusher_spin_us",
     "config.sync_latency_us", "config.cache_bytes", "config.sync_latency_emulated", "config.lmdb_flags",
     "config.sqlite_sync",
     "metrics.txns", "metrics.ops", "metrics.seconds", "metrics.tps", "metrics.latency_us.min",

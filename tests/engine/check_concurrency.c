@@ -140,15 +140,16 @@ static void sleep_us(uint64_t us)
  * crash model. */
 START_TEST(test_crash_while_threads_commit)
 {
-    static const enum cl_sync_policy pols[] = {CL_SYNC_GROUP, CL_SYNC_COMMIT, CL_SYNC_GROUP, CL_SYNC_URING};
+    static const enum cl_sync_policy pols[] = {CL_SYNC_GROUP, CL_SYNC_COMMIT, CL_SYNC_GROUP, CL_SYNC_URING,
+                                               CL_SYNC_FLUSHER};
     static const enum cl_sync_method meths[] = {CL_METHOD_FDATASYNC, CL_METHOD_FDATASYNC, CL_METHOD_DSYNC,
-                                                CL_METHOD_FDATASYNC};
+                                                CL_METHOD_FDATASYNC, CL_METHOD_FSYNC};
     uint64_t base = tu_seed(500);
     uint64_t iters = tu_iterations(120);
     for (uint64_t it = 0; it < iters; it++) {
         uint64_t seed = base + it, rs = seed;
-        int cfg = (int)(seed % 4);
-        enum vfs_crash_model model = (enum vfs_crash_model)((seed / 4) % 3);
+        int cfg = (int)(seed % 5);
+        enum vfs_crash_model model = (enum vfs_crash_model)((seed / 5) % 3);
         char *dir = tu_mkdtemp("conc");
         struct vfs *fault = vfs_fault_new(vfs_posix());
         struct cl_options o;
@@ -181,9 +182,9 @@ START_TEST(test_crash_while_threads_commit)
 }
 END_TEST
 
-/* EIO on the sync of a group batch: nobody in the batch is acknowledged,
- * the handle breaks, and after a power failure everything acknowledged
- * before is there. */
+/* EIO on the sync of a group batch (or the flusher's sync): nobody in the
+ * batch is acknowledged, the handle breaks, and after a power failure
+ * everything acknowledged before is there. */
 START_TEST(test_eio_in_group_batch)
 {
     uint64_t base = tu_seed(900);
@@ -196,7 +197,7 @@ START_TEST(test_eio_in_group_batch)
         pthread_t th[MAXT];
         struct targ ta[MAXT];
 
-        base_opts(&o, CL_SYNC_GROUP, it % 2 ? CL_METHOD_FSYNC : CL_METHOD_FDATASYNC);
+        base_opts(&o, it % 3 == 2 ? CL_SYNC_FLUSHER : CL_SYNC_GROUP, it % 2 ? CL_METHOD_FSYNC : CL_METHOD_FDATASYNC);
         o.checkpoint_bytes = 0;
         ck_assert_int_eq(cl_open_vfs(dir, &o, fault, &sh.db, NULL), 0);
         vfs_fault_fail_sync(fault, 20 + it * 7, -EIO);
@@ -216,7 +217,8 @@ START_TEST(test_eio_in_group_batch)
         ck_assert_int_eq(vfs_fault_crash(fault, VFS_CRASH_DROP, seed), 0);
         ck_assert_int_eq(cl_close(sh.db), CL_EBROKEN);
         vfs_destroy(fault);
-        check_recovered(dir, &o, &sh, seed, "(group, EIO mid-batch)");
+        check_recovered(dir, &o, &sh, seed, o.sync == CL_SYNC_GROUP ? "(group, EIO mid-batch)"
+                                                                    : "(flusher, EIO mid-batch)");
         tu_rmdir(dir);
         free(dir);
     }
@@ -261,6 +263,69 @@ START_TEST(test_64_clients_group)
     check_recovered(dir, &o, &sh, 0, "(64 clients)");
     tu_rmdir(dir);
     free(dir);
+}
+END_TEST
+
+/* 16 clients on a device whose syncs take 2 ms (emulated), so that every
+ * committer finds a sync in progress.  Returns the batch sizes: the
+ * number of batches and the largest; checks that every commit landed in
+ * exactly one batch. */
+static void batches(enum cl_sync_policy p, uint64_t max_batch, uint32_t spin_us, uint64_t *nbatches,
+                    uint64_t *largest)
+{
+    char *dir = tu_mkdtemp("conc");
+    struct cl_options o;
+    struct shared sh = {.nthreads = 16, .txns = 25};
+    pthread_t th[MAXT];
+    struct targ ta[MAXT];
+    struct cl_stats st;
+
+    base_opts(&o, p, CL_METHOD_FDATASYNC);
+    o.segment_size = 1u << 20;
+    o.checkpoint_bytes = 0;
+    o.sync_latency_us = 2000;
+    o.max_batch = max_batch;
+    o.flusher_spin_us = spin_us;
+    ck_assert_int_eq(cl_open(dir, &o, &sh.db, NULL), 0);
+    run_threads(&sh, th, ta);
+    join_threads(&sh, th);
+    for (int t = 0; t < sh.nthreads; t++)
+        ck_assert_uint_eq(sh.acked[t], 25);
+    cl_stats(sh.db, &st);
+    uint64_t covered = 0;
+    *nbatches = *largest = 0;
+    for (uint64_t n = 1; n < CL_BATCH_HIST; n++) {
+        covered += n * st.batch_hist[n];
+        *nbatches += st.batch_hist[n];
+        *largest = st.batch_hist[n] ? n : *largest;
+    }
+    ck_assert_uint_eq(covered, st.commits);
+    ck_assert_int_eq(cl_close(sh.db), 0);
+    check_recovered(dir, &o, &sh, 0, cl_sync_policy_name(p));
+    tu_rmdir(dir);
+    free(dir);
+}
+
+/* commit: one sync per commit even when 16 committers queue behind a slow
+ * sync (it used to write whatever was buffered, so its sync covered the
+ * commits queued behind it).  group: batches hold several clients, but
+ * with max_batch of one byte a batch is one transaction (the least a batch
+ * holds), the leader leading again until its own commit is durable.
+ * flusher: batches form without a leader, spinning or sleeping. */
+START_TEST(test_batches_by_design)
+{
+    uint64_t nb, big, nb_all, big_all;
+    batches(CL_SYNC_COMMIT, 0, 0, &nb, &big);
+    ck_assert_msg(big == 1 && nb == 16 * 25, "commit: %" PRIu64 " batches, largest %" PRIu64, nb, big);
+    batches(CL_SYNC_GROUP, 0, 0, &nb_all, &big_all);
+    batches(CL_SYNC_GROUP, 1, 0, &nb, &big);
+    ck_assert_msg(nb_all * 3 < 16 * 25, "group: %" PRIu64 " batches for %d commits", nb_all, 16 * 25);
+    ck_assert_msg(big == 1 && nb == 16 * 25, "group max_batch=1: %" PRIu64 " batches, largest %" PRIu64, nb, big);
+    for (uint32_t spin = 0; spin <= 50; spin += 50) {
+        batches(CL_SYNC_FLUSHER, 0, spin, &nb, &big);
+        ck_assert_msg(nb * 3 < 16 * 25 && big > 1, "flusher spin %u: %" PRIu64 " batches, largest %" PRIu64,
+                      spin, nb, big);
+    }
 }
 END_TEST
 
@@ -453,6 +518,7 @@ int main(void)
     tcase_add_test(tc, test_crash_while_threads_commit);
     tcase_add_test(tc, test_eio_in_group_batch);
     tcase_add_test(tc, test_64_clients_group);
+    tcase_add_test(tc, test_batches_by_design);
     tcase_add_test(tc, test_elr_off_reads_only_durable);
     tcase_add_test(tc, test_periodic_window);
     tcase_add_test(tc, test_sync_latency_emulated);

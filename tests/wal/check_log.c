@@ -257,6 +257,44 @@ START_TEST(test_segments_and_retire)
 }
 END_TEST
 
+/* The commit policy writes only up to the committing transaction: a record
+ * appended behind it is not written by its sync, so it does not ride on
+ * it.  The group policy with max_batch writes at most that many bytes past
+ * what is written, and never short of the leader's own commit; without
+ * it, everything buffered. */
+static uint64_t durable_after_first_of_three(enum cl_sync_policy p, uint64_t max_batch, uint64_t *lsns)
+{
+    struct genp g = { tu_seed(77), 2, 16, 64 };
+    char *dir = tu_mkdtemp("wal-upto");
+    struct wal_config c = tl_config(dir, NULL, 1u << 20, p, CL_METHOD_FDATASYNC, CL_SEGINIT_SPARSE, 0);
+    struct wal *w = NULL;
+    c.max_batch = max_batch;
+    ck_assert_int_eq(wal_open(&c, 0, &w), 0);
+    for (uint64_t id = 1; id <= 3; id++)
+        ck_assert_int_eq(tl_txn(w, &g, id, 0, &lsns[id - 1]), 0);
+    ck_assert_int_eq(wal_commit(w, lsns[0]), 0);
+    uint64_t d = wal_durable_lsn(w);
+    ck_assert_int_eq(wal_commit(w, lsns[2]), 0); /* the rest, as one more batch */
+    ck_assert_uint_eq(wal_durable_lsn(w), lsns[2]);
+    wal_close(w);
+    tu_rmdir(dir);
+    free(dir);
+    return d;
+}
+
+START_TEST(test_write_only_own_batch)
+{
+    uint64_t l[3];
+    ck_assert_uint_eq(durable_after_first_of_three(CL_SYNC_COMMIT, 0, l), l[0]);
+    ck_assert_uint_eq(durable_after_first_of_three(CL_SYNC_GROUP, 0, l), l[2]);
+    ck_assert_uint_eq(durable_after_first_of_three(CL_SYNC_GROUP, 1, l), l[0]);
+    /* room for the first two transactions, not the third */
+    uint64_t start = wal_segment_start_lsn(0, 1u << 20);
+    ck_assert_uint_eq(durable_after_first_of_three(CL_SYNC_GROUP, l[1] - start, l), l[1]);
+    ck_assert_uint_eq(durable_after_first_of_three(CL_SYNC_GROUP, l[2] - start - 1, l), l[1]);
+}
+END_TEST
+
 START_TEST(test_limits)
 {
     char *dir = tu_mkdtemp("wal-limits");
@@ -447,6 +485,7 @@ int main(void)
     tcase_add_test(tc, test_policy_table);
     tcase_add_test(tc, test_segments_and_retire);
     tcase_add_test(tc, test_limits);
+    tcase_add_test(tc, test_write_only_own_batch);
     tcase_add_test(tc, test_sticky_failure);
     tcase_add_test(tc, test_crash_recovers_acknowledged);
 #ifdef CL_INVARIANTS
