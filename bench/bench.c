@@ -61,6 +61,7 @@ static const struct knob_def knobs[K_COUNT] = {
     [K_SCALE] = {"--scale", KIND_UINT, NULL, 1, 10000},
     [K_SQLITE_SYNC] = {"--sqlite-sync", KIND_ENUM, "full,normal,off", 0, 0},
     [K_RATE] = {"--rate", KIND_UINT, NULL, 0, 10000000},
+    [K_ROCKSDB_WRITE] = {"--rocksdb-write", KIND_ENUM, "default,pipelined,unordered,manual-flush", 0, 0},
 };
 
 const char *bench_knob_flag(enum bench_knob k)
@@ -107,6 +108,7 @@ void bench_config_defaults(struct bench_config *c)
     c->uring_depth = o.uring_depth;
     c->sync_latency_us = o.sync_latency_us;
     c->cache_bytes = o.cache_size;
+    c->rocksdb_write = "default";
 }
 
 /* "none,periodic,commit,...": every sync policy the library has, in its
@@ -268,6 +270,7 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
     case K_SCALE: c->scale = (uint32_t)u; break;
     case K_SQLITE_SYNC: c->sqlite_sync = v; break;
     case K_RATE: c->rate = (uint32_t)u; break;
+    case K_ROCKSDB_WRITE: c->rocksdb_write = v; break;
     case K_COUNT: break;
     }
 }
@@ -277,7 +280,8 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
 static const enum bench_knob sweep_order[] = {
     K_WORKLOAD, K_ENGINE, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE,
     K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_SYNC_LATENCY, K_CACHE,
-    K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE, K_SQLITE_SYNC, K_RATE, K_CLIENTS,
+    K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE, K_SQLITE_SYNC, K_ROCKSDB_WRITE, K_RATE,
+    K_CLIENTS,
 };
 
 static struct bench_config *expand(const char *cmd, const struct bench_config *base, struct knob_values *vals,
@@ -482,6 +486,9 @@ static void usage(FILE *f)
             "  --uring-depth LIST;  --sync-latency LIST  us (emulated);  --cache LIST  e.g. 64M\n"
             "  --lmdb-flags SET     nometasync,writemap,mapasync (one set, not a list)\n"
             "  --sqlite-sync LIST   full, normal, off (default: from --sync)\n"
+            "  --rocksdb-write LIST default (WriteOptions.sync per --sync), pipelined\n"
+            "                       (enable_pipelined_write), unordered (unordered_write; kv only),\n"
+            "                       manual-flush (manual_wal_flush, FlushWAL(sync) per durable commit)\n"
             "output:\n"
             "  --out FILE.jsonl     append one JSON object per run (docs/bench.md)\n"
             "  --format table|csv   stdout format (default table)\n"
