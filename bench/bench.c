@@ -63,6 +63,7 @@ static const struct knob_def knobs[K_COUNT] = {
     [K_RATE] = {"--rate", KIND_UINT, NULL, 0, 10000000},
     [K_MAX_BATCH] = {"--max-batch", KIND_SIZE, NULL, 0, 1ull << 30},
     [K_FLUSHER_SPIN] = {"--flusher-spin", KIND_UINT, NULL, 0, 1000000},
+    [K_ROCKSDB_WRITE] = {"--rocksdb-write", KIND_ENUM, "default,pipelined,unordered,manual-flush", 0, 0},
 };
 
 const char *bench_knob_flag(enum bench_knob k)
@@ -111,6 +112,7 @@ void bench_config_defaults(struct bench_config *c)
     c->flusher_spin_us = o.flusher_spin_us;
     c->sync_latency_us = o.sync_latency_us;
     c->cache_bytes = o.cache_size;
+    c->rocksdb_write = "default";
 }
 
 /* "none,periodic,commit,...": every sync policy the library has, in its
@@ -274,6 +276,7 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
     case K_RATE: c->rate = (uint32_t)u; break;
     case K_MAX_BATCH: c->max_batch = u; break;
     case K_FLUSHER_SPIN: c->flusher_spin_us = (uint32_t)u; break;
+    case K_ROCKSDB_WRITE: c->rocksdb_write = v; break;
     case K_COUNT: break;
     }
 }
@@ -282,8 +285,9 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
  * "this engine and policy at 1, 16, 64 clients". */
 static const enum bench_knob sweep_order[] = {
     K_WORKLOAD, K_ENGINE, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE,
-    K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_MAX_BATCH, K_FLUSHER_SPIN,
-    K_SYNC_LATENCY, K_CACHE, K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE, K_SQLITE_SYNC, K_RATE, K_CLIENTS,
+    K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_MAX_BATCH,
+    K_FLUSHER_SPIN, K_SYNC_LATENCY, K_CACHE, K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE,
+    K_SQLITE_SYNC, K_ROCKSDB_WRITE, K_RATE, K_CLIENTS,
 };
 
 static struct bench_config *expand(const char *cmd, const struct bench_config *base, struct knob_values *vals,
@@ -490,6 +494,9 @@ static void usage(FILE *f)
             "  --flusher-spin LIST  flusher: us to spin before sleeping (default 0)\n"
             "  --lmdb-flags SET     nometasync,writemap,mapasync (one set, not a list)\n"
             "  --sqlite-sync LIST   full, normal, off (default: from --sync)\n"
+            "  --rocksdb-write LIST default (WriteOptions.sync per --sync), pipelined\n"
+            "                       (enable_pipelined_write), unordered (unordered_write; kv only),\n"
+            "                       manual-flush (manual_wal_flush, FlushWAL(sync) per durable commit)\n"
             "output:\n"
             "  --out FILE.jsonl     append one JSON object per run (docs/bench.md)\n"
             "  --format table|csv   stdout format (default table)\n"

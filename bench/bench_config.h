@@ -17,7 +17,7 @@ enum bench_knob {
     K_ENGINE, K_WORKLOAD, K_CLIENTS, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT,
     K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH,
     K_SYNC_LATENCY, K_CACHE, K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE,
-    K_SQLITE_SYNC, K_RATE, K_MAX_BATCH, K_FLUSHER_SPIN,
+    K_SQLITE_SYNC, K_RATE, K_MAX_BATCH, K_FLUSHER_SPIN, K_ROCKSDB_WRITE,
     K_COUNT
 };
 
@@ -69,6 +69,8 @@ struct bench_config {
     uint64_t cache_bytes;
     unsigned lmdb_flags;          /* LMDB_F_* */
     const char *sqlite_sync;      /* full|normal|off, or NULL = from --sync */
+    const char *rocksdb_write;    /* default|pipelined|unordered|manual-flush:
+                                   * RocksDB's write path (NULL = default) */
 
     /* which knobs the user gave explicitly (an engine that cannot express
      * an explicit knob prints n/a rather than ignoring it) */

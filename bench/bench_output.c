@@ -228,6 +228,13 @@ json_t *bench_config_json(const struct bench_config *cfg)
         json_array_append_new(lf, json_string("mapasync"));
     json_object_set_new(c, "lmdb_flags", strcmp(cfg->engine, "lmdb") == 0 ? lf : (json_decref(lf), json_null()));
     json_object_set_new(c, "sqlite_sync", cfg->sqlite_sync ? json_string(cfg->sqlite_sync) : json_null());
+    /* RocksDB's write path: what a RocksDB run used (its default
+     * included, as commitlab's knobs are); for another engine null unless
+     * given, and then that run is n/a. */
+    json_object_set_new(c, "rocksdb_write",
+                        strcmp(cfg->engine, "rocksdb") == 0 || cfg->given[K_ROCKSDB_WRITE]
+                            ? json_string(cfg->rocksdb_write ? cfg->rocksdb_write : "default")
+                            : json_null());
     return c;
 }
 

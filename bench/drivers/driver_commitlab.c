@@ -53,8 +53,12 @@ int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o
 static int cl_check(const struct bench_config *cfg, char *why, size_t len)
 {
     struct cl_options o;
-    if (cfg->lmdb_flags_given || cfg->given[K_SQLITE_SYNC]) {
-        snprintf(why, len, "%s applies to another engine", cfg->lmdb_flags_given ? "--lmdb-flags" : "--sqlite-sync");
+    const char *foreign = cfg->lmdb_flags_given          ? "--lmdb-flags"
+                          : cfg->given[K_SQLITE_SYNC]   ? "--sqlite-sync"
+                          : cfg->given[K_ROCKSDB_WRITE] ? "--rocksdb-write"
+                                                        : NULL;
+    if (foreign) {
+        snprintf(why, len, "%s applies to another engine", foreign);
         return BENCH_NA;
     }
     return bench_commitlab_options(cfg, &o, why, len);

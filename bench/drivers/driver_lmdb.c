@@ -24,6 +24,7 @@ struct lmdb_db {
 static const enum bench_knob lmdb_no[] = {
     K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY,
     K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_CACHE, K_SQLITE_SYNC, K_MAX_BATCH, K_FLUSHER_SPIN,
+    K_ROCKSDB_WRITE,
 };
 
 static int lmdb_check(const struct bench_config *cfg, char *why, size_t len)

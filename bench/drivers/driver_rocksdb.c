@@ -17,6 +17,46 @@
  * Counters come from RocksDB's statistics: WAL syncs and bytes, flush and
  * compaction bytes, memtable flushes (as "checkpoints") and write-stall
  * time (as their pauses).
+ *
+ * --rocksdb-write picks RocksDB's write path, so that the commit-path
+ * designs meet RocksDB at its best and not only at its defaults:
+ *   default       one write queue: the group's leader writes the WAL and
+ *                 then the memtable for the whole group (sync per --sync).
+ *   pipelined     enable_pipelined_write: the WAL and the memtable have
+ *                 separate queues, so the next group writes the WAL while
+ *                 this one fills the memtable
+ *                 (https://github.com/facebook/rocksdb/wiki/Pipelined-Write).
+ *   unordered     unordered_write: writers fill the memtable concurrently,
+ *                 and a snapshot no longer waits for earlier writes to land
+ *                 (https://github.com/facebook/rocksdb/wiki/Unordered-Write).
+ *                 It needs allow_concurrent_memtable_write (RocksDB's
+ *                 default, left alone here); RocksDB refuses it with
+ *                 enable_pipelined_write (one mode at a time here) and on a
+ *                 TransactionDB under its default WRITE_COMMITTED policy
+ *                 ("WRITE_COMMITTED is incompatible with unordered_writes"),
+ *                 the only policy the C API opens, so tpcb is n/a.  kv takes
+ *                 no snapshots, so the relaxed snapshots cost it nothing.
+ *   manual-flush  manual_wal_flush: a write leaves its WAL record in
+ *                 RocksDB's buffer, and the application decides when the
+ *                 buffer goes to the file
+ *                 (https://github.com/facebook/rocksdb/wiki/WAL-Performance).
+ *                 Each commit writes with sync=false; for --sync commit or
+ *                 group the committing client then calls FlushWAL(sync=true)
+ *                 itself -- the explicit sync, counted by RocksDB's
+ *                 rocksdb.wal.synced like a synced write.  The commit is
+ *                 visible to other clients between its write and its
+ *                 FlushWAL, as with early lock release.  For --sync
+ *                 periodic the syncer thread's FlushWAL(sync=true) covers it.
+ *                 For --sync none nothing flushes: the WAL reaches the file
+ *                 only when RocksDB's buffer fills
+ *                 (writable_file_max_buffer_size, 1 MiB by default) or the
+ *                 memtable is switched, so --sync none here loses the last
+ *                 commits even when only the process dies, where the other
+ *                 write paths' --sync none loses them only with the machine.
+ *                 That is what manual_wal_flush trades for its speed, and
+ *                 what an application gets that never calls FlushWAL.
+ * Two write queues (two_write_queues) are not reachable through RocksDB
+ * 7.8's C API, which has no setter for them, so they are not offered.
  */
 #include "driver.h"
 
@@ -28,6 +68,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* --rocksdb-write */
+enum rocks_write { RW_DEFAULT, RW_PIPELINED, RW_UNORDERED, RW_MANUAL_FLUSH };
 
 struct rdb {
     rocksdb_t *db;                 /* kv */
@@ -43,6 +86,7 @@ struct rdb {
     int syncer_running;
     volatile int stop;
     unsigned interval_ms;
+    int flush_per_commit;          /* manual-flush, durable: FlushWAL(sync) after each commit */
 };
 
 /* A client's connection: a batch (kv) or a transaction (tpcb). */
@@ -53,6 +97,15 @@ struct rconn {
 };
 
 static int txn_mode(const struct bench_config *cfg) { return strcmp(cfg->workload, "tpcb") == 0; }
+
+static enum rocks_write write_mode(const struct bench_config *cfg)
+{
+    const char *w = cfg->rocksdb_write ? cfg->rocksdb_write : "default";
+    return strcmp(w, "pipelined") == 0      ? RW_PIPELINED
+           : strcmp(w, "unordered") == 0    ? RW_UNORDERED
+           : strcmp(w, "manual-flush") == 0 ? RW_MANUAL_FLUSH
+                                            : RW_DEFAULT;
+}
 
 static const enum bench_knob rocks_no[] = {
     K_ELR, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_COMMIT_DELAY, K_COMMIT_SIBLINGS,
@@ -74,15 +127,30 @@ static int rocks_check(const struct bench_config *cfg, char *why, size_t len)
         snprintf(why, len, "--lmdb-flags applies to LMDB only");
         return BENCH_NA;
     }
+    /* What rocksdb_transactiondb_open would refuse, said before the run
+     * rather than as its error. */
+    if (write_mode(cfg) == RW_UNORDERED && txn_mode(cfg)) {
+        snprintf(why, len, "--rocksdb-write unordered with --workload tpcb: RocksDB refuses unordered_write on a "
+                           "WRITE_COMMITTED TransactionDB, the only write policy its C API opens");
+        return BENCH_NA;
+    }
     return bench_reject_given(cfg, rocks_no, sizeof rocks_no / sizeof *rocks_no,
                               "no RocksDB option maps to it", why, len);
 }
 
 static void rocks_describe(const struct bench_config *cfg, char *buf, size_t len)
 {
+    static const char *const write_option[] = {
+        [RW_DEFAULT] = "", [RW_PIPELINED] = " enable_pipelined_write=1", [RW_UNORDERED] = " unordered_write=1",
+        [RW_MANUAL_FLUSH] = " manual_wal_flush=1"};
+    enum rocks_write w = write_mode(cfg);
     int periodic = strcmp(cfg->sync, "periodic") == 0;
-    int n = snprintf(buf, len, "sync=%s%s", bench_sync_is_durable(cfg->sync) ? "true" : "false",
-                     periodic ? " +FlushWAL(sync) every interval" : "");
+    int durable = bench_sync_is_durable(cfg->sync);
+    int n = snprintf(buf, len, "sync=%s%s%s", durable && w != RW_MANUAL_FLUSH ? "true" : "false", write_option[w],
+                     periodic                              ? " +FlushWAL(sync) every interval"
+                     : w == RW_MANUAL_FLUSH && durable     ? " +FlushWAL(sync) after each commit"
+                     : w == RW_MANUAL_FLUSH                ? " (never FlushWAL: the WAL waits in RocksDB's buffer)"
+                                                           : "");
     if (n > 0 && (size_t)n < len && strcmp(cfg->sync_method, "fsync") == 0)
         n += snprintf(buf + n, len - (size_t)n, " use_fsync=1");
     if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
@@ -168,8 +236,23 @@ static int rocks_open(struct bench_db *db)
         rocksdb_block_based_options_set_block_cache(r->bbto, r->cache);
         rocksdb_options_set_block_based_table_factory(r->opt, r->bbto);
     }
+    switch (write_mode(cfg)) {
+    case RW_DEFAULT:
+        break;
+    case RW_PIPELINED:
+        rocksdb_options_set_enable_pipelined_write(r->opt, 1);
+        break;
+    case RW_UNORDERED:
+        rocksdb_options_set_unordered_write(r->opt, 1);
+        break;
+    case RW_MANUAL_FLUSH:
+        rocksdb_options_set_manual_wal_flush(r->opt, 1);
+        r->flush_per_commit = bench_sync_is_durable(cfg->sync);
+        break;
+    }
     r->wo = rocksdb_writeoptions_create();
-    rocksdb_writeoptions_set_sync(r->wo, bench_sync_is_durable(cfg->sync) ? 1 : 0);
+    /* manual-flush syncs with its own FlushWAL after the write instead */
+    rocksdb_writeoptions_set_sync(r->wo, bench_sync_is_durable(cfg->sync) && !r->flush_per_commit ? 1 : 0);
     r->ro = rocksdb_readoptions_create();
     if (txn_mode(cfg)) {
         r->tdbo = rocksdb_transactiondb_options_create();
@@ -298,6 +381,24 @@ static int rocks_get(struct bench_conn *c, const void *k, size_t kl, void *buf, 
     return BENCH_OK;
 }
 
+/* manual-flush: the written commit's WAL record goes from RocksDB's buffer
+ * to the file and is synced before the commit returns.  A failure here is
+ * not a conflict: the transaction is in, only not durable. */
+static int flush_wal_sync(struct bench_conn *c)
+{
+    struct rdb *r = c->db->impl;
+    char *err = NULL;
+    if (r->tdb)
+        rocksdb_transactiondb_flush_wal(r->tdb, 1, &err);
+    else
+        rocksdb_flush_wal(r->db, 1, &err);
+    if (!err)
+        return BENCH_OK;
+    snprintf(c->err, sizeof c->err, "rocksdb FlushWAL: %s", err);
+    rocksdb_free(err);
+    return BENCH_ERR;
+}
+
 static int rocks_commit(struct bench_conn *c)
 {
     struct rconn *rc = c->impl;
@@ -308,12 +409,14 @@ static int rocks_commit(struct bench_conn *c)
             return BENCH_OK;
         rocksdb_write_writebatch_wi(r->db, r->wo, rc->wb, &err);
         rocksdb_writebatch_wi_clear(rc->wb);
-        return err ? rocks_err(c, "write", err) : BENCH_OK;
+    } else {
+        if (rc->rdonly)
+            return BENCH_OK;
+        rocksdb_transaction_commit(rc->txn, &err);
     }
-    if (rc->rdonly)
-        return BENCH_OK;
-    rocksdb_transaction_commit(rc->txn, &err);
-    return err ? rocks_err(c, "commit", err) : BENCH_OK;
+    if (err)
+        return rocks_err(c, rc->wb ? "write" : "commit", err);
+    return r->flush_per_commit ? flush_wal_sync(c) : BENCH_OK;
 }
 
 static void rocks_abort(struct bench_conn *c)
@@ -382,6 +485,10 @@ const struct bench_driver bench_driver_rocksdb = {
             "  --sync-method fsync = use_fsync; --segments recycle = recycle_log_file_num=--recycle-max;\n"
             "  --checkpoint-bytes = write_buffer_size (a memtable flush starts a new WAL file);\n"
             "  --cache = block cache; uring, dsync/direct and the other log knobs are n/a;\n"
+            "  --rocksdb-write pipelined = enable_pipelined_write; unordered = unordered_write (tpcb n/a:\n"
+            "  refused on a WRITE_COMMITTED TransactionDB); manual-flush = manual_wal_flush, each commit\n"
+            "  sync=false then FlushWAL(sync) for commit/group (none: never flushed; periodic: the thread);\n"
+            "  two write queues: not reachable through RocksDB 7.8's C API (no two_write_queues setter);\n"
             "  tpcb runs on a TransactionDB (GetForUpdate), aborted transactions retried;\n"
             "  --sync-latency is paid at each of its fsync/fdatasync calls (emulated);\n"
             "  counters from RocksDB statistics (WAL syncs/bytes, flushes, write stalls)",

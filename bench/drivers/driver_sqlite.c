@@ -45,7 +45,7 @@ struct sconn {
 
 static const enum bench_knob sqlite_no[] = {
     K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY,
-    K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_MAX_BATCH, K_FLUSHER_SPIN,
+    K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_MAX_BATCH, K_FLUSHER_SPIN, K_ROCKSDB_WRITE,
 };
 
 static const char *synchronous_for(const struct bench_config *cfg)

@@ -48,6 +48,8 @@ static const struct {
     {{"--elr", "maybe"}, "--elr"},
     {{"--lmdb-flags", "nosync"}, "--lmdb-flags"},
     {{"--sqlite-sync", "extra"}, "--sqlite-sync"},
+    {{"--rocksdb-write", "two-queues"}, "--rocksdb-write"},
+    {{"--rocksdb-write", "pipelined,"}, "--rocksdb-write"},
     {{"--format", "xml"}, "--format"},
     {{"--no-such-flag"}, "--no-such-flag"},
 };
@@ -150,7 +152,7 @@ static const char *const documented[] = {
     "config.commit_delay_us", "config.commit_siblings", "config.interval_ms", "config.uring_depth",
     "config.max_batch", "config.flusher_spin_us",
     "config.sync_latency_us", "config.cache_bytes", "config.sync_latency_emulated", "config.lmdb_flags",
-    "config.sqlite_sync",
+    "config.sqlite_sync", "config.rocksdb_write",
     "metrics.txns", "metrics.ops", "metrics.seconds", "metrics.tps", "metrics.latency_us.min",
     "metrics.latency_us.mean", "metrics.latency_us.p50", "metrics.latency_us.p90", "metrics.latency_us.p99",
     "metrics.latency_us.p999", "metrics.latency_us.max", "metrics.syncs", "metrics.syncs_per_commit",

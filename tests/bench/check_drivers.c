@@ -4,10 +4,12 @@
  * clients), and after a close and reopen every key the run wrote reads
  * back with its exact value, and no other key exists (--verify).  Also a
  * short tpcb run per engine with 8 clients, whose --verify checks TPC-B's
- * consistency, and --sync-latency paid by every engine's durable commits.
+ * consistency, --sync-latency paid by every engine's durable commits, and
+ * each of RocksDB's write paths (--rocksdb-write).
  * Runs the real binary.
  */
 #include <check.h>
+#include <dirent.h>
 #include <jansson.h>
 
 #include "bench_run_util.h"
@@ -164,6 +166,112 @@ START_TEST(test_rocksdb_write_group)
 }
 END_TEST
 
+/* The newest OPTIONS file RocksDB wrote in db (it writes one at each open,
+ * from the options it opened with), read whole; NULL when there is none. */
+static char *rocksdb_options_file(const char *db)
+{
+    DIR *d = opendir(db);
+    ck_assert_msg(d != NULL, "%s: %s", db, strerror(errno));
+    char newest[256] = "", path[4096 + sizeof newest];
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, "OPTIONS-", 8) == 0 && strlen(e->d_name) < sizeof newest &&
+            strcmp(e->d_name, newest) > 0) /* fixed-width numbers: by name is by number */
+            snprintf(newest, sizeof newest, "%s", e->d_name);
+    closedir(d);
+    if (!newest[0])
+        return NULL;
+    snprintf(path, sizeof path, "%s/%s", db, newest);
+    return slurp(path);
+}
+
+/* --rocksdb-write: each of RocksDB's write paths runs and says so in the
+ * JSON (config.rocksdb_write and the settings), RocksDB itself opened with
+ * the option (its OPTIONS file), and every durable one synced the WAL:
+ * sync=true writes, grouped, for the three that write synced, and
+ * manual-flush's own FlushWAL(sync=true) after each commit -- one sync per
+ * commit, which neither an ignored option (RocksDB's grouped syncs) nor a
+ * write left unsynced (none) gives.  unordered on a TransactionDB (tpcb)
+ * and the option on another engine are n/a. */
+START_TEST(test_rocksdb_write_paths)
+{
+    if (!built("rocksdb"))
+        return;
+    static const struct {
+        const char *mode, *setting;
+        int pipelined, unordered, manual;
+    } modes[] = {
+        {"default", "sync=true", 0, 0, 0},
+        {"pipelined", "sync=true enable_pipelined_write=1", 1, 0, 0},
+        {"unordered", "sync=true unordered_write=1", 0, 1, 0},
+        {"manual-flush", "sync=false manual_wal_flush=1 +FlushWAL(sync) after each commit", 0, 0, 1},
+    };
+    const char *args[] = {"bench", "--engine", "rocksdb", "--rocksdb-write", "default,pipelined,unordered,manual-flush",
+                          "--sync", "commit", "--clients", "4", "--txns", "800", "--warmup", "0", "--keys", "1000",
+                          "--no-preload", "--verify", "--quiet", "--dir", "d", "--out", "rw.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    json_t *rows = load_jsonl(scratch, "rw.jsonl"), *o;
+    size_t i;
+    ck_assert_int_eq(json_array_size(rows), 4);
+    json_array_foreach(rows, i, o) {
+        const char *status = json_string_value(at(o, "status"));
+        const char *mode = json_string_value(at(o, "config.rocksdb_write"));
+        const char *settings = json_string_value(at(o, "engine_settings"));
+        ck_assert_msg(strcmp(status, "ok") == 0, "%s: %s: %s", modes[i].mode, status,
+                      json_string_value(at(o, "reason")));
+        ck_assert_msg(mode && strcmp(mode, modes[i].mode) == 0, "run %zu: config.rocksdb_write %s, want %s", i + 1,
+                      mode ? mode : "null", modes[i].mode);
+        ck_assert_msg(settings && strncmp(settings, modes[i].setting, strlen(modes[i].setting)) == 0,
+                      "%s: settings '%s'", modes[i].mode, settings);
+        ck_assert_int_eq(json_integer_value(at(o, "metrics.txns")), 800);
+        ck_assert_msg(json_is_true(at(o, "metrics.verified")), "%s: not verified", modes[i].mode);
+        json_int_t syncs = json_integer_value(at(o, "metrics.syncs"));
+        ck_assert_msg(syncs > 0, "%s --sync commit: %lld WAL syncs", modes[i].mode, (long long)syncs);
+        if (modes[i].manual) /* one FlushWAL(sync) per commit; the ends of the phase may cut a few */
+            ck_assert_msg(syncs >= 800 - 8 && syncs <= 800 + 8, "manual-flush: %lld WAL syncs for 800 commits",
+                          (long long)syncs);
+    }
+    json_decref(rows);
+
+    /* RocksDB's own record of the options it opened with */
+    for (i = 0; i < sizeof modes / sizeof *modes; i++) {
+        char dir[64], db[4096];
+        snprintf(dir, sizeof dir, "d-%s", modes[i].mode);
+        const char *one[] = {"bench", "--engine", "rocksdb", "--rocksdb-write", modes[i].mode, "--txns", "20",
+                             "--warmup", "0", "--keys", "100", "--no-preload", "--reuse", "--quiet", "--dir", dir,
+                             NULL};
+        r = run_cl(scratch, one);
+        ck_assert_msg(r.status == 0, "%s: exit %d: %s%s", modes[i].mode, r.status, r.out, r.err);
+        run_free(&r);
+        snprintf(db, sizeof db, "%s/%s/rocksdb.db", scratch, dir);
+        char *opts = rocksdb_options_file(db);
+        ck_assert_msg(opts != NULL, "%s: no OPTIONS file in %s", modes[i].mode, db);
+        ck_assert_msg((strstr(opts, "enable_pipelined_write=true") != NULL) == modes[i].pipelined &&
+                          (strstr(opts, "unordered_write=true") != NULL) == modes[i].unordered &&
+                          (strstr(opts, "manual_wal_flush=true") != NULL) == modes[i].manual,
+                      "%s: RocksDB did not open with the write path asked for", modes[i].mode);
+        free(opts);
+    }
+
+    const char *refused[] = {"bench", "--engine", "rocksdb,commitlab,lmdb", "--workload", "tpcb",
+                             "--rocksdb-write", "unordered", "--txns", "10", "--warmup", "0", "--quiet",
+                             "--dir", "d", "--out", "na.jsonl", NULL};
+    r = run_cl(scratch, refused);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    rows = load_jsonl(scratch, "na.jsonl");
+    ck_assert_int_eq(json_array_size(rows), 3);
+    json_array_foreach(rows, i, o) {
+        const char *reason = json_string_value(at(o, "reason"));
+        ck_assert_str_eq(json_string_value(at(o, "status")), "n/a");
+        ck_assert_msg(reason && strstr(reason, "--rocksdb-write") && !strchr(reason, '\n'), "%s: reason '%s'",
+                      json_string_value(at(o, "engine")), reason);
+    }
+    json_decref(rows);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (!find_binary(argc, argv))
@@ -179,6 +287,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_tpcb);
     tcase_add_test(tc, test_sync_latency_every_engine);
     tcase_add_test(tc, test_rocksdb_write_group);
+    tcase_add_test(tc, test_rocksdb_write_paths);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
