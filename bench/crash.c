@@ -256,7 +256,7 @@ static void usage(FILE *f)
             "                       survives), for every engine\n"
             "  --engine LIST        commitlab (default); with --mode kill also lmdb, rocksdb,\n"
             "                       sqlite (their --sync: commit = durable, none = not)\n"
-            "  --sync LIST          sync policies (default commit,group,uring)\n"
+            "  --sync LIST          sync policies (default commit,group,uring,flusher)\n"
             "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
             "  --segments LIST      fresh (default), recycle\n"
             "  --segment-init LIST  zero (default), sparse, fallocate\n"
@@ -540,7 +540,7 @@ int cmd_crash(int argc, char **argv)
     co.txns = 40;
     co.jobs = 1;
     co.dir = "commitlab-crash.d";
-    list_split(&co.sync, "--sync", "commit,group,uring", ok_sync);
+    list_split(&co.sync, "--sync", "commit,group,uring,flusher", ok_sync);
     list_split(&co.method, "--sync-method", "fdatasync", ok_method);
     list_split(&co.segments, "--segments", "fresh", ok_segments);
     list_split(&co.init, "--segment-init", "zero", ok_init);

@@ -23,13 +23,13 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 
 # 1. durable policies, every crash model: no acknowledged commit lost
-out=$("$bin" crash --sync commit,group,uring --sync-method fdatasync,dsync --iterations 40 --quiet \
+out=$("$bin" crash --sync commit,group,uring,flusher --sync-method fdatasync,dsync --iterations 40 --quiet \
       --dir "$work/c" --out "$work/c.jsonl" 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "$out"; fail "durable campaign exited $rc"; }
-rows=$(grep -cE '^commitlab +(commit|group|uring) ' <<<"$out")
-[ "$rows" -eq 18 ] || { echo "$out"; fail "want 18 rows (3 policies x 2 methods x 3 models), got $rows"; }
-grep -E '^commitlab +(commit|group|uring) ' <<<"$out" | grep -vq ' ok$' && { echo "$out"; fail "a row is not ok"; }
-[ "$(wc -l <"$work/c.jsonl")" -eq 18 ] || fail "want 18 JSON lines"
+rows=$(grep -cE '^commitlab +(commit|group|uring|flusher) ' <<<"$out")
+[ "$rows" -eq 24 ] || { echo "$out"; fail "want 24 rows (4 policies x 2 methods x 3 models), got $rows"; }
+grep -E '^commitlab +(commit|group|uring|flusher) ' <<<"$out" | grep -vq ' ok$' && { echo "$out"; fail "a row is not ok"; }
+[ "$(wc -l <"$work/c.jsonl")" -eq 24 ] || fail "want 24 JSON lines"
 python3 - "$work/c.jsonl" <<'PY' || fail "JSON lines do not add up"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
