@@ -115,9 +115,15 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
                  (unsigned long long)r->aborts, rate * 100,
                  rate > 0.5 ? "; NOTE: most transactions aborted" : "");
     }
-    char batch[96] = "", open_loop[96] = "";
+    char batch[96] = "", open_loop[96] = "", phases[200] = "";
     if (bench_batch_syncs(r))
         batch_note(r, batch, sizeof batch);
+    if (r->has_phases) {
+        size_t n = (size_t)snprintf(phases, sizeof phases, "; commit us mean(p99):");
+        for (int p = 0; p < BENCH_PHASES && n < sizeof phases; p++)
+            n += (size_t)snprintf(phases + n, sizeof phases - n, " %s %.0f(%.0f)", bench_phase_names[p],
+                                  r->phase_mean_us[p], r->phase_p99_us[p]);
+    }
     if (cfg->rate)
         snprintf(open_loop, sizeof open_loop, "; open loop: %u tps offered, latency from scheduled starts",
                  cfg->rate);
@@ -125,8 +131,8 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
         snprintf(batch, sizeof batch, "write groups: %lld led, %lld written by a leader (%.1f per group)",
                  (long long)r->writes_by_self, (long long)r->writes_by_leader,
                  (double)(r->writes_by_self + r->writes_by_leader) / (double)r->writes_by_self);
-    snprintf(extra, sizeof extra, "%s%s%s%s%s%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying,
-             open_loop, ver, batch[0] ? "; " : "", batch, seg[0] ? "; " : "", seg);
+    snprintf(extra, sizeof extra, "%s%s%s%s%s%s%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying,
+             open_loop, ver, batch[0] ? "; " : "", batch, phases, seg[0] ? "; " : "", seg);
     if (r->status != RUN_OK) {
         fprintf(f, "%-9s %-8s %7u %13s  (%s)%s%s\n", cfg->engine, cfg->sync, cfg->clients,
                 r->status == RUN_NA ? "n/a" : "error", r->reason, cfg->varying[0] ? "; " : "", cfg->varying);
@@ -280,6 +286,19 @@ static json_t *metrics_json(const struct bench_result *r)
         json_object_set_new(m, "commits_per_sync_dist", b);
     } else {
         json_object_set_new(m, "commits_per_sync_dist", json_null());
+    }
+    if (ok && r->has_phases) {
+        /* where a commit's time went, per phase: mean and p99, µs */
+        json_t *ph = json_object();
+        for (int p = 0; p < BENCH_PHASES; p++) {
+            json_t *x = json_object();
+            json_object_set_new(x, "mean", json_real(r->phase_mean_us[p]));
+            json_object_set_new(x, "p99", json_real(r->phase_p99_us[p]));
+            json_object_set_new(ph, bench_phase_names[p], x);
+        }
+        json_object_set_new(m, "commit_phases_us", ph);
+    } else {
+        json_object_set_new(m, "commit_phases_us", json_null());
     }
     if (ok && r->writes_by_self >= 0 && r->writes_by_leader >= 0) {
         /* RocksDB's write group: who wrote each write batch */

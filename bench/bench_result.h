@@ -48,6 +48,10 @@ struct bench_result {
     int64_t batch_hist[BENCH_BATCH_HIST];
     int64_t writes_by_self, writes_by_leader; /* RocksDB's write group, -1 unknown */
     double cpu_us;                /* user + system, whole process */
+    /* where a commit's time went (drivers that time commits): mean and
+     * p99 per phase over the measured commits, µs; has_phases 0 otherwise */
+    int has_phases;
+    double phase_mean_us[BENCH_PHASES], phase_p99_us[BENCH_PHASES];
 
     struct bench_second *timeline;
     size_t nseconds;

@@ -69,6 +69,7 @@ struct client {
     struct bench_conn conn;
     struct bench_worker w;
     struct hist lat;
+    struct hist *phase;           /* [BENCH_PHASES] when the driver times commits, else NULL */
     uint64_t txns, ops, aborts;
     uint64_t committed;           /* in every phase (tpcb's verification counts history rows) */
     uint64_t last_end_ns;
@@ -180,6 +181,9 @@ static void *client_main(void *arg)
         c->committed++;
         if (cfg->txns ? claimed : __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_MEASURE) {
             hist_record(&c->lat, e - t);
+            if (c->phase && ops) /* a transaction that wrote: its commit was timed */
+                for (int p = 0; p < BENCH_PHASES; p++)
+                    hist_record(&c->phase[p], c->conn.phase_ns[p]);
             c->txns++;
             c->ops += ops;
             c->last_end_ns = e;
@@ -397,6 +401,13 @@ static int run_connect_clients(struct run *rn)
         c->w.zipf = sh->zipf;
         c->w.written = sh->written;
         hist_init(&c->lat);
+        if (rn->drv->times_commits) {
+            c->phase = malloc(BENCH_PHASES * sizeof *c->phase);
+            if (!c->phase)
+                return run_fail(rn, RUN_ERROR, "client %u: out of memory", i);
+            for (int p = 0; p < BENCH_PHASES; p++)
+                hist_init(&c->phase[p]);
+        }
         if (rn->drv->conn_open(&c->conn))
             return run_fail(rn, RUN_ERROR, "client %u: %.200s", i, c->conn.err);
     }
@@ -579,6 +590,19 @@ static void run_collect_results(struct run *rn)
     }
     r->tps = r->seconds > 0 ? (double)r->txns / r->seconds : 0;
     finish_latency(r);
+    if (rn->drv->times_commits) {
+        struct hist *h = malloc(sizeof *h);
+        for (int p = 0; h && p < BENCH_PHASES; p++) {
+            hist_init(h);
+            for (unsigned i = 0; i < rn->cfg->clients; i++)
+                if (rn->cl[i].phase)
+                    hist_merge(h, &rn->cl[i].phase[p]);
+            r->phase_mean_us[p] = hist_mean(h) / 1e3;
+            r->phase_p99_us[p] = hist_percentile(h, 99) / 1e3;
+            r->has_phases = h->count > 0;
+        }
+        free(h);
+    }
     counter_deltas(r, &rn->s0, &rn->s1);
     fill_timeline(rn);
 }
@@ -647,6 +671,8 @@ static void run_end(struct run *rn)
     }
     free(rn->sh.written);
     free(rn->sh.marks);
+    for (unsigned i = 0; rn->cl && i < rn->cfg->clients; i++)
+        free(rn->cl[i].phase);
     free(rn->cl);
     pthread_mutex_destroy(&rn->sh.mu);
 }

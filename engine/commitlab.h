@@ -209,6 +209,29 @@ CL_API int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *h
 CL_API int cl_commit(struct cl_txn *t);
 CL_API void cl_abort(struct cl_txn *t);
 
+/* Where one commit's time went, in nanoseconds.  The phases follow each
+ * other; the rest of cl_commit's time is listing the write set for the
+ * log and the tree (a few allocations):
+ *   lock     waiting for the writer lock (0 when the transaction held it
+ *            since its first read);
+ *   append   copying the records into the log buffer;
+ *   apply    applying the writes to the tree (before the wait with early
+ *            lock release, after it without);
+ *   queue    waiting before the I/O that made this commit durable began
+ *            (for a leader, the flusher, one's turn, or a batch ahead);
+ *   write    that I/O's write(s), as far as they fell within this commit's
+ *            wait (under O_DSYNC the write is the sync: all of it is here);
+ *   sync     that I/O's sync, likewise (an io_uring chain's linked write
+ *            and sync are one, counted here);
+ *   wakeup   from the log being durable to this committer running again.
+ * A policy that does not sync (none, periodic) reports its write(2) as
+ * write.  The I/O is the batch's: a follower reports the leader's. */
+struct cl_commit_times {
+    uint64_t lock_ns, append_ns, apply_ns, queue_ns, write_ns, sync_ns, wakeup_ns;
+};
+/* As cl_commit, and fills *tm (when not NULL) when it returns 0. */
+CL_API int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm);
+
 /* Batch sizes: cl_stats.batch_hist[n] counts the times the log became
  * durable further (a sync, an O_DSYNC write, an io_uring chain) and that
  * made n more commits durable at once, n = 1 .. CL_BATCH_HIST - 2; the

@@ -914,13 +914,21 @@ void cl_abort(struct cl_txn *t)
         txn_free(t);
 }
 
-int cl_commit(struct cl_txn *t)
+int cl_commit(struct cl_txn *t) { return cl_commit_timed(t, NULL); }
+
+int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm)
 {
     struct cl_db *db;
     struct wal_op *wops = NULL;
     struct store_op *sops = NULL;
-    uint64_t lsn = 0, t0, switches0;
+    struct wal_commit_times wt = {0};
+    struct wal_commit_times *wtp = tm ? &wt : NULL;
+    uint64_t lsn = 0, t0, t1, t2, t3, switches0;
+    uint64_t apply_ns = 0;
     int rc = 0;
+
+    if (tm)
+        memset(tm, 0, sizeof *tm);
 
     if (!t)
         return CL_EINVAL;
@@ -941,15 +949,18 @@ int cl_commit(struct cl_txn *t)
         sops[i] = (struct store_op){.del = e->del, .key = e->key, .klen = e->klen, .val = e->val, .vlen = e->vlen};
     }
 
+    t1 = cl_now_ns();
     rc = writer_acquire(t); /* held since the first read, or taken now */
     if (rc)
         goto out;
+    t2 = cl_now_ns();
     if (db_broken(db)) {
         writer_release(t);
         rc = CL_EBROKEN;
         goto out;
     }
     rc = wal_append_txn(db->wal, db->next_txn_id++, wops, t->n, &lsn); /* C1 */
+    t3 = cl_now_ns();
     if (rc == CL_ETOOBIG) { /* the transaction is refused; the log is intact */
         writer_release(t);
         goto out;
@@ -957,13 +968,16 @@ int cl_commit(struct cl_txn *t)
     if (rc == 0 && db->opt.elr) { /* C2 */
         rc = store_apply(db->store, sops, t->n, lsn);
         writer_release(t);
+        apply_ns = cl_now_ns() - t3;
         if (rc == 0)
-            rc = wal_commit(db->wal, lsn);
+            rc = wal_commit_timed(db->wal, lsn, wtp);
     } else if (rc == 0) { /* C3 */
-        rc = wal_commit(db->wal, lsn);
+        rc = wal_commit_timed(db->wal, lsn, wtp);
+        uint64_t ta = cl_now_ns();
         if (rc == 0)
             rc = store_apply(db->store, sops, t->n, lsn);
         writer_release(t);
+        apply_ns = cl_now_ns() - ta;
     } else {
         writer_release(t);
     }
@@ -972,6 +986,10 @@ int cl_commit(struct cl_txn *t)
         goto out;
     }
     __atomic_add_fetch(&db->commits, 1, __ATOMIC_RELAXED);
+    if (tm)
+        *tm = (struct cl_commit_times){.lock_ns = t2 - t1, .append_ns = t3 - t2, .apply_ns = apply_ns,
+                                       .queue_ns = wt.queue_ns, .write_ns = wt.write_ns, .sync_ns = wt.sync_ns,
+                                       .wakeup_ns = wt.wakeup_ns};
     if (wal_segment_switches(db->wal) != switches0)
         atomic_max(&db->max_switch_commit_ns, cl_now_ns() - t0);
     maybe_request_checkpoint(db, lsn);

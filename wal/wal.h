@@ -169,6 +169,13 @@ void wal_txn_active(struct wal *w, int delta);
 
 /* The policy's commit (see the policy comments). */
 int wal_commit(struct wal *w, uint64_t commit_lsn);
+/* As wal_commit; on success splits its time into queue, write, sync and
+ * wakeup (cl_commit_times) from the record of the durable advance that
+ * covered commit_lsn. */
+struct wal_commit_times {
+    uint64_t queue_ns, write_ns, sync_ns, wakeup_ns;
+};
+int wal_commit_timed(struct wal *w, uint64_t commit_lsn, struct wal_commit_times *out);
 
 /* Writes everything buffered up to lsn (UINT64_MAX = all) and, when sync,
  * makes it durable.  Used by checkpoints and close. */

@@ -41,6 +41,13 @@
 #define WAL_ZERO_CHUNK     (1u << 20) /* segment zero-fill write size */
 #define WAL_STAGE_SIZE     (1u << 20) /* O_DIRECT staging buffer */
 #define WAL_COMMIT_RING    4096u      /* commit LSNs remembered for bounded writes */
+#define WAL_BATCH_RING     256u       /* durable advances remembered for the commit-time split */
+
+/* One durable advance: the log became durable below lsn at at_ns, after
+ * write_ns of writes and sync_ns of syncs since the previous one. */
+struct wal_batch {
+    uint64_t lsn, at_ns, write_ns, sync_ns;
+};
 
 /* The segments ready ahead of the writer (segpool.c).  Segment numbers
  * below `taken` belong to the writer; those in [taken, next) are reserved:
@@ -102,6 +109,9 @@ struct wal {
     uint64_t tail_block_lsn;     /* io_mu: LSN of tail_block's first byte */
 
     int broken;                  /* atomic: 0 or the sticky error */
+    uint64_t io_write_ns, io_sync_ns; /* io_mu: write and sync time since the last durable advance */
+    struct wal_batch batches[WAL_BATCH_RING]; /* mu: the last durable advances, oldest overwritten */
+    uint64_t nbatches;           /* mu: durable advances recorded */
 
     struct wal_segpool pool;
 
@@ -156,6 +166,9 @@ int wal_sync_locked(struct wal *w);
  * covered it (txns: complete transactions below lsn) and wakes
  * durable_cond. */
 int wal_open_segment_locked(struct wal *w, uint64_t segno);
+/* mu held (and io_mu): records a durable advance to lsn with the I/O time
+ * gathered since the last one, for wal_commit_timed. */
+void wal_note_batch_locked(struct wal *w, uint64_t lsn);
 int wal_create_segments_locked(struct wal *w, uint64_t target);
 void wal_ring_get(const struct wal *w, uint8_t *dst, uint64_t lsn, size_t len);
 size_t wal_stage_direct(struct wal *w, uint8_t *dst, uint64_t a, uint64_t stop);

@@ -150,15 +150,17 @@ int wal_open_segment_locked(struct wal *w, uint64_t segno) { return open_segment
 
 static int timed_pwrite(struct wal *w, const void *buf, size_t len, uint64_t off)
 {
-    uint64_t t0 = w->write_is_sync ? cl_now_ns() : 0;
+    uint64_t t0 = cl_now_ns();
     int rc = vfs_pwrite(w->cur.f, buf, len, off);
     if (rc)
         return rc;
+    uint64_t dt = cl_now_ns() - t0;
+    w->io_write_ns += dt;
     wal_add64(&w->st.writes, 1);
     wal_add64(&w->st.bytes, len);
     if (w->write_is_sync) { /* an O_DSYNC write is the sync */
         wal_add64(&w->st.syncs, 1);
-        wal_add64(&w->st.sync_ns, cl_now_ns() - t0);
+        wal_add64(&w->st.sync_ns, dt);
     }
     return 0;
 }
@@ -220,7 +222,9 @@ static int timed_sync(struct wal *w, struct vfs_file *f)
 {
     uint64_t t0 = cl_now_ns();
     int rc = w->method == CL_METHOD_FSYNC ? vfs_fsync(f) : vfs_fdatasync(f);
-    wal_add64(&w->st.sync_ns, cl_now_ns() - t0);
+    uint64_t dt = cl_now_ns() - t0;
+    w->io_sync_ns += dt;
+    wal_add64(&w->st.sync_ns, dt);
     if (rc == 0)
         wal_add64(&w->st.syncs, 1);
     return rc;
@@ -237,8 +241,16 @@ void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns)
     CL_INVARIANT("W1", lsn >= wal_load64(&w->durable_lsn) && lsn <= w->written_lsn);
     pthread_mutex_lock(&w->mu);
     wal_store64(&w->durable_lsn, lsn);
+    wal_note_batch_locked(w, lsn);
     pthread_cond_broadcast(&w->durable_cond);
     pthread_mutex_unlock(&w->mu);
+}
+
+void wal_note_batch_locked(struct wal *w, uint64_t lsn)
+{
+    struct wal_batch *b = &w->batches[w->nbatches++ % WAL_BATCH_RING];
+    *b = (struct wal_batch){.lsn = lsn, .at_ns = cl_now_ns(), .write_ns = w->io_write_ns, .sync_ns = w->io_sync_ns};
+    w->io_write_ns = w->io_sync_ns = 0;
 }
 
 /* Everything written is durable now: advance durable_lsn, count the
@@ -378,6 +390,7 @@ static int write_to(struct wal *w, uint64_t target, uint64_t txns)
             CL_INVARIANT("W1", a >= w->written_lsn && a <= w->end_lsn);
             wal_store64(&w->written_lsn, a);
             wal_store64(&w->durable_lsn, a);
+            wal_note_batch_locked(w, a);
             pthread_cond_broadcast(&w->durable_cond);
             pthread_mutex_unlock(&w->mu);
         } else {
@@ -575,17 +588,57 @@ int wal_append_txn(struct wal *w, uint64_t txn_id, const struct wal_op *ops, siz
 
 /* ---- the API around the policy --------------------------------------------- */
 
-int wal_commit(struct wal *w, uint64_t commit_lsn)
+/* Splits a commit's time [t0, t1) by the first durable advance that
+ * covered lsn: its I/O, as far as it fell after t0, then the wake-up; the
+ * rest is queueing. */
+static void split_commit_time(struct wal *w, uint64_t lsn, uint64_t t0, uint64_t t1, struct wal_commit_times *out)
+{
+    struct wal_batch b = {0};
+    int found = 0;
+    uint64_t total = t1 - t0;
+
+    memset(out, 0, sizeof *out);
+    if (!w->policy->durable) { /* none, periodic: the commit is its write(2) */
+        out->write_ns = total;
+        return;
+    }
+    pthread_mutex_lock(&w->mu);
+    for (uint64_t k = w->nbatches; k > 0 && w->nbatches - k < WAL_BATCH_RING; k--) {
+        const struct wal_batch *x = &w->batches[(k - 1) % WAL_BATCH_RING];
+        if (x->lsn < lsn)
+            break;
+        b = *x;
+        found = 1;
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (!found || b.at_ns <= t0 || b.at_ns > t1) { /* durable before it asked, or not remembered */
+        out->queue_ns = total;
+        return;
+    }
+    uint64_t before = b.at_ns - t0; /* the time from asking to durable */
+    out->sync_ns = b.sync_ns < before ? b.sync_ns : before;
+    before -= out->sync_ns;
+    out->write_ns = b.write_ns < before ? b.write_ns : before;
+    out->queue_ns = before - out->write_ns;
+    out->wakeup_ns = t1 - b.at_ns;
+}
+
+int wal_commit_timed(struct wal *w, uint64_t commit_lsn, struct wal_commit_times *out)
 {
     uint64_t t0 = cl_now_ns();
     int rc = wal_broken(w) ? CL_EBROKEN : w->policy->commit(w, commit_lsn);
+    uint64_t t1 = cl_now_ns();
     /* C4 (docs/design.md): a durable policy acknowledges only what is durable */
     CL_INVARIANT("C4", rc != 0 || !w->policy->durable || wal_durable_lsn(w) >= commit_lsn);
     if (rc == 0)
         wal_add64(&w->st.commits, 1);
-    wal_add64(&w->st.wait_ns, cl_now_ns() - t0);
+    wal_add64(&w->st.wait_ns, t1 - t0);
+    if (rc == 0 && out)
+        split_commit_time(w, commit_lsn, t0, t1, out);
     return rc;
 }
+
+int wal_commit(struct wal *w, uint64_t commit_lsn) { return wal_commit_timed(w, commit_lsn, NULL); }
 
 int wal_flush(struct wal *w, uint64_t lsn, int sync)
 {

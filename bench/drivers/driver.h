@@ -34,11 +34,20 @@ struct bench_db {
     char err[BENCH_ERRLEN];
 };
 
+/* The phases of a commit an engine can time (commitlab's cl_commit_times):
+ * waiting for the writer lock, appending, applying, queueing for the I/O,
+ * its write, its sync, the wake-up. */
+enum { BENCH_PH_LOCK, BENCH_PH_APPEND, BENCH_PH_APPLY, BENCH_PH_QUEUE, BENCH_PH_WRITE, BENCH_PH_SYNC,
+       BENCH_PH_WAKEUP, BENCH_PHASES };
+extern const char *const bench_phase_names[BENCH_PHASES];
+
 struct bench_conn {
     struct bench_db *db;
     unsigned id;
     void *impl;
     char err[BENCH_ERRLEN];
+    /* set by a driver's commit that times its phases (see times_commits) */
+    uint64_t phase_ns[BENCH_PHASES];
 };
 
 /* Entries of a batch-size histogram: [n] = syncs that made n commits
@@ -70,6 +79,7 @@ struct bench_driver {
     const char *maps;             /* for --list-engines: how the knobs map */
     int own_sync_latency;         /* emulates --sync-latency itself; else the harness
                                    * interposes the engine's sync calls (sync_latency.c) */
+    int times_commits;            /* commit fills conn->phase_ns */
     /* 0 when cfg is expressible; else BENCH_NA with the reason in why. */
     int (*check)(const struct bench_config *cfg, char *why, size_t len);
     /* The engine's own settings for cfg, for the table and the JSON. */

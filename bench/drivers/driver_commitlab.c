@@ -164,8 +164,16 @@ static int cl_drv_get(struct bench_conn *c, const void *k, size_t kl, void *buf,
 
 static int cl_drv_commit(struct bench_conn *c)
 {
-    int rc = cl_commit(c->impl);
+    struct cl_commit_times tm;
+    int rc = cl_commit_timed(c->impl, &tm);
     c->impl = NULL;
+    c->phase_ns[BENCH_PH_LOCK] = tm.lock_ns;
+    c->phase_ns[BENCH_PH_APPEND] = tm.append_ns;
+    c->phase_ns[BENCH_PH_APPLY] = tm.apply_ns;
+    c->phase_ns[BENCH_PH_QUEUE] = tm.queue_ns;
+    c->phase_ns[BENCH_PH_WRITE] = tm.write_ns;
+    c->phase_ns[BENCH_PH_SYNC] = tm.sync_ns;
+    c->phase_ns[BENCH_PH_WAKEUP] = tm.wakeup_ns;
     return rc ? fail(c, "cl_commit", rc) : BENCH_OK;
 }
 
@@ -217,6 +225,7 @@ const struct bench_driver bench_driver_commitlab = {
     .name = "commitlab",
     .built = 1,
     .own_sync_latency = 1,
+    .times_commits = 1,
     .maps = "every commit-path knob: --sync, --sync-method, --elr, --segments, --recycle-max,\n"
             "  --segment-init, --segment-size, --prealloc, --checkpoint-bytes, --commit-delay, --commit-siblings,\n"
             "  --interval, --uring-depth, --max-batch, --flusher-spin, --sync-latency (emulated),\n"

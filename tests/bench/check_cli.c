@@ -160,7 +160,7 @@ static const char *const documented[] = {
     "metrics.data_bytes", "metrics.data_bytes_per_commit", "metrics.io_write_bytes_per_commit",
     "metrics.io_wchar_per_commit", "metrics.device_bytes_per_commit", "metrics.cpu_us_per_txn",
     "metrics.checkpoints", "metrics.checkpoint_pause_us", "metrics.preload_s", "metrics.timeline",
-    "metrics.verified", "metrics.verified_keys",
+    "metrics.verified", "metrics.verified_keys", "metrics.commit_phases_us",
     "env.kernel", "env.os", "env.machine", "env.hostname", "env.cpu_model", "env.cores", "env.fs_type",
     "env.fs_magic", "env.mount_point", "env.mount_source", "env.mount_options", "env.super_options",
     "env.device", "env.dev_id", "env.volatile_fs", "env.engine_version", "env.commitlab_version",
@@ -192,10 +192,23 @@ START_TEST(test_json_lines)
             ck_assert(json_array_size(at(o, "metrics.timeline")) >= 1);
             ck_assert(json_is_integer(at(o, "env.cores")));
             ck_assert(json_string_length(at(o, "env.fs_type")) > 0);
-            if (strcmp(json_string_value(at(o, "engine")), "commitlab") == 0)
+            if (strcmp(json_string_value(at(o, "engine")), "commitlab") == 0) {
                 ck_assert(json_is_integer(at(o, "metrics.syncs")));
-            else /* LMDB keeps no sync counter: null, not a made-up number */
+                /* where the commits' time went: every phase; a durable
+                 * commit waited for a sync */
+                for (const char *const *p = (const char *const[]){"lock", "append", "apply", "queue", "write",
+                                                                   "sync", "wakeup", NULL};
+                     *p; p++) {
+                    char path[64], p99[64];
+                    snprintf(path, sizeof path, "metrics.commit_phases_us.%s.mean", *p);
+                    snprintf(p99, sizeof p99, "metrics.commit_phases_us.%s.p99", *p);
+                    ck_assert_msg(json_is_number(at(o, path)) && json_is_number(at(o, p99)), "no %s", path);
+                }
+                ck_assert(json_number_value(at(o, "metrics.commit_phases_us.sync.mean")) > 0);
+            } else { /* LMDB keeps no sync counter: null, not a made-up number */
                 ck_assert(json_is_null(at(o, "metrics.syncs")));
+                ck_assert(json_is_null(at(o, "metrics.commit_phases_us")));
+            }
         } else {
             /* group is not built everywhere: n/a with a reason, no metrics */
             ck_assert_str_eq(status, "n/a");

@@ -329,6 +329,93 @@ START_TEST(test_batches_by_design)
 }
 END_TEST
 
+/* Where a commit's time went (cl_commit_timed): on a device whose syncs
+ * take 3 ms (emulated), a lone committer's time is its sync; with 8
+ * committers on group commit, the phases of every commit add up to no more
+ * than the time spent in cl_commit, and each commit waited for a sync. */
+static double now_s(void);
+
+struct timed_arg {
+    struct cl_db *db;
+    int t, n;
+    uint64_t over;      /* commits whose phases add up to more than cl_commit took */
+    uint64_t no_sync;   /* commits with no sync time */
+    uint64_t queued_ns; /* total queue time */
+};
+
+static void *timed_committer(void *arg)
+{
+    struct timed_arg *a = arg;
+    for (uint64_t i = 1; i <= (uint64_t)a->n; i++) {
+        struct cl_txn *x;
+        struct cl_commit_times tm;
+        char k[16];
+        snprintf(k, sizeof k, "t-%02d", a->t);
+        ck_assert_int_eq(cl_txn_begin(a->db, 0, &x), 0);
+        ck_assert_int_eq(cl_put(x, k, strlen(k), &i, sizeof i), 0);
+        double t0 = now_s();
+        ck_assert_int_eq(cl_commit_timed(x, &tm), 0);
+        uint64_t took = (uint64_t)((now_s() - t0) * 1e9);
+        uint64_t sum = tm.lock_ns + tm.append_ns + tm.apply_ns + tm.queue_ns + tm.write_ns + tm.sync_ns + tm.wakeup_ns;
+        a->over += sum > took;
+        a->no_sync += tm.sync_ns == 0;
+        a->queued_ns += tm.queue_ns;
+    }
+    return NULL;
+}
+
+START_TEST(test_commit_times)
+{
+    char *dir = tu_mkdtemp("conc");
+    struct cl_options o;
+    struct cl_db *db;
+    struct cl_txn *x;
+    struct cl_commit_times tm;
+    uint64_t v = 1;
+
+    base_opts(&o, CL_SYNC_COMMIT, CL_METHOD_FDATASYNC);
+    o.sync_latency_us = 3000;
+    o.checkpoint_bytes = 0;
+    o.segment_size = 1u << 20;
+    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_txn_begin(db, 0, &x), 0);
+    ck_assert_int_eq(cl_put(x, "k", 1, &v, sizeof v), 0);
+    ck_assert_int_eq(cl_commit_timed(x, &tm), 0);
+    ck_assert_msg(tm.sync_ns >= 3000000, "sync %" PRIu64 " ns on a 3 ms sync", tm.sync_ns);
+    ck_assert_msg(tm.queue_ns < tm.sync_ns / 10 && tm.wakeup_ns < tm.sync_ns / 10,
+                  "alone: queue %" PRIu64 " wakeup %" PRIu64 " ns", tm.queue_ns, tm.wakeup_ns);
+    ck_assert_int_eq(cl_txn_begin(db, CL_TXN_RDONLY, &x), 0);
+    ck_assert_int_eq(cl_commit_timed(x, &tm), 0);
+    ck_assert_uint_eq(tm.sync_ns + tm.queue_ns + tm.append_ns, 0); /* nothing to commit */
+    ck_assert_int_eq(cl_close(db), 0);
+    tu_rmdir(dir);
+    free(dir);
+
+    dir = tu_mkdtemp("conc");
+    o.sync = CL_SYNC_GROUP;
+    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    pthread_t th[8];
+    struct timed_arg ta[8];
+    uint64_t over = 0, no_sync = 0, queued = 0;
+    for (int t = 0; t < 8; t++) {
+        ta[t] = (struct timed_arg){.db = db, .t = t, .n = 30};
+        ck_assert_int_eq(pthread_create(&th[t], NULL, timed_committer, &ta[t]), 0);
+    }
+    for (int t = 0; t < 8; t++) {
+        pthread_join(th[t], NULL);
+        over += ta[t].over;
+        no_sync += ta[t].no_sync;
+        queued += ta[t].queued_ns;
+    }
+    ck_assert_msg(over == 0, "%" PRIu64 " commits whose phases exceed their time", over);
+    ck_assert_msg(no_sync < 8 * 30 / 10, "%" PRIu64 " of 240 commits waited for no sync", no_sync);
+    ck_assert_msg(queued > 0, "8 committers on a 3 ms sync never queued");
+    ck_assert_int_eq(cl_close(db), 0);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
 /* Reads every thread's a-key in one read-only transaction. */
 static void read_all(struct cl_db *db, int n, uint64_t *out)
 {
@@ -519,6 +606,7 @@ int main(void)
     tcase_add_test(tc, test_eio_in_group_batch);
     tcase_add_test(tc, test_64_clients_group);
     tcase_add_test(tc, test_batches_by_design);
+    tcase_add_test(tc, test_commit_times);
     tcase_add_test(tc, test_elr_off_reads_only_durable);
     tcase_add_test(tc, test_periodic_window);
     tcase_add_test(tc, test_sync_latency_emulated);
