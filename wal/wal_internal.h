@@ -180,10 +180,10 @@ struct wal_waiter {
     uint64_t lsn;
     int queued;
     pthread_cond_t cv;
-    struct wal_waiter *next;
+    struct wal_waiter *next, *prev;
 };
 struct wal_waitq {
-    struct wal_waiter *head; /* sorted by lsn */
+    struct wal_waiter *head, *tail; /* sorted by lsn */
 };
 void wal_waitq_add(struct wal_waitq *q, struct wal_waiter *me);
 void wal_waitq_remove(struct wal_waitq *q, struct wal_waiter *me);
