@@ -35,7 +35,7 @@ struct knob_def {
 };
 
 static const struct knob_def knobs[K_COUNT] = {
-    [K_ENGINE] = {"--engine", KIND_ENUM, "commitlab,lmdb,rocksdb,sqlite", 0, 0},
+    [K_ENGINE] = {"--engine", KIND_ENUM, "commitlab,lmdb,rocksdb,sqlite,raw", 0, 0},
     [K_WORKLOAD] = {"--workload", KIND_ENUM, "kv,tpcb", 0, 0},
     [K_CLIENTS] = {"--clients", KIND_UINT, NULL, 1, 1024},
     [K_SYNC] = {"--sync", KIND_ENUM, NULL, 0, 0}, /* the library's policies: sync_choices() */

@@ -9,7 +9,7 @@
 #include "driver.h"
 
 const struct bench_driver *const bench_drivers[] = {
-    &bench_driver_commitlab, &bench_driver_lmdb, &bench_driver_rocksdb, &bench_driver_sqlite};
+    &bench_driver_commitlab, &bench_driver_lmdb, &bench_driver_rocksdb, &bench_driver_sqlite, &bench_driver_raw};
 const size_t bench_ndrivers = sizeof bench_drivers / sizeof *bench_drivers;
 
 const char *const bench_phase_names[BENCH_PHASES] = {"lock", "append", "apply", "queue", "write", "sync", "wakeup"};

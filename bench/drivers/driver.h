@@ -102,7 +102,7 @@ struct bench_driver {
 };
 
 extern const struct bench_driver bench_driver_commitlab, bench_driver_lmdb, bench_driver_rocksdb,
-    bench_driver_sqlite;
+    bench_driver_sqlite, bench_driver_raw;
 /* NULL when no engine has that name.  May return a driver whose built == 0. */
 const struct bench_driver *bench_driver_find(const char *name);
 extern const struct bench_driver *const bench_drivers[];

@@ -120,8 +120,8 @@ END_TEST
  * error and not a substitute. */
 START_TEST(test_listed_engines_run)
 {
-    const char *engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite"};
-    for (size_t i = 0; i < 4; i++) {
+    const char *engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite", "raw"};
+    for (size_t i = 0; i < 5; i++) {
         const char *args[] = {"bench", "--engine", engines[i], "--txns", "20", "--warmup", "0", "--keys", "100",
                               "--quiet", "--dir", "d", NULL};
         struct cl_run r = run_cl(scratch, args);
