@@ -1,10 +1,11 @@
 /*
  * waitq.c -- the queue of committers waiting for durability, shared by the
  * policies that have a leader (group, uring).  Each waiter sleeps on its
- * own condition variable, so a leader wakes exactly the waiters its sync
- * covered (no broadcast, no thundering herd), plus the first one it did
- * not cover, which leads next.  The queue functions are called with the
- * leader state's mutex held; wal_leader_commit() is the whole protocol.
+ * own condition variable and mutex, so a leader wakes exactly the waiters
+ * its sync covered (no broadcast, no thundering herd), plus the first one
+ * it did not cover, which leads next; a covered waiter returns without
+ * retaking the leader state's mutex.  The queue functions are called with
+ * that mutex held; wal_leader_commit() is the whole protocol.
  *
  * Invariants of wal_leader_commit (CL_INVARIANT checks L1 and L3):
  *   L1  at most one leader at a time (active, under mu);
@@ -57,21 +58,29 @@ void wal_waitq_remove(struct wal_waitq *q, struct wal_waiter *me)
     me->queued = 0;
 }
 
+static void wake(struct wal_waiter *x, enum wal_wake how)
+{
+    pthread_mutex_lock(&x->mu);
+    x->wake = how;
+    pthread_cond_signal(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+}
+
 void wal_waitq_wake(struct wal_waitq *q, uint64_t durable, int broken, int next_leader)
 {
     while (q->head && (broken || q->head->lsn <= durable)) {
         struct wal_waiter *x = q->head;
         wal_waitq_remove(q, x);
-        pthread_cond_signal(&x->cv);
+        wake(x, WAL_WAKE_DONE);
     }
     if (next_leader && q->head)
-        pthread_cond_signal(&q->head->cv); /* stays queued until it takes the lead */
+        wake(q->head, WAL_WAKE_RECHECK); /* stays queued until it takes the lead */
 }
 
 void wal_waitq_handoff(struct wal_waitq *q, int leader_active)
 {
     if (!leader_active && q->head)
-        pthread_cond_signal(&q->head->cv);
+        wake(q->head, WAL_WAKE_RECHECK);
 }
 
 int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
@@ -79,7 +88,7 @@ int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
                       void (*joined)(struct wal *w, uint64_t lsn))
 {
     struct wal_waiter me = {.lsn = lsn};
-    int rc = 0, cv_init = 0;
+    int rc = 0, sync_init = 0, done = 0;
 
     if (wal_durable_lsn(w) >= lsn)
         return 0;
@@ -101,23 +110,45 @@ int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
                 break;
             continue;
         }
-        if (!cv_init) {
+        if (!sync_init) {
+            pthread_mutex_init(&me.mu, NULL);
             pthread_cond_init(&me.cv, NULL);
-            cv_init = 1;
+            sync_init = 1;
         }
         if (!me.queued) {
             wal_waitq_add(&l->q, &me);
             if (joined)
                 joined(w, lsn);
         }
-        pthread_cond_wait(&me.cv, &l->mu);
+        /* Sleep on our own mutex: a leader that covered us dequeues us
+         * and says so (DONE), and we return without retaking l->mu -- 32
+         * waiters woken at once used to queue up for it.  No one touches
+         * me.wake while we hold l->mu. */
+        me.wake = WAL_WAKE_NONE;
+        pthread_mutex_unlock(&l->mu);
+        pthread_mutex_lock(&me.mu);
+        while (me.wake == WAL_WAKE_NONE)
+            pthread_cond_wait(&me.cv, &me.mu);
+        done = me.wake == WAL_WAKE_DONE;
+        pthread_mutex_unlock(&me.mu);
+        if (done)
+            break;
+        pthread_mutex_lock(&l->mu);
     }
-    if (me.queued)
-        wal_waitq_remove(&l->q, &me);
-    wal_waitq_handoff(&l->q, l->active);
-    pthread_mutex_unlock(&l->mu);
-    if (cv_init)
+    if (done) {
+        /* dequeued by the leader that woke us, which then woke the next
+         * leader: nothing to hand over */
+        rc = wal_durable_lsn(w) >= lsn ? 0 : wal_broken(w);
+    } else {
+        if (me.queued)
+            wal_waitq_remove(&l->q, &me);
+        wal_waitq_handoff(&l->q, l->active);
+        pthread_mutex_unlock(&l->mu);
+    }
+    if (sync_init) {
         pthread_cond_destroy(&me.cv);
+        pthread_mutex_destroy(&me.mu);
+    }
     CL_INVARIANT("L3", rc != 0 || wal_durable_lsn(w) >= lsn);
     return rc;
 }

@@ -176,10 +176,13 @@ void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns);
 
 /* waitq.c: committers waiting for durability under a leader (group,
  * uring).  The caller holds the mutex the waiters sleep with. */
+enum wal_wake { WAL_WAKE_NONE = 0, WAL_WAKE_DONE, WAL_WAKE_RECHECK };
 struct wal_waiter {
     uint64_t lsn;
     int queued;
+    pthread_mutex_t mu;       /* the waiter's own: it sleeps on cv with mu, not the leader's mutex */
     pthread_cond_t cv;
+    int wake;                 /* mu: enum wal_wake; set by whoever wakes it */
     struct wal_waiter *next, *prev;
 };
 struct wal_waitq {
@@ -187,8 +190,9 @@ struct wal_waitq {
 };
 void wal_waitq_add(struct wal_waitq *q, struct wal_waiter *me);
 void wal_waitq_remove(struct wal_waitq *q, struct wal_waiter *me);
-/* Wakes and removes the waiters durable covers (all of them when broken);
- * with next_leader, also signals the first remaining one to lead. */
+/* Wakes and removes the waiters durable covers (all of them when broken):
+ * they return without the leader's mutex; with next_leader, also wakes
+ * the first remaining one to look again (and lead). */
 void wal_waitq_wake(struct wal_waitq *q, uint64_t durable, int broken, int next_leader);
 /* A committer leaving while no leader is active signals the head: it may
  * itself have been the one signalled to lead. */
