@@ -225,6 +225,19 @@ START_TEST(test_eio_in_group_batch)
 }
 END_TEST
 
+/* The batch sizes of cl_stats: commits they made durable, how many there
+ * were, and the largest (entries 1 .. CL_BATCH_HIST - 2; the last counts
+ * batches above that). */
+static void batch_sizes(const struct cl_stats *st, uint64_t *covered, uint64_t *nbatches, uint64_t *largest)
+{
+    *covered = *nbatches = *largest = 0;
+    for (uint64_t n = 1; n < CL_BATCH_HIST - 1; n++) {
+        *covered += n * st->batch_hist[n];
+        *nbatches += st->batch_hist[n];
+        *largest = st->batch_hist[n] ? n : *largest;
+    }
+}
+
 /* 64 clients on the group policy: every commit lands, and batches form. */
 START_TEST(test_64_clients_group)
 {
@@ -250,12 +263,9 @@ START_TEST(test_64_clients_group)
                   st.syncs, st.commits);
     /* The batch sizes: every acknowledged commit made durable in exactly
      * one batch, and the largest batch is the peak cl_stats reports. */
-    uint64_t covered = 0, largest = 0;
+    uint64_t covered, nbatches, largest;
     ck_assert_uint_eq(st.batch_hist[0], 0);
-    for (uint64_t n = 1; n < CL_BATCH_HIST - 1; n++) {
-        covered += n * st.batch_hist[n];
-        largest = st.batch_hist[n] ? n : largest;
-    }
+    batch_sizes(&st, &covered, &nbatches, &largest);
     ck_assert_uint_eq(st.batch_hist[CL_BATCH_HIST - 1], 0); /* 64 clients: no batch above 256 */
     ck_assert_uint_eq(covered, st.commits);
     ck_assert_uint_eq(largest, st.max_commits_per_sync);
@@ -292,13 +302,9 @@ static void batches(enum cl_sync_policy p, uint64_t max_batch, uint32_t spin_us,
     for (int t = 0; t < sh.nthreads; t++)
         ck_assert_uint_eq(sh.acked[t], 25);
     cl_stats(sh.db, &st);
-    uint64_t covered = 0;
-    *nbatches = *largest = 0;
-    for (uint64_t n = 1; n < CL_BATCH_HIST; n++) {
-        covered += n * st.batch_hist[n];
-        *nbatches += st.batch_hist[n];
-        *largest = st.batch_hist[n] ? n : *largest;
-    }
+    uint64_t covered;
+    batch_sizes(&st, &covered, nbatches, largest);
+    ck_assert_uint_eq(st.batch_hist[CL_BATCH_HIST - 1], 0);
     ck_assert_uint_eq(covered, st.commits);
     ck_assert_int_eq(cl_close(sh.db), 0);
     check_recovered(dir, &o, &sh, 0, cl_sync_policy_name(p));
