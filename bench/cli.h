@@ -16,6 +16,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
 int cmd_crash(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Prints "commitlab <cmd>: <message>" to stderr and exits 2. */
 void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));

@@ -1,7 +1,6 @@
 /*
  * main.c -- the commitlab command: dispatches to the subcommands, and
- * holds the helpers cli.h declares.  The subcommand not built yet
- * (report) says so plainly rather than pretending.
+ * holds the helpers cli.h declares.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,8 +67,9 @@ static void usage(FILE *f)
             "                       tmpfs, each loop-mounted fresh (root); does WAL recycling help?\n"
             "  crash [options]      simulated power failures under every sync policy, method and\n"
             "                       crash model; checks every acknowledged commit (--help)\n"
-            "  report\n"
-            "                       planned; not built yet\n");
+            "  report FILE.jsonl... [-o FILE] [--format html|md] [--title T]\n"
+            "                       the JSON lines of bench, tour, matrix and crash as one\n"
+            "                       self-contained HTML page (inline SVG charts) or markdown\n");
 }
 
 int main(int argc, char **argv)
@@ -99,10 +99,8 @@ int main(int argc, char **argv)
         return cmd_matrix(argc - 1, argv + 1);
     if (strcmp(cmd, "crash") == 0)
         return cmd_crash(argc - 1, argv + 1);
-    if (!strcmp(cmd, "report")) {
-        fprintf(stderr, "commitlab %s: not built yet\n", cmd);
-        return 1;
-    }
+    if (strcmp(cmd, "report") == 0)
+        return cmd_report(argc - 1, argv + 1);
     fprintf(stderr, "commitlab: unknown command '%s' (accepted: tour, inspect, probe, bench, crash, matrix, report)\n", cmd);
     return CLI_EXIT_USAGE;
 }

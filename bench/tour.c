@@ -12,7 +12,9 @@
  * 100,000 keys, one put per transaction), 3 s measured after 0.5 s of
  * warm-up, in a directory beside the current one (same filesystem), which
  * is removed afterwards.  The JSON lines go to tour.jsonl.  Then a few
- * sentences say what the table shows, with its numbers.
+ * sentences say what the table shows, with its numbers, and report.html
+ * beside the JSON lines draws them (`commitlab report`, called in-process);
+ * its path is the last line, so `make demo` ends by naming it.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -26,6 +28,7 @@
 #include "bench_env.h"
 #include "cli.h"
 #include "drivers/driver.h"
+#include "report.h"
 
 static const unsigned tour_clients[] = {1, 16, 64};
 #define NCLIENTS (sizeof tour_clients / sizeof *tour_clients)
@@ -97,11 +100,12 @@ static void tour_usage(void)
            "The default job: commitlab's sync policies, LMDB, RocksDB and SQLite side by side\n"
            "at 1, 16 and 64 clients (one put per transaction), then fresh against recycled\n"
            "WAL segments, on the filesystem of the current directory; a table, a few\n"
-           "sentences on what it shows, and JSON lines.\n\n"
+           "sentences on what it shows, JSON lines, and report.html beside them (charts).\n\n"
            "  --seconds S   measured seconds per row (default 3)\n"
            "  --dir D       where the runs go (default: commitlab-tour.d beside the current\n"
            "                directory, removed afterwards)\n"
-           "  --out FILE    the JSON lines (default tour.jsonl, replaced)\n"
+           "  --out FILE    the JSON lines (default tour.jsonl, replaced); report.html goes\n"
+           "                in the same directory\n"
            "  --quiet       no progress line\n");
 }
 
@@ -326,6 +330,23 @@ static void print_findings(const struct tour_series *series, size_t n, double el
                (long long)sr->res.segments_reused);
 }
 
+/* report.html in the directory of the JSON lines, drawn from them; its
+ * path is the tour's last line. */
+static int tour_report(const char *jsonl)
+{
+    char path[4200];
+    const char *slash = strrchr(jsonl, '/');
+    if (slash)
+        snprintf(path, sizeof path, "%.*s/report.html", (int)(slash - jsonl) > 4000 ? 4000 : (int)(slash - jsonl),
+                 jsonl);
+    else
+        snprintf(path, sizeof path, "report.html");
+    const char *inputs[1] = {jsonl};
+    struct report_opts ro = {inputs, 1, path, REPORT_HTML, "commitlab tour", 0};
+    fflush(stdout);
+    return report_write(&ro);
+}
+
 int cmd_tour(int argc, char **argv)
 {
     struct tour_opts o;
@@ -364,5 +385,6 @@ int cmd_tour(int argc, char **argv)
         for (size_t c = 0; c < NCLIENTS; c++)
             if (series[s].rows[c].ran)
                 bench_result_free(&series[s].rows[c].res);
-    return p.failed ? 1 : 0;
+    int rc = tour_report(o.out) ? 1 : 0;
+    return p.failed ? 1 : rc;
 }

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# report_test.sh COMMITLAB FIXTURES -- `commitlab report` on JSON lines made
+# by the real commands (FIXTURES: bench.jsonl, bench runs with --repeat, one
+# line cut short and one of an unknown schema; crash.jsonl, crash rows only,
+# one of them a lying device's failure; filesystems.jsonl, the same runs on
+# ext4 and tmpfs; matrix.jsonl, `commitlab matrix` on ext4 and tmpfs):
+#  1. bench runs only: exit 0, the two bad lines named FILE:LINE on stderr
+#     and listed in the report, every chart of bench data there with its id
+#     and caption, the durability and matrix sections named absent and why;
+#  2. crash rows only: the durability table green, amber ("as promised") and
+#     red ("FAILED"), every chart named absent;
+#  3. everything, plus a line from another host whose strings are hostile:
+#     the filesystem matrix, series naming their host, every string escaped;
+#     and the matrix file alone: its heat table, verdicts and matrix command;
+#  4. in every report, each <svg> parses as XML in the SVG namespace, and
+#     nothing is fetched (no script, link, image, and no src/href to http);
+#  5. --format md: the markdown and one SVG per chart beside it, each parsing
+#     and referenced;
+#  6. a missing file exits 2 naming it, a file without a usable line exits
+#     1, bad arguments exit 2, --help exits 0;
+#  7. `commitlab tour` writes report.html beside its JSON lines and names it
+#     on its last line (runs of 0.1 s: no timeline, which the report says).
+# Exit 77 when python3 is missing.
+set -u
+bin=${1:?usage: report_test.sh COMMITLAB FIXTURES}
+fx=${2:?usage: report_test.sh COMMITLAB FIXTURES}
+command -v python3 >/dev/null || { echo "skipped: no python3"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d)
+shm=
+trap 'rm -rf "$work" ${shm:+"$shm"}' EXIT
+cd "$work" || exit 1
+cp "$fx"/*.jsonl .
+
+# check.py HTML [--has ID...] [--absent TEXT...] [--text TEXT...] [--not TEXT...]:
+# the structure every report must have, and what this one must say.
+cat >check.py <<'PY'
+import re, sys, html
+import xml.etree.ElementTree as ET
+path, args = sys.argv[1], sys.argv[2:]
+doc = open(path, encoding="utf-8").read()
+mode, want = None, {"--has": [], "--absent": [], "--text": [], "--not": []}
+for a in args:
+    if a in want:
+        mode = a
+    else:
+        want[mode].append(a)
+svgs = re.findall(r"<svg\b.*?</svg>", doc, re.S)
+ids = []
+for s in svgs:
+    root = ET.fromstring(s)                      # well-formed, or this raises
+    assert root.tag == "{http://www.w3.org/2000/svg}svg", root.tag
+    ids.append(root.get("id"))
+    assert root.find("{http://www.w3.org/2000/svg}title") is not None, "an svg without a title"
+    assert len(root.findall(".//{http://www.w3.org/2000/svg}text")) >= 4, root.get("id") + ": no axes or legend"
+figures = re.findall(r"<figure>\s*(<svg\b.*?</svg>)\s*<figcaption>([^<]+)</figcaption>\s*</figure>", doc, re.S)
+assert len(figures) == len(svgs), "%d svgs, %d figures with a figcaption" % (len(svgs), len(figures))
+for i in want["--has"]:
+    assert i in ids, "no chart %s (have %s)" % (i, ids)
+for i in ids:
+    assert i in want["--has"], "unexpected chart " + str(i)
+# nothing fetched: no script, stylesheet link, image, font or import, and
+# no src or href that leaves the page (the svg namespace is neither)
+for bad in ("<script", "<link", "<img", "<iframe", "<object", "@import", "url(", "@font-face"):
+    assert bad not in doc.lower(), "external resource: " + bad
+for attr, val in re.findall(r"""\b(src|href)\s*=\s*["']?([^"' >]*)""", doc, re.I):
+    assert "http" not in val.lower() and not val.startswith("//"), "fetches %s=%s" % (attr, val)
+assert re.search(r"@media print\s*{", doc), "no print styles"
+def plain(h):
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", h)))
+text = plain(doc)
+absent = plain(doc[doc.index('id="absent"'):doc.index("</nav>")]) if want["--absent"] else ""
+for t in want["--absent"]:
+    assert t in absent, "absent section not named: " + t
+for t in want["--text"]:
+    assert t in text, "missing text: " + t
+for t in want["--not"]:
+    assert t not in doc, "must not appear raw: " + t
+PY
+
+charts="chart-tps chart-p99 chart-phases chart-batches chart-timeline"
+
+# 1. bench runs only
+"$bin" report bench.jsonl -o bench.html >out 2>err; rc=$?
+[ $rc -eq 0 ] || { cat err; fail "bench.jsonl: exit $rc"; }
+grep -qx 'bench.jsonl:6: not JSON .*, skipped' err \
+    || { cat err; fail "the line cut short is not named bench.jsonl:6"; }
+grep -qx 'bench.jsonl:10: unknown schema "commitlab-bench/9", skipped' err \
+    || { cat err; fail "the unknown schema is not named bench.jsonl:10"; }
+[ "$(wc -l <err)" -eq 2 ] || { cat err; fail "stderr has more than the two skipped lines"; }
+grep -qx 'report: bench.html' out || fail "no 'report: bench.html' line: $(cat out)"
+python3 check.py bench.html --has $charts \
+    --absent "Durability under crashes: no crash runs in the input" \
+             "Filesystem matrix: every run is on one filesystem" \
+    --text "Throughput against client count" "p99 transaction latency against client count" \
+           "Where a commit's time goes: the mean microseconds" "Commits made durable per sync" \
+           "second by second at 4 clients" "bench.jsonl:6: not JSON" "bench.jsonl:10: unknown schema" \
+           "lmdb --sync commit, 1 client: n/a" "commitlab bench --engine commitlab --sync group --clients 1,4" \
+           "--segment-size 256k --checkpoint-bytes 1M --repeat 2" "lmdb commit duration=1" \
+    || fail "bench.html"
+grep -q 'id="table-latency"' bench.html || fail "no latency table"
+grep -q 'id="table-durability"' bench.html && fail "a durability table without crash rows"
+
+# 2. crash rows only
+"$bin" report crash.jsonl -o crash.html >out 2>err || { cat err; fail "crash.jsonl: exit $?"; }
+[ -s err ] && { cat err; fail "crash.jsonl: stderr not empty"; }
+python3 check.py crash.html --has \
+    --absent "Throughput: no commitlab-bench/1 run with status ok in the input" "Second by second:" \
+             "Filesystem matrix:" \
+    --text "ok: durable, none lost" "as promised: not durable, may lose" "FAILED: client" \
+           "commitlab crash --mode kill --engine lmdb --workload kv --sync none --clients 4" \
+           "commitlab crash --replay 1 --mode sim" \
+    || fail "crash.html"
+python3 - crash.html <<'PY' || fail "durability colours"
+import re, sys
+doc = open(sys.argv[1]).read()
+cls = re.findall(r'<td class="(good|warn|bad)">([^<]*)</td></tr>', doc)
+assert ("bad", "FAILED") in [(c, t[:6]) for c, t in cls], cls
+assert any(c == "warn" and t.startswith("as promised") for c, t in cls), cls
+assert sum(c == "good" for c, t in cls) == 4, cls      # commit drop, commit torn, and the two kill rows
+PY
+
+# 3. everything, with a line from another host whose strings are hostile
+python3 - filesystems.jsonl >hostile.jsonl <<'PY'
+import json, sys
+j = json.loads(open(sys.argv[1]).readline())
+j["env"]["hostname"] = "<b>\"evil'&host</b>"
+j["env"]["cpu_model"] = "<script>alert(1)</script>"
+j["env"]["kernel"] = "bad\u0001control"
+j["engine_settings"] = "]]><x>"
+print(json.dumps(j))
+PY
+"$bin" report bench.jsonl crash.jsonl filesystems.jsonl hostile.jsonl -o all.html --title 'All <"&">' >out 2>err \
+    || { cat err; fail "all: exit $?"; }
+python3 check.py all.html --has $charts \
+    --text "Filesystem matrix" "ext4 on vm" "tmpfs on vm" "ext4 on <b>\"evil'&host</b>" \
+           "commitlab group duration=2 segment-size=256k checkpoint-bytes=1M, ext4 on vm" "All <\"&\">" \
+           "Durability under crashes" \
+    --not "<b>\"evil" "<script>alert" $'\x01' "<title>All <" "]]><x>" \
+    || fail "all.html"
+grep -q 'id="table-matrix"' all.html || fail "no filesystem matrix table"
+grep -q 'background:hsl(' all.html || fail "the matrix cells are not coloured"
+
+# ... and a real matrix file: filesystems by matrix.fs, its verdict lines,
+# and the matrix command with its own options
+"$bin" report matrix.jsonl -o matrix.html >out 2>err || { cat err; fail "matrix: exit $?"; }
+python3 check.py matrix.html --has $charts \
+    --text "commitlab commit segments=recycle, ext4" "tmpfs, commitlab: recycling" "ext4, commitlab: recycling" \
+           "commitlab matrix --fs ext4,tmpfs --engine commitlab --sync commit --clients 1,4" \
+           "--image-size 512M --image-init sparse --mount-opts ext4:noatime" "mkfs.ext4 -F" \
+    || fail "matrix.html"
+grep -q 'id="table-matrix"' matrix.html || fail "no heat table for the matrix"
+
+# 5. markdown, each chart an SVG file beside it
+mkdir md
+"$bin" report bench.jsonl crash.jsonl filesystems.jsonl --format md -o md/results.md >out 2>err \
+    || { cat err; fail "md: exit $?"; }
+[ -s md/results.md ] || fail "no md/results.md"
+for c in tps p99 phases batches timeline; do
+    [ -s "md/results-$c.svg" ] || fail "no md/results-$c.svg"
+    grep -qF "](<results-$c.svg>)" md/results.md || fail "results.md does not show results-$c.svg"
+    python3 -c '
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "{http://www.w3.org/2000/svg}svg" and root.get("id") == "chart-" + sys.argv[2], root.attrib
+' "md/results-$c.svg" "$c" || fail "md/results-$c.svg does not parse"
+done
+for t in '| configuration | 1 client | 2 clients | 4 clients |' '| p50 µs | p99 µs | p99.9 µs | max µs |' \
+         '| lock | append | apply | queue | write | sync | wakeup |' '| acknowledged commits lost |' \
+         '## Filesystem matrix' '    commitlab bench --engine lmdb --sync commit --clients 1,4'; do
+    grep -qF -- "$t" md/results.md || fail "results.md lacks: $t"
+done
+grep -q '<svg' md/results.md && fail "results.md has inline SVG"
+
+# 6. errors
+err=$("$bin" report no-such.jsonl 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 1 ] && grep -q 'no-such.jsonl' <<<"$err" \
+    || fail "missing file: exit $rc: $err"
+printf 'not json\n{"schema":"other/1"}\n\n' >junk.jsonl
+err=$("$bin" report junk.jsonl -o junk.html 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && grep -q 'junk.jsonl:1: not JSON' <<<"$err" && grep -q 'junk.jsonl:2: unknown schema' <<<"$err" \
+    && grep -q 'no usable line' <<<"$err" || fail "no usable line: exit $rc: $err"
+err=$("$bin" report 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] || fail "no file: exit $rc: $err"
+err=$("$bin" report bench.jsonl --format pdf 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q -- '--format' <<<"$err" || fail "--format pdf: exit $rc: $err"
+err=$("$bin" report bench.jsonl --bogus 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q -- '--bogus' <<<"$err" || fail "--bogus: exit $rc: $err"
+out=$("$bin" report --help); rc=$?
+[ $rc -eq 0 ] && grep -q '^usage: commitlab report' <<<"$out" || fail "report --help: exit $rc"
+"$bin" --help | grep -q '^  report FILE.jsonl' || fail "commitlab --help does not list report"
+
+# 7. the tour's report: beside its JSON lines, named on the last line
+#    (tmpfs when there is one: short runs, and no load on the disk)
+dir=$work/tour.d
+[ -d /dev/shm ] && [ -w /dev/shm ] && shm=$(mktemp -d /dev/shm/report-tour.XXXXXX) && dir=$shm
+mkdir -p out.d
+"$bin" tour --seconds 0.1 --quiet --dir "$dir" --out "$work/out.d/t.jsonl" >tour.out 2>tour.err; rc=$?
+[ $rc -eq 0 ] || { tail tour.out tour.err; fail "tour exited $rc"; }
+[ "$(tail -1 tour.out)" = "report: $work/out.d/report.html" ] \
+    || { tail -3 tour.out; fail "the tour's last line is not its report"; }
+python3 check.py out.d/report.html --has chart-tps chart-p99 chart-phases chart-batches \
+    --absent "Second by second: no run at the largest client count has a per-second timeline" \
+    --text "commitlab tour" "lmdb commit" "--clients 1,16,64 --duration 0.1" \
+    || fail "the tour's report.html"
+
+echo "report: 7 cases passed"
