@@ -485,10 +485,11 @@ static size_t find_or_add_env(struct report *r, char *key, const struct rp_run *
  * and either they split on it without a most common value, or this
  * configuration leaves the most common value of some knob: then all its
  * knobs are named, so that the odd one out reads in full and the rest
- * stay short. */
-static char *config_label(const struct knobs *k, json_t *c, int workloads_vary)
+ * stay short.  full: name every knob it sets (for two configurations the
+ * short labels would not tell apart). */
+static char *config_label(const struct knobs *k, json_t *c, int workloads_vary, int full)
 {
-    int odd = 0;
+    int odd = full;
     for (size_t i = 0; i < k->n; i++) {
         json_t *v = rp_get(c, k->keys[i]);
         if (k->named[i] && k->mode[i] && v && !json_is_null(v) && !json_equal(v, k->mode[i]))
@@ -697,7 +698,15 @@ int rp_build(struct report *r)
     }
     int wv = workloads_vary(r);
     for (size_t c = 0; c < r->ncfgs; c++)
-        r->cfgs[c].label = config_label(&k, r->cfgs[c].config, wv);
+        r->cfgs[c].label = config_label(&k, r->cfgs[c].config, wv, 0);
+    for (size_t c = 0; c < r->ncfgs; c++) /* two alike: both in full */
+        for (size_t d = c + 1; d < r->ncfgs; d++)
+            if (strcmp(r->cfgs[c].label, r->cfgs[d].label) == 0) {
+                free(r->cfgs[c].label);
+                free(r->cfgs[d].label);
+                r->cfgs[c].label = config_label(&k, r->cfgs[c].config, wv, 1);
+                r->cfgs[d].label = config_label(&k, r->cfgs[d].config, wv, 1);
+            }
     label_envs(r);
     free_knobs(&k);
 

@@ -101,6 +101,37 @@ python3 check.py bench.html --has $charts \
 grep -q 'id="table-latency"' bench.html || fail "no latency table"
 grep -q 'id="table-durability"' bench.html && fail "a durability table without crash rows"
 
+# 1b. two configurations the short labels would not tell apart (a knob one
+#     sets to its most common value and the other leaves unset) are named
+#     in full, so no two series share a label
+python3 - bench.jsonl >alike.jsonl <<'PY'
+import json, sys
+def parse(l):
+    try:
+        return json.loads(l)
+    except ValueError:
+        return {}
+runs = [j for j in map(parse, open(sys.argv[1])) if j.get("schema") == "commitlab-bench/1"]
+run = next(r for r in runs if r["engine"] == "lmdb" and r["status"] == "ok")
+for lat, n in ((8000, 2), (None, 1)):
+    for i in range(n):
+        r = json.loads(json.dumps(run))
+        r["config"]["sync_latency_us"] = lat
+        r["config"]["seed"] = i + 1
+        print(json.dumps(r))
+c = next(r for r in runs if r["engine"] == "commitlab" and r["status"] == "ok")
+c["config"]["sync_latency_us"] = 0
+print(json.dumps(c))
+PY
+"$bin" report alike.jsonl -o alike.html >out 2>err || { cat err; fail "alike.jsonl: exit $?"; }
+python3 - alike.html <<'PY' || fail "two series share a label"
+import re, sys
+doc = open(sys.argv[1]).read()
+table = doc[doc.index('id="table-tps"'):]
+labels = re.findall(r"<tr><td>([^<]+)</td>", table[:table.index("</table>")])
+assert len(labels) == 3 and len(set(labels)) == 3, labels
+PY
+
 # 2. crash rows only
 "$bin" report crash.jsonl -o crash.html >out 2>err || { cat err; fail "crash.jsonl: exit $?"; }
 [ -s err ] && { cat err; fail "crash.jsonl: stderr not empty"; }
