@@ -114,6 +114,8 @@ static void sec_tps(const struct ro *o, const struct report *r, struct out_ctx *
 static void sec_latency(const struct ro *o, const struct report *r, struct out_ctx *ctx)
 {
     chart_block(o, r, RP_CHART_P99, ctx);
+    if (rp_chart_present(r, RP_CHART_PCT, &(const char *){NULL}))
+        chart_block(o, r, RP_CHART_PCT, ctx);
     ro_para(o, "Transaction latency percentiles, begin to commit return, in microseconds; with repeats, the "
                "median of each percentile over the runs.");
     ro_table_latency(o, r);

@@ -52,11 +52,16 @@ struct rp_run {
 };
 
 /* The runs of one series at one client count: the repeats. */
+/* The latency percentiles a run reports, for the percentile curve. */
+#define RP_NPCT 5
+extern const char *const rp_pct_keys[RP_NPCT]; /* "p50" ... "max" in metrics.latency_us */
+
 struct rp_point {
     int clients;
     size_t *runs, nruns;          /* indexes into report.runs */
     double tps_med, tps_min, tps_max;
     double lat[4];                /* medians of p50, p99, p99.9, max, µs */
+    double pct[RP_NPCT];          /* medians of p50, p90, p99, p99.9, max, µs (rp_pct_names) */
     size_t rep;                   /* the run nearest the median tps */
 };
 
@@ -154,7 +159,8 @@ int rp_series_is_matrix(const struct report *r, size_t s);
 
 /* A chart: draws into f (a whole <svg> element) and returns 0, or returns
  * 1 without drawing when its data is absent, with *why saying so. */
-enum rp_chart { RP_CHART_TPS, RP_CHART_P99, RP_CHART_PHASES, RP_CHART_BATCHES, RP_CHART_TIMELINE, RP_NCHARTS };
+enum rp_chart { RP_CHART_TPS, RP_CHART_P99, RP_CHART_PCT, RP_CHART_PHASES, RP_CHART_BATCHES, RP_CHART_TIMELINE,
+                RP_NCHARTS };
 struct rp_chart_info {
     const char *id;               /* "chart-tps" */
     const char *file_suffix;      /* "tps": report-tps.svg */

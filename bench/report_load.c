@@ -601,6 +601,8 @@ static int cmp_int(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+const char *const rp_pct_keys[RP_NPCT] = {"p50", "p90", "p99", "p999", "max"};
+
 static void point_stats(struct report *r, struct rp_point *p)
 {
     static const char *const lat[4] = {"p50", "p99", "p999", "max"};
@@ -609,6 +611,11 @@ static void point_stats(struct report *r, struct rp_point *p)
         for (size_t i = 0; i < p->nruns; i++)
             v[i] = rp_num(rp_get(r->runs[p->runs[i]].metrics, "latency_us"), lat[k]);
         p->lat[k] = rp_median(v, p->nruns);
+    }
+    for (int k = 0; k < RP_NPCT; k++) {
+        for (size_t i = 0; i < p->nruns; i++)
+            v[i] = rp_num(rp_get(r->runs[p->runs[i]].metrics, "latency_us"), rp_pct_keys[k]);
+        p->pct[k] = rp_median(v, p->nruns);
     }
     for (size_t i = 0; i < p->nruns; i++)
         v[i] = r->runs[p->runs[i]].tps;

@@ -18,6 +18,7 @@
 const struct rp_chart_info rp_charts[RP_NCHARTS] = {
     [RP_CHART_TPS] = {"chart-tps", "tps", "Throughput"},
     [RP_CHART_P99] = {"chart-p99", "p99", "Latency"},
+    [RP_CHART_PCT] = {"chart-percentiles", "percentiles", "Latency by percentile"},
     [RP_CHART_PHASES] = {"chart-phases", "phases", "Where a commit's time goes"},
     [RP_CHART_BATCHES] = {"chart-batches", "batches", "Commits per sync"},
     [RP_CHART_TIMELINE] = {"chart-timeline", "timeline", "Second by second"},
@@ -41,7 +42,9 @@ static const char *colour(size_t i)
 
 /* ---- axes -------------------------------------------------------------------------- */
 
-enum scale { LIN, LOG2, LOG10 };
+/* NINES: a percentile axis, each "nine" one step (50%, 90%, 99%, 99.9%),
+ * the maximum one step further; values are -log10(1 - q), max = 4. */
+enum scale { LIN, LOG2, LOG10, NINES };
 
 struct axis {
     enum scale scale;
@@ -58,7 +61,7 @@ struct plot {
 
 static double frac(const struct axis *a, double v)
 {
-    if (a->scale == LIN)
+    if (a->scale == LIN || a->scale == NINES)
         return (v - a->lo) / (a->hi - a->lo);
     return (log(v) - log(a->lo)) / (log(a->hi) - log(a->lo));
 }
@@ -135,7 +138,11 @@ static void axis_log2(struct axis *a, double lo, double hi, const char *title)
 static size_t ticks(const struct axis *a, double *t)
 {
     size_t n = 0;
-    if (a->scale == LIN) {
+    if (a->scale == NINES) {
+        static const double at[] = {0.30103, 1, 2, 3, 4}; /* 50%, 90%, 99%, 99.9%, max */
+        for (size_t i = 0; i < sizeof at / sizeof *at; i++)
+            t[n++] = at[i];
+    } else if (a->scale == LIN) {
         for (double v = a->lo; v <= a->hi + a->step / 2 && n < MAX_TICKS; v += a->step)
             t[n++] = fabs(v) < a->step / 1e6 ? 0 : v;
     } else if (a->scale == LOG2) {
@@ -156,7 +163,9 @@ static size_t ticks(const struct axis *a, double *t)
 
 static void tick_label(const struct axis *a, double v, char *buf, size_t len)
 {
-    if (a->scale == LOG2)
+    if (a->scale == NINES)
+        snprintf(buf, len, "%s", v < 0.5 ? "p50" : v < 1.5 ? "p90" : v < 2.5 ? "p99" : v < 3.5 ? "p99.9" : "max");
+    else if (a->scale == LOG2)
         snprintf(buf, len, "%.0f", v);
     else
         rp_fmt_short(buf, len, v);
@@ -416,6 +425,10 @@ int rp_chart_present(const struct report *r, enum rp_chart c, const char **why)
                 any |= point_has_p99(&se->pts[i]);
             *why = "no run reports a p99 latency";
             break;
+        case RP_CHART_PCT:
+            any = se->npts && isfinite(rp_last_point(se)->pct[0]) && rp_last_point(se)->pct[0] > 0;
+            *why = "no run reports latency percentiles";
+            break;
         case RP_CHART_PHASES:
             any = has_phases(r, se);
             *why = "no run reports metrics.commit_phases_us (only commitlab times the phases of a commit)";
@@ -454,6 +467,9 @@ char *rp_chart_caption(const struct report *r, enum rp_chart c)
     case RP_CHART_P99:
         return rp_printf("p99 transaction latency against client count, log scales, one line per %s%s.", which,
                          any_repeats(r) ? " (median of the repeats)" : "");
+    case RP_CHART_PCT:
+        return rp_printf("Latency by percentile (p50 to the maximum, log scale), one line per %s at its "
+                         "largest client count%s.", which, any_repeats(r) ? " (median of the repeats)" : "");
     case RP_CHART_PHASES:
         return rp_strdup("Where a commit's time goes: the mean microseconds of each phase, per configuration "
                          "at its largest client count.");
@@ -582,6 +598,53 @@ static void chart_clients(FILE *f, const struct report *r, int which, const char
         text(f, LEFT + 32, y, "start", NULL, "min to max of the repeats");
     }
     free(all);
+    fputs("</svg>\n", f);
+}
+
+/* ---- 2b: latency by percentile ------------------------------------------------------------ */
+
+/* The latency distribution as far as the runs report it: p50, p90, p99,
+ * p99.9 and the maximum, each "nine" one step to the right, so the tail
+ * that a mean hides spreads out (HdrHistogram's percentile plot, drawn
+ * from the five percentiles the JSON keeps). */
+static void chart_percentiles(FILE *f, const struct report *r, const char *caption, int standalone)
+{
+    static const double at[RP_NPCT] = {0.30103, 1, 2, 3, 4};
+    struct plot p = {f, LEFT, 20, WIDTH - LEFT - 30, 300, 16, {0}, {0}};
+    double lo = INFINITY, hi = 0;
+    size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0;
+    for (size_t s = 0; s < r->nseries; s++) {
+        const struct rp_point *pt = rp_last_point(&r->series[s]);
+        if (!pt || !(pt->pct[0] > 0))
+            continue;
+        rows[n++] = s;
+        for (int k = 0; k < RP_NPCT; k++)
+            if (isfinite(pt->pct[k]) && pt->pct[k] > 0) {
+                lo = fmin(lo, pt->pct[k]);
+                hi = fmax(hi, pt->pct[k]);
+            }
+    }
+    p.ax = (struct axis){NINES, 0.30103, 4, 1, "percentile (each step one more nine; the maximum last)"};
+    axis_log10(&p.ay, lo, hi, "latency (µs, log scale)");
+    double ly = p.y + p.h + 62;
+    double h = ly + series_legend_rows(r, rows, n) * LEGEND_ROW + 10;
+    svg_begin(f, RP_CHART_PCT, h, caption, standalone);
+    draw_axes(&p);
+    for (size_t i = 0; i < n; i++) {
+        const struct rp_point *pt = rp_last_point(&r->series[rows[i]]);
+        double xs[RP_NPCT], ys[RP_NPCT];
+        size_t m = 0;
+        for (int k = 0; k < RP_NPCT; k++)
+            if (isfinite(pt->pct[k]) && pt->pct[k] > 0) {
+                xs[m] = px(&p, at[k]);
+                ys[m++] = py(&p, pt->pct[k]);
+            }
+        polyline(f, rows[i], xs, ys, m);
+        for (size_t k = 0; k < m; k++)
+            marker(f, rows[i], xs[k], ys[k]);
+    }
+    series_legend(f, r, rows, n, ly);
+    free(rows);
     fputs("</svg>\n", f);
 }
 
@@ -915,6 +978,7 @@ void rp_chart_svg(FILE *f, const struct report *r, enum rp_chart c, int standalo
     switch (c) {
     case RP_CHART_TPS: chart_clients(f, r, 0, caption, standalone); break;
     case RP_CHART_P99: chart_clients(f, r, 1, caption, standalone); break;
+    case RP_CHART_PCT: chart_percentiles(f, r, caption, standalone); break;
     case RP_CHART_PHASES: chart_phases(f, r, caption, standalone); break;
     case RP_CHART_BATCHES: chart_batches(f, r, caption, standalone); break;
     case RP_CHART_TIMELINE: chart_timeline(f, r, caption, standalone); break;

@@ -44,6 +44,7 @@ dom = open(sys.argv[1], encoding="utf-8").read()
 want = {
     "chart-tps": "Throughput against client count",
     "chart-p99": "p99 transaction latency against client count",
+    "chart-percentiles": "Latency by percentile",
     "chart-phases": "Where a commit's time goes",
     "chart-batches": "Commits made durable per sync",
     "chart-timeline": "second by second at 4 clients",

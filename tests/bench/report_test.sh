@@ -78,7 +78,7 @@ for t in want["--not"]:
     assert t not in doc, "must not appear raw: " + t
 PY
 
-charts="chart-tps chart-p99 chart-phases chart-batches chart-timeline"
+charts="chart-tps chart-p99 chart-percentiles chart-phases chart-batches chart-timeline"
 
 # 1. bench runs only
 "$bin" report bench.jsonl -o bench.html >out 2>err; rc=$?
@@ -230,7 +230,7 @@ mkdir -p out.d
 [ $rc -eq 0 ] || { tail tour.out tour.err; fail "tour exited $rc"; }
 [ "$(tail -1 tour.out)" = "report: $work/out.d/report.html" ] \
     || { tail -3 tour.out; fail "the tour's last line is not its report"; }
-python3 check.py out.d/report.html --has chart-tps chart-p99 chart-phases chart-batches \
+python3 check.py out.d/report.html --has chart-tps chart-p99 chart-percentiles chart-phases chart-batches \
     --absent "Second by second: no run at the largest client count has a per-second timeline" \
     --text "commitlab tour" "lmdb commit" "--clients 1,16,64 --duration 0.1" \
     || fail "the tour's report.html"
