@@ -102,6 +102,8 @@ static int ok_clients(const char *s) { return ok_uint(s) && strtoul(s, NULL, 10)
 static int ok_engine(const char *s)
 {
     const struct bench_driver *d = bench_driver_find(s);
+    if (d && d->keeps_no_data)
+        cli_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash", s);
     return d && d->built;
 }
 

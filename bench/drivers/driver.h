@@ -80,6 +80,7 @@ struct bench_driver {
     int own_sync_latency;         /* emulates --sync-latency itself; else the harness
                                    * interposes the engine's sync calls (sync_latency.c) */
     int times_commits;            /* commit fills conn->phase_ns */
+    int keeps_no_data;            /* a floor, not a store: nothing to read back or recover */
     /* 0 when cfg is expressible; else BENCH_NA with the reason in why. */
     int (*check)(const struct bench_config *cfg, char *why, size_t len);
     /* The engine's own settings for cfg, for the table and the JSON. */

@@ -252,6 +252,7 @@ static void raw_stats(struct bench_db *db, struct bench_engine_stats *st)
 const struct bench_driver bench_driver_raw = {
     .name = "raw",
     .built = 1,
+    .keeps_no_data = 1,
     .maps = "no store: each commit is one pwrite of the bytes commitlab's log would write for it\n"
             "  into a zeroed 16 MiB file, then fdatasync (fsync; the write under dsync), one at a time;\n"
             "  --sync none = no sync; commit/group/flusher = the same single writer; kv without\n"
