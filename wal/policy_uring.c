@@ -65,7 +65,8 @@
 
 /* take_batch results besides 0 (nothing to take) and 1 (submitted) */
 #define TB_CROSS 2              /* the next bytes cross into a new segment */
-#define TB_WAIT  3              /* O_DIRECT: the block's previous writer is in flight */
+#define TB_WAIT  3              /* wait for a completion: the batch is not full yet, or (O_DIRECT) the
+                                 * block's previous writer is in flight */
 
 struct uchain {
     int busy;                   /* submitted, not reaped */
@@ -89,6 +90,7 @@ struct uring_state {
     struct uchain *chains;      /* depth slots, a circular FIFO in LSN order */
     unsigned fifo_head, fifo_len, inflight;
     int tail_slot;              /* O_DIRECT: the chain that wrote the partial last block, or -1 */
+    uint64_t last_txns;         /* complete transactions the last chain submitted carried */
     uint64_t busy_since;
 
     /* leadership and waiters (ldr.mu also guards leader_sleeping) */
@@ -288,6 +290,14 @@ static int take_batch(struct wal *w, struct uring_state *us)
     pthread_mutex_unlock(&w->mu);
     if (a >= target)
         return 0;
+    /* A full batch or none: while chains are in flight, the next one goes
+     * only once it carries as many commits as the last one did.  Taking
+     * whatever had arrived split the batches where the device runs syncs
+     * one after another (ext4's journal): a median of 11-14 commits per
+     * chain against group commit's 32-38 at 64 clients.  Where syncs do
+     * overlap, a chain still goes as soon as it is as full as the last. */
+    if (us->fifo_len && txns - w->written_txns < us->last_txns)
+        return TB_WAIT;
     if (sw && sw <= target)
         return TB_CROSS;
     if (direct && (a % VFS_DIRECT_ALIGN) && us->tail_slot >= 0 && us->chains[us->tail_slot].busy)
@@ -328,6 +338,7 @@ static int take_batch(struct wal *w, struct uring_state *us)
     c->start = a;
     c->end = stop;
     c->txns = stop == target ? txns : w->written_txns;
+    us->last_txns = c->txns - w->written_txns;
     w->written_txns = c->txns;
     pthread_mutex_lock(&w->mu);
     CL_INVARIANT("W1", stop > w->written_lsn && stop <= w->end_lsn);
