@@ -11,9 +11,11 @@
  *     buffer of its own (the log buffer may be reused as soon as
  *     written_lsn passes them) and submits [write -> fsync|fdatasync]
  *     ([write] alone under dsync/direct, whose descriptor is O_DSYNC);
- *   - while that chain is in flight, takes the next batch as soon as bytes
- *     arrive (an arriving committer wakes the leader out of its wait in the
- *     ring), up to uring_depth chains at once: flush pipelining;
+ *   - while that chain is in flight, takes the next batch once it carries
+ *     as many commits as the last chain did (an arriving committer wakes
+ *     the leader out of its wait in the ring; a completion does too), up to
+ *     uring_depth chains at once: flush pipelining without splitting the
+ *     batches where the device runs the syncs one after another;
  *   - reaps completions in whatever order they come, and advances
  *     durable_lsn over the contiguous prefix of finished chains only, waking
  *     exactly the waiters it covered;

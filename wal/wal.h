@@ -98,7 +98,8 @@ struct wal_policy {
  *         window).  A failed background sync breaks the log: every later
  *         commit fails.
  * uring:  io_uring: each batch is a write linked (IOSQE_IO_LINK) to an
- *         fsync/fdatasync, up to uring_depth chains in flight; the durable
+ *         fsync/fdatasync, up to uring_depth chains in flight (while some
+ *         are, a new one goes once as full as the last); the durable
  *         LSN advances only over a contiguous prefix of completed chains, so
  *         commits are acknowledged strictly in log order.  A short write or
  *         a cancelled link acknowledges nothing; the remainder is resubmitted
