@@ -733,7 +733,9 @@ START_TEST(test_eio_mid_batch)
         struct wal *w = u_open(dir, &sp->base, BIGSEG, m, CL_SEGINIT_SPARSE, 0, 4, &rc);
         ck_assert_int_eq(rc, 0);
         __atomic_store_n(&sp->w, w, __ATOMIC_RELEASE);
-        vfs_fault_fail_sync(fv, 20 + (uint64_t)it * 17, -EIO);
+        /* 360 commits of 6 threads take at least 60 syncs (a batch holds
+         * at most one commit per thread): the failing one is always reached */
+        vfs_fault_fail_sync(fv, 10 + (uint64_t)it * 8, -EIO);
         uint8_t *acked = calloc(maxid + 1, 1);
         uint64_t n = run_committers(w, sp, &g, nthreads, per, acked);
         __atomic_store_n(&sp->w, NULL, __ATOMIC_RELEASE);
