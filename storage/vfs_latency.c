@@ -158,11 +158,7 @@ static int lat_ring_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
     lr->r.vfs = v;
     lr->r.depth = depth;
     pthread_mutex_init(&lr->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&lr->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    cl_cond_init(&lr->cv);
     *out = &lr->r;
     return 0;
 }
@@ -247,8 +243,7 @@ static int lat_ring_reap(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs
         }
         /* Wait for the head's emulated latency; ring_wake ends the wait, so
          * the caller can submit more chains meanwhile (pipelining). */
-        uint64_t at = lr->head->ready_ns;
-        struct timespec ts = {.tv_sec = (time_t)(at / 1000000000u), .tv_nsec = (long)(at % 1000000000u)};
+        struct timespec ts = cl_timespec(lr->head->ready_ns);
         int woken;
         pthread_mutex_lock(&lr->mu);
         while (!lr->woken && pthread_cond_timedwait(&lr->cv, &lr->mu, &ts) != ETIMEDOUT)

@@ -18,7 +18,6 @@
  * only case in which a commit rides on another's sync; the distribution of
  * commits per sync shows how often it happened.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -84,16 +83,6 @@ static void wake_turns(struct wal *w, struct commit_turns *t, uint64_t arrived)
             pthread_cond_signal(&x->cv);
 }
 
-static void timed_wait(pthread_cond_t *cv, pthread_mutex_t *mu, uint64_t deadline, uint64_t now)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t ns = (uint64_t)ts.tv_nsec + (deadline - now);
-    ts.tv_sec += (time_t)(ns / 1000000000u);
-    ts.tv_nsec = (long)(ns % 1000000000u);
-    pthread_cond_timedwait(cv, mu, &ts);
-}
-
 /* Waits, with w->mu held, until the transaction before lsn's is durable, or
  * it has not arrived within PRED_WAIT_NS, or the log is broken. */
 static void wait_turn(struct wal *w, struct commit_turns *t, uint64_t lsn)
@@ -110,7 +99,7 @@ static void wait_turn(struct wal *w, struct commit_turns *t, uint64_t lsn)
     if (wal_load64(&w->durable_lsn) >= prev)
         return;
     struct turn_waiter me = {.prev = prev, .next = t->waiters};
-    pthread_cond_init(&me.cv, NULL);
+    cl_cond_init(&me.cv);
     t->waiters = &me;
     __atomic_add_fetch(&t->nwaiters, 1, __ATOMIC_RELAXED);
     while (wal_load64(&w->durable_lsn) < prev && !wal_broken(w)) {
@@ -123,7 +112,8 @@ static void wait_turn(struct wal *w, struct commit_turns *t, uint64_t lsn)
             deadline = now + PRED_WAIT_NS;
         if (now >= deadline)
             break;
-        timed_wait(&me.cv, &w->mu, deadline, now);
+        struct timespec ts = cl_timespec(deadline);
+        pthread_cond_timedwait(&me.cv, &w->mu, &ts);
     }
     struct turn_waiter **pp = &t->waiters;
     while (*pp != &me)

@@ -62,14 +62,10 @@ static void *periodic_main(void *arg)
 static int periodic_start(struct wal *w)
 {
     struct periodic_state *ps = calloc(1, sizeof *ps);
-    pthread_condattr_t ca;
     if (!ps)
         return CL_ENOMEM;
     pthread_mutex_init(&ps->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&ps->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    cl_cond_init(&ps->cv);
     w->policy_state = ps;
     if (pthread_create(&ps->thread, NULL, periodic_main, w) != 0) {
         pthread_cond_destroy(&ps->cv);
