@@ -56,19 +56,12 @@ static void commit_stop(struct wal *w)
     w->policy_state = NULL;
 }
 
-/* mu held: the ordinal of the transaction committing at lsn, from the ring of
- * commit LSNs, or 0 when it is not there (too old, or not a commit LSN). */
+/* mu held: the number of the transaction committing at lsn, or 0 when the
+ * ring does not remember it (too old, or not a commit LSN). */
 static uint64_t ordinal_of(const struct wal *w, uint64_t lsn)
 {
-    uint64_t n = w->txns_appended;
-    for (uint64_t k = n; k > 0 && n - k < WAL_COMMIT_RING; k--) {
-        uint64_t c = w->commit_ring[(k - 1) % WAL_COMMIT_RING];
-        if (c == lsn)
-            return k;
-        if (c < lsn)
-            break;
-    }
-    return 0;
+    uint64_t k;
+    return wal_txns_upto_locked(w, lsn, &k) && k > 0 && wal_commit_lsn_of(w, k) == lsn ? k : 0;
 }
 
 /* mu held: wakes the waiters whose predecessor is durable (all of them when
@@ -95,7 +88,7 @@ static void wait_turn(struct wal *w, struct commit_turns *t, uint64_t lsn)
         wake_turns(w, t, lsn);
     if (k < 2 || w->txns_appended - (k - 1) >= WAL_COMMIT_RING)
         return;
-    prev = w->commit_ring[(k - 2) % WAL_COMMIT_RING];
+    prev = wal_commit_lsn_of(w, k - 1);
     if (wal_load64(&w->durable_lsn) >= prev)
         return;
     struct turn_waiter me = {.prev = prev, .next = t->waiters};

@@ -92,8 +92,8 @@ struct wal {
     uint64_t end_lsn;            /* mu */
     uint64_t last_commit_lsn;    /* mu: end of the last complete transaction */
     uint64_t txns_appended;      /* mu: complete transactions appended */
-    uint64_t commit_ring[WAL_COMMIT_RING]; /* mu: commit LSN of transaction k at k % size,
-                                            * for the last WAL_COMMIT_RING transactions */
+    uint64_t commit_ring[WAL_COMMIT_RING]; /* mu: the commit LSNs of the last WAL_COMMIT_RING
+                                            * transactions (wal_commit_lsn_of) */
     uint64_t swq[WAL_SWITCH_QUEUE]; /* mu: ends of SWITCH records not yet written */
     unsigned swq_head, swq_len;
 
@@ -141,6 +141,16 @@ int wal_set_broken(struct wal *w, int err);
  * creating segments durably before any byte that needs them and syncing a
  * segment before leaving it.  Never syncs the current segment. */
 int wal_write_locked(struct wal *w, uint64_t lsn);
+/* mu held: the commit LSN of transaction k (1 = the log's first), which the
+ * ring remembers while txns_appended - k < WAL_COMMIT_RING. */
+static inline uint64_t wal_commit_lsn_of(const struct wal *w, uint64_t k)
+{
+    return w->commit_ring[(k - 1) % WAL_COMMIT_RING];
+}
+/* mu held: sets *txns to how many transactions commit at or below lsn
+ * (commit LSNs rise with the transactions); 0 when the ring no longer
+ * remembers enough to tell. */
+int wal_txns_upto_locked(const struct wal *w, uint64_t lsn, uint64_t *txns);
 /* io_mu held: as wal_write_locked, but stops at the end of the last complete
  * transaction at or below max(lsn, limit), lsn being a commit LSN or 0, and
  * writes at least one whole transaction: exactly one's own (limit = lsn),

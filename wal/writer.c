@@ -268,21 +268,16 @@ int wal_create_segments_locked(struct wal *w, uint64_t target)
     return 0;
 }
 
-/* mu held: the end of the last complete transaction at or below bound and
- * how many transactions end there, from the ring of commit LSNs; 0 when
- * that transaction is no longer remembered. */
-static int txn_boundary(const struct wal *w, uint64_t bound, uint64_t *lsn, uint64_t *txns)
+int wal_txns_upto_locked(const struct wal *w, uint64_t lsn, uint64_t *txns)
 {
-    uint64_t n = w->txns_appended;
-    for (uint64_t k = n; k > 0 && n - k < WAL_COMMIT_RING; k--) {
-        uint64_t c = w->commit_ring[(k - 1) % WAL_COMMIT_RING];
-        if (c <= bound) {
-            *lsn = c;
+    uint64_t n = w->txns_appended, k;
+    for (k = n; k > 0 && n - k < WAL_COMMIT_RING; k--)
+        if (wal_commit_lsn_of(w, k) <= lsn) {
             *txns = k;
             return 1;
         }
-    }
-    return 0;
+    *txns = 0;
+    return k == 0; /* 1: none at or below lsn; 0: the ring no longer remembers */
 }
 
 static int write_to(struct wal *w, uint64_t target, uint64_t txns);
@@ -302,38 +297,26 @@ int wal_write_locked(struct wal *w, uint64_t lsn)
     return write_to(w, target, txns);
 }
 
-/* mu held: the end of the first complete transaction past lsn and the
- * transactions up to it; 0 when there is none or it is not remembered. */
-static int first_txn_after(const struct wal *w, uint64_t lsn, uint64_t *end, uint64_t *txns)
-{
-    uint64_t n = w->txns_appended, k;
-    int found = 0;
-    for (k = n; k > 0 && n - k < WAL_COMMIT_RING; k--) {
-        uint64_t c = w->commit_ring[(k - 1) % WAL_COMMIT_RING];
-        if (c <= lsn)
-            return found;
-        *end = c;
-        *txns = k;
-        found = 1;
-    }
-    return found && k == 0; /* the first transaction of this log */
-}
-
 int wal_write_upto_locked(struct wal *w, uint64_t lsn, uint64_t limit)
 {
-    uint64_t target = 0, txns = 0, bound = limit > lsn ? limit : lsn, a = w->written_lsn;
-    int ok;
+    uint64_t target = 0, txns = 0, k, bound = limit > lsn ? limit : lsn, a = w->written_lsn;
+    int ok = 0;
 
     if (wal_broken(w))
         return CL_EBROKEN;
     if (lsn && a >= lsn)
         return 0;
     pthread_mutex_lock(&w->mu);
-    ok = 0;
     if (bound < w->last_commit_lsn) {
-        ok = txn_boundary(w, bound, &target, &txns);
-        if (!ok || target <= a) /* not one whole transaction fits: the first one */
-            ok = first_txn_after(w, a, &target, &txns);
+        if (wal_txns_upto_locked(w, bound, &k) && k > 0 && wal_commit_lsn_of(w, k) > a) {
+            ok = 1; /* the last transaction that fits */
+            txns = k;
+        } else if (wal_txns_upto_locked(w, a, &k) && k < w->txns_appended) {
+            ok = 1; /* not one whole transaction fits: the first one */
+            txns = k + 1;
+        }
+        if (ok)
+            target = wal_commit_lsn_of(w, txns);
         ok = ok && target >= lsn;
     }
     if (!ok) {
