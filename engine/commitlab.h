@@ -114,8 +114,21 @@ enum cl_sync_method {
     CL_METHOD_FDATASYNC = 0,
     CL_METHOD_FSYNC,
     CL_METHOD_DSYNC,    /* O_DSYNC on the segment descriptor */
-    CL_METHOD_DIRECT    /* O_DIRECT | O_DSYNC, aligned buffers */
+    CL_METHOD_DIRECT,   /* O_DIRECT | O_DSYNC, aligned buffers */
+    CL_METHOD_RWF_DSYNC /* "rwf-dsync": each write is pwritev2(2) with RWF_DSYNC on an ordinary
+                         * descriptor, durable when it returns (TigerBeetle writes its WAL so);
+                         * cl_open probes it once and returns CL_ENOTSUP, saying why in
+                         * cl_recovery_info.unsupported, where the kernel refuses the flag */
 };
+
+/* How the uring policy makes a chain's write durable.  fsync: the write is
+ * linked to an fsync/fdatasync (as the method says).  rwf-dsync: the write
+ * itself carries RWF_DSYNC (the SQE's rw_flags) and no sync is linked --
+ * the log is then written as under the rwf-dsync method, which it needs
+ * the kernel to accept as that method does.  Only with the fdatasync,
+ * fsync and rwf-dsync methods (dsync and direct already make every write
+ * durable: CL_EINVAL); the other policies ignore it. */
+enum cl_uring_sync { CL_URING_SYNC_FSYNC = 0, CL_URING_SYNC_RWF_DSYNC };
 
 /* Where the log's next segment file comes from.  fresh: a new file,
  * prepared as segment_init says; a retired segment is deleted.  recycle: a
@@ -145,6 +158,7 @@ struct cl_options {
     uint32_t flusher_spin_us;        /* flusher policy: spin this long before sleeping, default 0 */
     uint32_t sync_latency_us;        /* emulated extra latency per sync */
     int create;                      /* create the database if absent, default 1 */
+    enum cl_uring_sync uring_sync;   /* uring policy: a linked sync or RWF_DSYNC writes, default fsync */
 };
 
 /* Fills *o with the defaults above. */
@@ -164,6 +178,8 @@ struct cl_recovery_info {
     char bad_file[64];          /* when cl_open returns CL_EFORMAT or CL_ECORRUPT: the file of dir it refused
                                  * ("data.clp", or a segment "wal-<segno>.log" that is damaged or names another
                                  * database); empty otherwise.  The refused file is left as it was. */
+    char unsupported[128];      /* when cl_open returns CL_ENOTSUP: what was refused here and why
+                                 * (e.g. "rwf-dsync: the kernel refuses pwritev2(RWF_DSYNC): ..."); or empty */
 };
 
 struct cl_db;

@@ -109,13 +109,16 @@ void cl_options_init(struct cl_options *o)
 
 static int check_options(const struct cl_options *o)
 {
-    if ((unsigned)o->sync >= CL_SYNC_NPOLICIES || (unsigned)o->method > CL_METHOD_DIRECT ||
+    if ((unsigned)o->sync >= CL_SYNC_NPOLICIES || (unsigned)o->method > CL_METHOD_RWF_DSYNC ||
         (unsigned)o->segments > CL_SEGMENTS_RECYCLE || (unsigned)o->segment_init > CL_SEGINIT_FALLOCATE)
         return CL_EINVAL;
     if (o->segment_size < WAL_MIN_SEGMENT || o->segment_size % WAL_SEG_HEADER)
         return CL_EINVAL;
-    if (o->uring_depth > CL_MAX_URING_DEPTH)
+    if (o->uring_depth > CL_MAX_URING_DEPTH || (unsigned)o->uring_sync > CL_URING_SYNC_RWF_DSYNC)
         return CL_EINVAL;
+    if (o->sync == CL_SYNC_URING && o->uring_sync == CL_URING_SYNC_RWF_DSYNC &&
+        (o->method == CL_METHOD_DSYNC || o->method == CL_METHOD_DIRECT))
+        return CL_EINVAL; /* those methods link no sync to replace */
     if (o->prealloc > WAL_POOL_MAX ||
         (o->segments == CL_SEGMENTS_RECYCLE && (o->recycle_max < 1 || o->recycle_max > WAL_POOL_MAX)))
         return CL_EINVAL;
@@ -591,6 +594,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         .interval_ms = db->opt.interval_ms, .commit_delay_us = db->opt.commit_delay_us,
         .commit_siblings = db->opt.commit_siblings, .uring_depth = db->opt.uring_depth,
         .max_batch = db->opt.max_batch, .flusher_spin_us = db->opt.flusher_spin_us,
+        .uring_sync = db->opt.uring_sync, .why = info->unsupported, .why_len = sizeof info->unsupported,
     };
     rc = wal_open(&wc, new_segno, &db->wal);
     if (rc)

@@ -471,8 +471,10 @@ static int uring_start(struct wal *w)
         uring_free(us);
         /* No io_uring here (ENOSYS: kernel; EPERM: disabled) or a file
          * layer without rings: a clear error, never a silent fallback. */
-        if (rc == -ENOSYS || rc == -EPERM || rc == -EOPNOTSUPP)
+        if (rc == -ENOSYS || rc == -EPERM || rc == -EOPNOTSUPP) {
+            wal_say_why(w, "uring: io_uring is not available here: %s", strerror(-rc));
             return CL_ENOTSUP;
+        }
         return rc;
     }
     w->policy_state = us;

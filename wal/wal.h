@@ -143,6 +143,10 @@ struct wal_config {
     uint32_t uring_depth;            /* uring: chains in flight */
     uint64_t max_batch;              /* group: bytes one write may take; 0 = the whole buffer */
     uint32_t flusher_spin_us;        /* flusher: spin before sleeping */
+    enum cl_uring_sync uring_sync;   /* uring: rwf-dsync writes the log as the rwf-dsync method does */
+    char *why;                       /* when wal_open returns CL_ENOTSUP, it says here what was refused
+                                      * and why (why_len bytes; NULL: not said) */
+    size_t why_len;
 };
 
 /* One operation of a transaction, as the engine hands it to the log. */

@@ -80,8 +80,10 @@ struct wal {
     enum cl_sync_method method;
     enum cl_segment_init seg_init;
     const struct wal_policy *policy;
-    unsigned open_flags;         /* VFS_O_DSYNC / VFS_O_DIRECT for record writes */
-    int write_is_sync;           /* DSYNC or DIRECT: every pwrite is durable */
+    unsigned open_flags;         /* VFS_O_DSYNC / VFS_O_DIRECT / VFS_O_WRITE_DSYNC for record writes */
+    int write_is_sync;           /* DSYNC, DIRECT or RWF_DSYNC: every pwrite is durable */
+    char *why;                   /* during wal_open only: where to say why it returned CL_ENOTSUP */
+    size_t why_len;
 
     pthread_mutex_t append_mu, io_mu, mu;
     pthread_cond_t durable_cond;
@@ -133,6 +135,10 @@ static inline uint64_t wal_load64(const uint64_t *p) { return __atomic_load_n(p,
 static inline void wal_store64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline void wal_add64(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 void wal_max64(uint64_t *p, uint64_t v);
+
+/* During wal_open (and a policy's start): says why it is about to return
+ * CL_ENOTSUP, printf-style, if the caller asked (the first reason stays). */
+void wal_say_why(struct wal *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Marks the log broken with err (the first error sticks); returns err. */
 int wal_set_broken(struct wal *w, int err);

@@ -25,6 +25,8 @@
  *      written or synced; durable_lsn never moves past a failed sync.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -702,6 +704,36 @@ void wal_txn_active(struct wal *w, int delta)
     __atomic_add_fetch(&w->active_txns, delta, __ATOMIC_RELAXED);
 }
 
+void wal_say_why(struct wal *w, const char *fmt, ...)
+{
+    va_list ap;
+    if (!w->why_len || w->why[0])
+        return; /* not asked, or the first reason said */
+    va_start(ap, fmt);
+    vsnprintf(w->why, w->why_len, fmt, ap);
+    va_end(ap);
+}
+
+/* The rwf-dsync method, once at open: the kernel takes pwritev2 with
+ * RWF_DSYNC on this segment, or the open fails with CL_ENOTSUP.  The probe
+ * writes the segment header's first bytes again, unchanged (they are
+ * durable already), so it changes nothing on disk. */
+static int probe_write_dsync(struct wal *w)
+{
+    uint8_t b[8];
+    size_t got = 0;
+    int rc = vfs_pread(w->cur.f, b, sizeof b, 0, &got);
+    if (rc == 0 && got != sizeof b)
+        rc = -EIO;
+    if (rc == 0)
+        rc = vfs_pwrite(w->cur.f, b, sizeof b, 0);
+    if (rc == -EOPNOTSUPP || rc == -EINVAL || rc == -ENOSYS) {
+        wal_say_why(w, "rwf-dsync: the kernel refuses pwritev2(RWF_DSYNC): %s", strerror(-rc));
+        rc = CL_ENOTSUP;
+    }
+    return rc;
+}
+
 int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **out)
 {
     struct wal *w;
@@ -709,7 +741,8 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
 
     *out = NULL;
     if (!cfg->dir || cfg->segment_size < WAL_MIN_SEGMENT || cfg->segment_size % WAL_SEG_HEADER ||
-        (unsigned)cfg->method > CL_METHOD_DIRECT || (unsigned)cfg->segment_init > CL_SEGINIT_FALLOCATE ||
+        (unsigned)cfg->method > CL_METHOD_RWF_DSYNC || (unsigned)cfg->segment_init > CL_SEGINIT_FALLOCATE ||
+        (unsigned)cfg->uring_sync > CL_URING_SYNC_RWF_DSYNC ||
         (unsigned)cfg->segments > CL_SEGMENTS_RECYCLE || cfg->prealloc > WAL_POOL_MAX ||
         (cfg->segments == CL_SEGMENTS_RECYCLE && (cfg->recycle_max < 1 || cfg->recycle_max > WAL_POOL_MAX)))
         return CL_EINVAL;
@@ -729,6 +762,19 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     w->db_id = cfg->db_id;
     w->seg_size = cfg->segment_size;
     w->method = cfg->method;
+    w->why = cfg->why;
+    w->why_len = cfg->why ? cfg->why_len : 0;
+    if (w->why_len)
+        w->why[0] = 0;
+    if (cfg->policy == CL_SYNC_URING && cfg->uring_sync == CL_URING_SYNC_RWF_DSYNC) {
+        /* RWF_DSYNC writes in place of the linked sync: the log is written
+         * as the rwf-dsync method writes it, ring writes included */
+        if (cfg->method == CL_METHOD_DSYNC || cfg->method == CL_METHOD_DIRECT) {
+            rc = CL_EINVAL; /* no linked sync to replace */
+            goto fail;
+        }
+        w->method = CL_METHOD_RWF_DSYNC;
+    }
     w->seg_init = cfg->segment_init;
     w->policy = pol;
     w->interval_ms = cfg->interval_ms ? cfg->interval_ms : 200;
@@ -745,9 +791,11 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
         rc = CL_ENOMEM;
         goto fail;
     }
-    if (cfg->method == CL_METHOD_DSYNC)
+    if (w->method == CL_METHOD_DSYNC)
         w->open_flags = VFS_O_DSYNC;
-    if (cfg->method == CL_METHOD_DIRECT) {
+    if (w->method == CL_METHOD_RWF_DSYNC)
+        w->open_flags = VFS_O_WRITE_DSYNC;
+    if (w->method == CL_METHOD_DIRECT) {
         void *p1, *p2;
         w->open_flags = VFS_O_DSYNC | VFS_O_DIRECT;
         if (posix_memalign(&p1, VFS_DIRECT_ALIGN, WAL_STAGE_SIZE)) {
@@ -774,6 +822,10 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     w->created_segno = start_segno;
     w->st.segments_created = 1;
     rc = open_segment(w, start_segno);
+    if (rc == CL_ENOTSUP)
+        wal_say_why(w, "direct: the filesystem refuses O_DIRECT");
+    if (rc == 0 && (w->open_flags & VFS_O_WRITE_DSYNC))
+        rc = probe_write_dsync(w);
     if (rc)
         goto fail;
     if (pol->start && (rc = pol->start(w)) != 0)
@@ -783,6 +835,8 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
             pol->stop(w);
         goto fail;
     }
+    w->why = NULL; /* the caller's, for wal_open only */
+    w->why_len = 0;
     *out = w;
     return 0;
 fail:
