@@ -51,9 +51,8 @@ int wal_set_broken(struct wal *w, int err)
     if (err == 0)
         err = CL_EBROKEN;
     __atomic_compare_exchange_n(&w->broken, &zero, err, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    pthread_mutex_lock(&w->mu);
-    pthread_cond_broadcast(&w->durable_cond); /* waiters must see it */
-    pthread_mutex_unlock(&w->mu);
+    if (w->policy && w->policy->advanced)
+        w->policy->advanced(w); /* its waiters must see it */
     return err;
 }
 
@@ -244,8 +243,9 @@ void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns)
     pthread_mutex_lock(&w->mu);
     wal_store64(&w->durable_lsn, lsn);
     wal_note_batch_locked(w, lsn);
-    pthread_cond_broadcast(&w->durable_cond);
     pthread_mutex_unlock(&w->mu);
+    if (w->policy->advanced)
+        w->policy->advanced(w);
 }
 
 void wal_note_batch_locked(struct wal *w, uint64_t lsn)
@@ -376,8 +376,9 @@ static int write_to(struct wal *w, uint64_t target, uint64_t txns)
             wal_store64(&w->written_lsn, a);
             wal_store64(&w->durable_lsn, a);
             wal_note_batch_locked(w, a);
-            pthread_cond_broadcast(&w->durable_cond);
             pthread_mutex_unlock(&w->mu);
+            if (w->policy->advanced)
+                w->policy->advanced(w);
         } else {
             pthread_mutex_lock(&w->mu);
             CL_INVARIANT("W1", a >= w->written_lsn && a <= w->end_lsn);
@@ -635,6 +636,7 @@ int wal_flush(struct wal *w, uint64_t lsn, int sync)
     if (rc == 0 && sync && w->durable_lsn < (lsn < w->written_lsn ? lsn : w->written_lsn))
         rc = wal_sync_locked(w);
     pthread_mutex_unlock(&w->io_mu);
+    wal_async_deliver(w); /* the sync may have made asynchronous commits durable, or broken the log */
     return rc;
 }
 
@@ -658,6 +660,11 @@ void wal_get_stats(struct wal *w, struct wal_stats *out)
     out->segment_waits = wal_load64(&w->st.segment_waits);
     out->segment_wait_ns = wal_load64(&w->st.segment_wait_ns);
     out->prealloc_error = __atomic_load_n(&w->st.prealloc_error, __ATOMIC_ACQUIRE);
+    out->async_commits = wal_load64(&w->st.async_commits);
+    out->waiter_sleeps = wal_load64(&w->st.waiter_sleeps);
+    out->waiter_wakeups = wal_load64(&w->st.waiter_wakeups);
+    out->waiter_spurious = wal_load64(&w->st.waiter_spurious);
+    out->partial_wakeups = wal_load64(&w->st.partial_wakeups);
 }
 
 void wal_reset_max(struct wal *w) { wal_store64(&w->st.max_commits_per_sync, 0); }
@@ -688,7 +695,7 @@ static void wal_free(struct wal *w)
     wal_pool_destroy(w);
     if (w->cur.f)
         vfs_close(w->cur.f);
-    pthread_cond_destroy(&w->durable_cond);
+    wal_async_destroy(w);
     pthread_mutex_destroy(&w->mu);
     pthread_mutex_destroy(&w->io_mu);
     pthread_mutex_destroy(&w->append_mu);
@@ -755,7 +762,7 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     pthread_mutex_init(&w->append_mu, NULL);
     pthread_mutex_init(&w->io_mu, NULL);
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->durable_cond, NULL);
+    wal_async_init(w);
     wal_pool_init(w, cfg, start_segno + 1);
     w->vfs = cfg->vfs ? cfg->vfs : vfs_posix();
     w->dir = strdup(cfg->dir);
@@ -851,5 +858,6 @@ void wal_close(struct wal *w)
     wal_pool_stop(w);
     if (w->policy->stop)
         w->policy->stop(w);
+    wal_async_finish(w); /* every callback called: the durable ones with 0 */
     wal_free(w);
 }
