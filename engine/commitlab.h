@@ -302,10 +302,13 @@ CL_API int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm);
  *
  * With early lock release off the writer lock is held until the commit is
  * durable (C3), and a lock cannot be handed to the thread that makes the
- * log durable without one thread per waiter: cl_commit_async then waits
- * for durability as cl_commit does, and calls fn before it returns (on
- * this thread, or on one calling callbacks then).  Readers still see only
- * durable commits; nothing is pipelined.
+ * log durable without one thread per waiter: cl_commit_async then holds
+ * it and waits as cl_commit does -- for the sync under a durable policy,
+ * for the write under none and periodic -- and fn comes before it
+ * returns (on this thread, or on one calling callbacks then), except
+ * under periodic, where it comes after the next periodic sync as above.
+ * Readers still see only what cl_commit would let them see; nothing is
+ * pipelined.
  *
  * cl_commit_timed's phase breakdown is for synchronous commits; the batch
  * histogram (cl_stats.batch_hist), commits and commits_per_sync count

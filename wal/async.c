@@ -3,7 +3,7 @@
  * LSN to become durable, and their delivery (contract in wal.h,
  * "asynchronous commits"; the asynchronous commit of Aether, Johnson et
  * al., "Aether: A Scalable Approach to Logging", VLDB 2010,
- * https://www.vldb.org/pvldb/vldb2010/papers/R29.pdf).
+ * https://infoscience.epfl.ch/record/149436).
  *
  * The callbacks wait in a FIFO of entries {lsn, fn, arg}, added in LSN
  * order: the engine adds an entry under its writer lock, right after it

@@ -18,8 +18,9 @@
  * Per-LSN wake-ups: after a sync the flusher, having let go of io_mu, wakes
  * exactly the sleepers whose LSN the sync covered, in LSN order, and none
  * of those that arrived during it (they wait for the next one).  MySQL
- * 8.0's log_flusher does the same with sharded events, waking only the
- * events that cover what became durable
+ * 8.0 does the same with sharded events (log.flush_events, one chosen by
+ * each committer's LSN), its log_flush_notifier signalling only those
+ * that cover what became durable
  * (https://github.com/mysql/mysql-server/blob/8.0/storage/innobase/log/log0write.cc);
  * a broadcast on one condition variable woke every sleeper, and those not
  * covered went back to sleep after queueing on its mutex -- the log's own

@@ -10,7 +10,9 @@
  *   - takes the bytes buffered so far as a batch, copies them into a chain
  *     buffer of its own (the log buffer may be reused as soon as
  *     written_lsn passes them) and submits [write -> fsync|fdatasync]
- *     ([write] alone under dsync/direct, whose descriptor is O_DSYNC);
+ *     ([write] alone under dsync/direct, whose descriptor is O_DSYNC, and
+ *     under rwf-dsync or uring_sync=rwf-dsync, whose write carries
+ *     RWF_DSYNC in the SQE's rw_flags);
  *   - while that chain is in flight, takes the next batch once it carries
  *     as many commits as the last chain did (an arriving committer wakes
  *     the leader out of its wait in the ring; a completion does too), up to
@@ -53,8 +55,8 @@
  * in the ring for a completion (the device is busy then) and after its
  * tenure, and leads again for one its tenure left behind (L4 in waitq.c).
  *
- * Stats: syncs counts completed sync ops (every O_DSYNC write under
- * dsync/direct); sync_ns the time during which at least one chain was in
+ * Stats: syncs counts completed sync ops (every O_DSYNC or RWF_DSYNC write
+ * under dsync/direct/rwf-dsync); sync_ns the time during which at least one chain was in
  * flight; max_commits_per_sync the transactions one durable advance
  * covered.
  */

@@ -3,8 +3,8 @@
  * policies that have a leader (group, uring) and by the flusher's
  * committers.  Each waiter sleeps on its own condition variable and mutex,
  * so whoever made the log durable wakes exactly the waiters its sync
- * covered (no broadcast, no thundering herd) -- as MySQL 8.0 wakes only the
- * events covering what became durable (log0write.cc) -- plus, under a
+ * covered (no broadcast, no thundering herd) -- as MySQL 8.0 signals only
+ * the flush events covering what became durable (log0write.cc) -- plus, under a
  * leader, the first one it did not cover, which leads next; a covered
  * waiter returns without retaking the queue's mutex.  The queue functions
  * are called with that mutex held; wal_leader_commit() is the whole

@@ -108,7 +108,9 @@ struct wal_policy {
  *         window).  A failed background sync breaks the log: every later
  *         commit fails.
  * uring:  io_uring: each batch is a write linked (IOSQE_IO_LINK) to an
- *         fsync/fdatasync, up to uring_depth chains in flight (while some
+ *         fsync/fdatasync (with uring_sync=rwf-dsync, or a method whose
+ *         writes are durable, the write alone, carrying RWF_DSYNC or on an
+ *         O_DSYNC descriptor), up to uring_depth chains in flight (while some
  *         are, a new one goes once as full as the last); the durable
  *         LSN advances only over a contiguous prefix of completed chains, so
  *         commits are acknowledged strictly in log order.  A short write or

@@ -18,7 +18,7 @@
  *
  * LSNs, always written_lsn <= end_lsn and durable_lsn <= written_lsn:
  *   durable_lsn  everything below is durable (synced, or written with
- *                O_DSYNC); advanced only by the io_mu holder;
+ *                O_DSYNC or RWF_DSYNC); advanced only by the io_mu holder;
  *   written_lsn  everything below has been handed to pwrite;
  *   end_lsn      the next record goes here.
  * The buffer is a ring indexed by lsn % buf_cap holding [written_lsn,
@@ -196,7 +196,7 @@ int wal_txns_upto_locked(const struct wal *w, uint64_t lsn, uint64_t *txns);
  * Writes everything buffered when that boundary is too far back to be
  * remembered. */
 int wal_write_upto_locked(struct wal *w, uint64_t lsn, uint64_t limit);
-/* io_mu held: makes everything written durable (a no-op under O_DSYNC,
+/* io_mu held: makes everything written durable (a no-op under O_DSYNC or RWF_DSYNC,
  * where wal_write_locked already did), advances durable_lsn and tells the
  * policy (its `advanced` hook). */
 int wal_sync_locked(struct wal *w);

@@ -159,7 +159,7 @@ static int timed_pwrite(struct wal *w, const void *buf, size_t len, uint64_t off
     w->io_write_ns += dt;
     wal_add64(&w->st.writes, 1);
     wal_add64(&w->st.bytes, len);
-    if (w->write_is_sync) { /* an O_DSYNC write is the sync */
+    if (w->write_is_sync) { /* an O_DSYNC or RWF_DSYNC write is the sync */
         wal_add64(&w->st.syncs, 1);
         wal_add64(&w->st.sync_ns, dt);
     }
