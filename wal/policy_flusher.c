@@ -65,10 +65,11 @@ static void wake_covered(struct wal *w, struct flusher *f, int all)
     pthread_mutex_lock(&f->wq_mu);
     if (f->q.head) {
         uint64_t durable = wal_durable_lsn(w);
-        unsigned n = wal_waitq_wake(&f->q, durable, all || wal_broken(w) != 0, 0);
-        wal_add64(&w->st.waiter_wakeups, n);
-        if (n && f->q.head)
+        int every = all || wal_broken(w) != 0;
+        /* counted before the wake-ups, which a sleeper may outrun */
+        if (!every && f->q.head->lsn <= durable && f->q.tail->lsn > durable)
             wal_add64(&w->st.partial_wakeups, 1); /* later sleepers left to the next sync */
+        wal_waitq_wake(&f->q, durable, every, 0);
     }
     pthread_mutex_unlock(&f->wq_mu);
 }
@@ -236,6 +237,7 @@ static int flusher_commit(struct wal *w, uint64_t lsn)
         while (me.wake == WAL_WAKE_NONE)
             pthread_cond_wait(&me.cv, &me.mu);
         pthread_mutex_unlock(&me.mu);
+        wal_add64(&w->st.waiter_wakeups, 1);
         if (!covered(w, lsn))
             wal_add64(&w->st.waiter_spurious, 1); /* woken, not covered: the flusher stopped */
     }
