@@ -283,9 +283,11 @@ CL_API int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm);
  *             (one sync per commit, by its committer);
  *   group     the leader of its batch, after the sync.  A committer that
  *             finds a flush in progress returns at once; one that finds
- *             none leads (one write and sync) before returning.  A lone
- *             asynchronous commit never waits for another committer: the
- *             leader of the batch it missed leads again for it;
+ *             none leads (a write and a sync, or a few while others' keep
+ *             arriving) before returning, as does one the leader asks to
+ *             take over from it.  A lone asynchronous commit never waits
+ *             for another committer: the leader of the batch it missed
+ *             leads again for it;
  *   uring     the leader that reaps its chain (an io_uring completion),
  *             as group, with its write in a chain of its own or a later one;
  *   flusher   the flusher thread, after its sync; cl_commit_async only asks.

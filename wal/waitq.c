@@ -27,7 +27,12 @@
  *       and a signalled head leaving with nobody behind it, lead for it
  *       themselves (orphaned()), and an asynchronous committer that finds
  *       no leader leads.  So an asynchronous commit is never left waiting
- *       for a committer that may not come.
+ *       for a committer that may not come;
+ *   L5  a leader leads at most LEAD_FOR_OTHERS + 1 batches for others'
+ *       asynchronous commits once its own is durable, as long as they keep
+ *       coming: past that (handoff) the next asynchronous committer queues
+ *       instead of returning, and the leader, stepping down, hands it the
+ *       lead (it is not orphaned then) and returns.
  */
 #include "invariant.h"
 #include "wal_internal.h"
@@ -104,12 +109,19 @@ static int orphaned(struct wal *w, const struct wal_leader *l, const struct wal_
     return !l->active && l->async_lsn > wal_durable_lsn(w) && (!l->q.head || l->q.head == me);
 }
 
+/* Batches a leader leads for others' asynchronous commits, its own being
+ * durable, before it asks the next asynchronous committer to take over:
+ * under a steady stream of them it would otherwise lead for ever, its own
+ * caller held up while everyone else goes on. */
+#define LEAD_FOR_OTHERS 4
+
 int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
                       int (*lead)(struct wal *w, uint64_t target),
                       void (*joined)(struct wal *w, uint64_t lsn), int async)
 {
     struct wal_waiter me = {.lsn = lsn};
     int rc = 0, sync_init = 0, done = 0;
+    unsigned for_others = 0;
 
     if (!async && wal_durable_lsn(w) >= lsn)
         return 0;
@@ -124,11 +136,16 @@ int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
             if (me.queued)
                 wal_waitq_remove(&l->q, &me);
             l->active = 1;
+            if (wal_durable_lsn(w) >= lsn && ++for_others > LEAD_FOR_OTHERS)
+                l->handoff = 1; /* L5: the next asynchronous committer queues to lead */
             pthread_mutex_unlock(&l->mu);
             rc = lead(w, target);
             pthread_mutex_lock(&l->mu);
             CL_INVARIANT("L1", l->active == 1); /* no one else led meanwhile */
             l->active = 0;
+            l->handoff = 0;
+            if (l->q.head && for_others > LEAD_FOR_OTHERS)
+                wal_add64(&w->st.leader_handoffs, 1);
             wal_waitq_wake(&l->q, wal_durable_lsn(w), wal_broken(w) != 0, 1);
             /* the callbacks of what it made durable, while the next leader leads */
             pthread_mutex_unlock(&l->mu);
@@ -138,11 +155,13 @@ int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
                 break;
             continue;
         }
-        if (async) { /* the active leader, or the next, leads for it (L4) */
+        if (async && !l->handoff) { /* the active leader, or the next, leads for it (L4) */
             if (joined)
                 joined(w, lsn);
             break;
         }
+        /* (an asynchronous committer the leader asked to take over queues,
+         * and leads next unless the batch in progress covers it: L5) */
         if (!sync_init) {
             pthread_mutex_init(&me.mu, NULL);
             pthread_cond_init(&me.cv, NULL);

@@ -138,8 +138,10 @@ struct wal_policy {
  *             before it steps down, leads again while an asynchronous
  *             commit is not durable and no waiter is there to lead next
  *             (so a lone asynchronous commit is never left behind); one
- *             that finds no leader leads (one write and sync) and returns;
- *             the leader calls the callbacks after each batch;
+ *             that finds no leader leads and returns; a leader that has
+ *             led a few batches for others has the next asynchronous
+ *             committer wait to take over from it; the leader calls the
+ *             callbacks after each batch;
  *   uring     as group, the leader taking the asynchronous commits into its
  *             chains (an arriving one wakes it in the ring); it calls the
  *             callbacks when it would wait for a completion and after its
@@ -296,6 +298,8 @@ struct wal_stats {
     uint64_t waiter_wakeups;    /* flusher: sleepers woken (each once, when its LSN was covered) */
     uint64_t waiter_spurious;   /* flusher: sleepers woken whose LSN was not durable (0 by design) */
     uint64_t partial_wakeups;   /* flusher: advances that woke some sleepers and left later ones asleep */
+    uint64_t leader_handoffs;   /* group, uring: a leader that had led for others' asynchronous commits
+                                 * handed the lead to one of their committers (L5 in waitq.c) */
 };
 void wal_get_stats(struct wal *w, struct wal_stats *out);
 void wal_reset_max(struct wal *w); /* max_commits_per_sync starts afresh */

@@ -255,14 +255,17 @@ void wal_waitq_handoff(struct wal_waitq *q, int leader_active);
  * calls the callbacks due and leads again until its own lsn is durable and
  * no asynchronous commit is left without a leader), or joins the queue --
  * joined() is then called once, with l->mu held -- and sleeps until a
- * leader covers it or hands it the lead.  With async, the committer never
- * joins the queue: when a leader is active it calls joined() and returns
- * at once (that leader, or the next, leads for it: L4). */
+ * leader covers it or hands it the lead.  With async, when a leader is
+ * active the committer calls joined() and returns at once (that leader, or
+ * the next, leads for it: L4) -- unless that leader has led long enough
+ * for others and asks to be taken over: then it queues (L5). */
 struct wal_leader {
     pthread_mutex_t mu;
     int active;
     struct wal_waitq q;
     uint64_t async_lsn;       /* mu: the highest LSN an asynchronous commit asked for */
+    int handoff;              /* mu: the leader has led long enough for others: the next
+                               * asynchronous committer queues to take over (L5) */
 };
 int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
                       int (*lead)(struct wal *w, uint64_t target),

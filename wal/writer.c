@@ -665,6 +665,7 @@ void wal_get_stats(struct wal *w, struct wal_stats *out)
     out->waiter_wakeups = wal_load64(&w->st.waiter_wakeups);
     out->waiter_spurious = wal_load64(&w->st.waiter_spurious);
     out->partial_wakeups = wal_load64(&w->st.partial_wakeups);
+    out->leader_handoffs = wal_load64(&w->st.leader_handoffs);
 }
 
 void wal_reset_max(struct wal *w) { wal_store64(&w->st.max_commits_per_sync, 0); }

@@ -20,6 +20,7 @@
 
 #include "testutil.h"
 #include "vfs_fault.h"
+#include "vfs_latency.h"
 #include "wal.h"
 #include "wal_internal.h"
 #include "wal_testlib.h"
@@ -267,16 +268,23 @@ static void on_durable(void *arg, int rc)
     __atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 }
 
+/* The engine's writer lock: a callback is added in log order. */
+static pthread_mutex_t writer_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Appends txn id and commits it asynchronously with a as its callback. */
 static void commit_async(struct wal *w, const struct genp *g, uint64_t id, struct cb_arg *a)
 {
     struct gtx t;
     gt_make(g, id, &t);
-    ck_assert_int_eq(wal_append_txn(w, id, t.ops, t.n, &a->lsn), 0);
-    gt_free(&t);
     struct wal_async_entry *e = wal_async_entry_new(on_durable, a);
     ck_assert_ptr_nonnull(e);
-    wal_async_add(w, e, a->lsn);
+    pthread_mutex_lock(&writer_lock);
+    int rc = wal_append_txn(w, id, t.ops, t.n, &a->lsn);
+    if (rc == 0)
+        wal_async_add(w, e, a->lsn);
+    pthread_mutex_unlock(&writer_lock);
+    gt_free(&t);
+    ck_assert_int_eq(rc, 0);
     wal_commit_async(w, a->lsn);
     wal_async_deliver(w);
 }
@@ -467,6 +475,166 @@ START_TEST(test_failed_sync_fails_its_batch)
 }
 END_TEST
 
+/* ---- a steady stream of asynchronous commits under group ------------------ */
+
+struct streamer {
+    pthread_t th;
+    struct wal *w;
+    const struct genp *g;
+    int id, n;
+    struct cb_log log;          /* this thread's callbacks (called one at a time) */
+    struct cb_arg *a;
+    double longest;             /* the longest wal_commit_async, in seconds */
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *stream(void *arg)
+{
+    struct streamer *st = arg;
+    for (int i = 0; i < st->n; i++) {
+        struct cb_arg *a = &st->a[i];
+        a->log = &st->log;
+        double t0 = now_s();
+        commit_async(st->w, st->g, (uint64_t)st->id * 100000 + (uint64_t)i + 1, a);
+        double took = now_s() - t0;
+        if (took > st->longest)
+            st->longest = took;
+    }
+    return NULL;
+}
+
+/* Four threads commit asynchronously without pause on a device whose
+ * syncs take 1 ms (emulated): every callback comes, with 0, in each
+ * thread's order, and no call leads for long. */
+START_TEST(test_group_async_stream)
+{
+    char *dir = tu_mkdtemp("async-stream");
+    struct genp g = {tu_seed(16), 2, 16, 100};
+    struct vfs *slow = vfs_latency_new(vfs_posix(), 1000);
+    struct wal *w = tl_open(dir, slow, SEG, CL_SYNC_GROUP, CL_METHOD_FDATASYNC, CL_SEGINIT_SPARSE, 0, 0, NULL);
+    enum { T = 4, N = 250 };
+    struct streamer st[T];
+    double t0 = now_s(), longest = 0;
+    for (int i = 0; i < T; i++) {
+        st[i] = (struct streamer){.w = w, .g = &g, .id = i + 1, .n = N, .a = calloc(N, sizeof(struct cb_arg))};
+        st[i].log.w = w;
+        ck_assert_int_eq(pthread_create(&st[i].th, NULL, stream, &st[i]), 0);
+    }
+    for (int i = 0; i < T; i++)
+        pthread_join(st[i].th, NULL);
+    ck_assert_int_eq(wal_sync_wait(w), 0);
+    double total = now_s() - t0;
+    for (int i = 0; i < T; i++) {
+        ck_assert_int_eq(st[i].log.early, 0);
+        for (int k = 0; k < N; k++) {
+            ck_assert_int_eq(st[i].a[k].calls, 1);
+            if (k < 256) {
+                ck_assert_int_eq(st[i].log.rc[k], 0);
+                ck_assert_uint_eq(st[i].log.lsn[k], st[i].a[k].lsn); /* this thread's, in its order */
+            }
+        }
+        longest = st[i].longest > longest ? st[i].longest : longest;
+        free(st[i].a);
+    }
+    struct wal_stats ws = stats(w);
+    fprintf(stderr, "group stream: %d commits in %.2f s, %llu syncs, %llu hand-overs, longest call %.1f ms\n", T * N,
+            total, (unsigned long long)ws.syncs, (unsigned long long)ws.leader_handoffs, longest * 1e3);
+    ck_assert_uint_eq(ws.async_commits, (uint64_t)T * N);
+    wal_close(w);
+    vfs_destroy(slow);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+struct async_one {
+    pthread_t th;
+    struct wal *w;
+    const struct genp *g;
+    uint64_t id;
+    struct cb_arg *a;
+    int done; /* atomic: wal_commit_async returned */
+};
+
+static void *async_one_main(void *arg)
+{
+    struct async_one *x = arg;
+    commit_async(x->w, x->g, x->id, x->a);
+    __atomic_store_n(&x->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static int wait_flag_ms(const int *flag, unsigned ms)
+{
+    for (unsigned i = 0; i < ms && !__atomic_load_n(flag, __ATOMIC_ACQUIRE); i++)
+        sleep_ms(1);
+    return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+
+/* L5: commit 1 leads; commit k+1 arrives while its leader syncs batch k,
+ * so the leader leads again for it, and again, with its own commit long
+ * durable.  After a few batches for others the next asynchronous
+ * committer no longer returns at once: it waits to take over, the leader
+ * hands it the lead and returns. */
+START_TEST(test_group_leader_hands_over)
+{
+    char *dir = tu_mkdtemp("async-handoff");
+    struct genp g = {tu_seed(17), 2, 16, 100};
+    struct wal *w = tl_open(dir, gate_new(), SEG, CL_SYNC_GROUP, CL_METHOD_FDATASYNC, CL_SEGINIT_SPARSE, 0, 0, NULL);
+    enum { ROUNDS = 12 };
+    struct async_one x[ROUNDS + 1];
+    struct cb_log log = {.w = w};
+    struct cb_arg a[ROUNDS + 1];
+    int handed = 0;
+
+    memset(a, 0, sizeof a);
+    gate_shut();
+    x[0] = (struct async_one){.w = w, .g = &g, .id = 1, .a = &a[0]};
+    a[0].log = &log;
+    ck_assert_int_eq(pthread_create(&x[0].th, NULL, async_one_main, &x[0]), 0);
+    int k;
+    for (k = 1; k <= ROUNDS; k++) {
+        gate_wait_entered(k); /* the leader syncs batch k */
+        x[k] = (struct async_one){.w = w, .g = &g, .id = 1 + (uint64_t)k, .a = &a[k]};
+        a[k].log = &log;
+        ck_assert_int_eq(pthread_create(&x[k].th, NULL, async_one_main, &x[k]), 0);
+        if (!wait_flag_ms(&x[k].done, 200)) {
+            handed = k; /* it waits to take over */
+            break;
+        }
+        ck_assert(!__atomic_load_n(&x[0].done, __ATOMIC_ACQUIRE)); /* still leading */
+        gate_permit(1, 0);
+    }
+    ck_assert_msg(handed, "the leader led %d batches for others and never asked to be taken over", ROUNDS);
+    ck_assert_msg(handed <= 8, "handed over only at batch %d", handed);
+    gate_permit(1, 0); /* the leader's last batch: it hands over and returns */
+    ck_assert(wait_flag(&x[0].done));
+    gate_wait_entered(handed + 1); /* the new leader syncs */
+    ck_assert(!__atomic_load_n(&x[handed].done, __ATOMIC_ACQUIRE));
+    gate_permit(0, 1);
+    for (int i = 0; i <= handed; i++) {
+        pthread_join(x[i].th, NULL);
+        ck_assert_int_eq(a[i].calls, 1);
+    }
+    ck_assert_int_eq(log.n, handed + 1);
+    for (int i = 0; i <= handed; i++) {
+        ck_assert_int_eq(log.rc[i], 0);
+        ck_assert_uint_eq(log.lsn[i], a[i].lsn);
+    }
+    ck_assert_int_eq(log.early, 0);
+    ck_assert_uint_eq(stats(w).leader_handoffs, 1);
+    wal_close(w);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("wal_async");
@@ -478,6 +646,8 @@ int main(void)
     tcase_add_test(tc, test_lone_async_uring);
     tcase_add_test(tc, test_callbacks_in_order);
     tcase_add_test(tc, test_failed_sync_fails_its_batch);
+    tcase_add_test(tc, test_group_async_stream);
+    tcase_add_test(tc, test_group_leader_hands_over);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
