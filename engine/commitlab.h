@@ -116,7 +116,7 @@ enum cl_sync_method {
     CL_METHOD_DSYNC,    /* O_DSYNC on the segment descriptor */
     CL_METHOD_DIRECT,   /* O_DIRECT | O_DSYNC, aligned buffers */
     CL_METHOD_RWF_DSYNC /* "rwf-dsync": each write is pwritev2(2) with RWF_DSYNC on an ordinary
-                         * descriptor, durable when it returns (TigerBeetle writes its WAL so);
+                         * descriptor, durable when it returns, as under O_DSYNC;
                          * cl_open probes it once and returns CL_ENOTSUP, saying why in
                          * cl_recovery_info.unsupported, where the kernel refuses the flag */
 };
