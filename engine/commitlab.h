@@ -18,6 +18,23 @@
  *     or read failing), reads return CL_EBROKEN too: no reader ever sees
  *     part of a transaction.
  *
+ * One process per database: cl_open takes an exclusive lock on the
+ * directory (flock(2) on the directory itself) and holds it until
+ * cl_close.  A second cl_open of the same directory, from another process
+ * or from the same one, returns CL_EBUSY at once, before it reads, writes,
+ * syncs or deletes anything there; cl_error_detail() then reads "database
+ * DIR is in use (process PID)".  cl_inspect takes the lock shared: it
+ * refuses a database in use, and an open refuses while it reads.  The
+ * kernel drops the lock when its holder exits or is killed, so a crashed
+ * holder leaves none behind and the next cl_open recovers.  The lock is
+ * advisory: a process that writes the files without libcommitlab is not
+ * kept out.
+ *
+ * Files: inside a database directory only regular files are opened, never
+ * through a symbolic link; anything else where data.clp or a segment
+ * should be is refused with CL_EFILETYPE, naming it, without blocking (a
+ * FIFO is never waited on).
+ *
  * Threads: one cl_db may be shared by any number of threads.  A cl_txn
  * belongs to the thread that began it (and must be committed or aborted
  * there).
@@ -69,19 +86,23 @@ extern "C" {
 #define CL_EBROKEN    (-10003) /* an earlier log write or sync failed: handle is read-only until reopened */
 #define CL_EINVAL     (-10004) /* invalid argument or option */
 #define CL_ETOOBIG    (-10005) /* key longer than CL_MAX_KEY or value longer than CL_MAX_VALUE */
-#define CL_EBUSY      (-10006) /* this thread holds the writer lock through another write transaction */
+#define CL_EBUSY      (-10006) /* cl_open, cl_inspect: the database is in use (see "One process per
+                                * database"); a transaction: this thread holds the writer lock through
+                                * another write transaction */
 #define CL_EFORMAT    (-10007) /* not a commitlab database, or an unsupported format version */
 #define CL_ENOTSUP    (-10008) /* the option or policy is not built or not available here */
 #define CL_EREADONLY  (-10009) /* write call on a read-only transaction */
 #define CL_ENOMEM     (-10010) /* out of memory */
 #define CL_ETXNDONE   (-10011) /* the transaction was already committed or aborted */
 #define CL_EINTERNAL  (-10012) /* an internal consistency check failed: a bug in commitlab, not the caller's */
+#define CL_EFILETYPE  (-10013) /* a database file is a symbolic link, FIFO, device, socket or directory */
 #define CL_ERR_FIRST  (-10001)
-#define CL_ERR_LAST   (-10012)
+#define CL_ERR_LAST   (-10013)
 
 #define CL_MAX_KEY   512u
 #define CL_MAX_VALUE 4096u
 #define CL_MAX_URING_DEPTH 1024u /* uring_depth above it is CL_EINVAL */
+#define CL_MAX_SEGMENT_SIZE (1ull << 30) /* segment_size above it is CL_EINVAL */
 
 /* ---- options ----------------------------------------------------------- */
 
@@ -160,7 +181,8 @@ struct cl_recovery_info {
     uint64_t records_read;
     int torn_tail;              /* the log ended in a torn or partial record */
     uint64_t corrupt_lsn;       /* when cl_open returns CL_ECORRUPT for the log: the damaged record */
-    int missing_segment;        /* ... and the segment holding corrupt_lsn is missing while later ones exist */
+    int missing_segment;        /* ... and the segment holding corrupt_lsn is missing: later ones exist, a
+                                 * SWITCH record points into it, or the checkpoint's log begins there */
     char bad_file[64];          /* when cl_open returns CL_EFORMAT or CL_ECORRUPT: the file of dir it refused
                                  * ("data.clp", or a segment "wal-<segno>.log" that is damaged or names another
                                  * database); empty otherwise.  The refused file is left as it was. */
@@ -170,7 +192,9 @@ struct cl_db;
 struct cl_txn;
 
 /* Opens (and, with opts->create, creates) the database in dir, recovering
- * from the log.  opts may be NULL for the defaults; info may be NULL. */
+ * from the log.  opts may be NULL for the defaults; info may be NULL.
+ * CL_EBUSY when the database is open elsewhere (One process per database
+ * above); on any failure cl_error_detail() may say more. */
 CL_API int cl_open(const char *dir, const struct cl_options *opts,
             struct cl_db **out, struct cl_recovery_info *info);
 
@@ -333,6 +357,13 @@ struct cl_inspect_visitor {
 CL_API int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const struct cl_inspect_visitor *visit);
 
 CL_API const char *cl_strerror(int err);
+
+/* What the last failed cl_open or cl_inspect of this thread refused, in
+ * one sentence naming it -- the option and its accepted range, the file,
+ * or the directory in use and the process holding it -- or "" when it
+ * has nothing to add to cl_strerror.  Valid until this thread's next
+ * cl_open or cl_inspect. */
+CL_API const char *cl_error_detail(void);
 
 /* Names of the enums, for CLIs and logs ("commit", "fdatasync", ...);
  * the parse functions return CL_EINVAL for an unknown name. */

@@ -26,6 +26,7 @@
 
 #include "clock.h"
 #include "commitlab.h"
+#include "dirlock.h"
 #include "store.h"
 #include "engine_internal.h"
 #include "vfs.h"
@@ -49,6 +50,7 @@ struct cl_txn {
 
 struct cl_db {
     char *dir;
+    struct dir_lock *lock;       /* exclusive, from before anything is read until freed */
     struct cl_options opt;
     struct vfs *vfs;
     struct vfs *latency_vfs;     /* the emulated slow device wrapper, when asked for */
@@ -265,6 +267,7 @@ static int recover(struct cl_db *db, const struct store_meta *meta, struct cl_re
     rc = wal_reader_open(db->vfs, db->dir, db->segment_size, meta->db_id, meta->checkpoint_lsn, &rd);
     if (rc)
         return rc;
+    wal_reader_require_start(rd, 1); /* the checkpoint's segment was durable before the checkpoint */
     while ((rc = wal_reader_next(rd, &rec)) == 1) {
         const void *k, *v;
         uint32_t kl, vl, nops;
@@ -310,7 +313,7 @@ static int recover(struct cl_db *db, const struct store_meta *meta, struct cl_re
             info->corrupt_lsn = wal_reader_bad_lsn(rd);
             info->missing_segment = wal_reader_missing(rd);
         }
-        if (rc == CL_ECORRUPT || rc == CL_EFORMAT)
+        if (rc == CL_ECORRUPT || rc == CL_EFORMAT || rc == CL_EFILETYPE)
             wal_segment_name(info->bad_file, sizeof info->bad_file,
                              wal_lsn_segno(wal_reader_bad_lsn(rd), db->segment_size));
         goto out;
@@ -357,6 +360,7 @@ static int sync_parent(struct vfs *v, const char *dir)
 struct sync_walk {
     struct vfs *v;
     const char *dir;
+    struct cl_recovery_info *info;
     int rc;
 };
 
@@ -382,6 +386,8 @@ static int sync_one(void *arg, const char *name)
     }
     if (rc == -ENOENT)
         rc = 0;
+    if (rc == CL_EFILETYPE)
+        snprintf(sw->info->bad_file, sizeof sw->info->bad_file, "%s", name);
     sw->rc = rc;
     return rc != 0;
 }
@@ -393,12 +399,12 @@ static int sync_one(void *arg, const char *name)
  * previous checkpoint, say) while a power failure could still take them
  * away; PostgreSQL fsyncs the data directory at the start of crash
  * recovery for the same reason. */
-static int sync_existing(struct vfs *v, const char *dir)
+static int sync_existing(struct vfs *v, const char *dir, struct cl_recovery_info *info)
 {
-    struct sync_walk sw = {v, dir, 0};
+    struct sync_walk sw = {v, dir, info, 0};
     int rc = vfs_list(v, dir, sync_one, &sw);
-    if (rc == 0)
-        rc = sw.rc;
+    if (sw.rc)
+        rc = sw.rc; /* the walk stopped on it (vfs_list returns the 1 that stopped it) */
     if (rc == 0)
         rc = vfs_sync_dir(v, dir);
     if (rc == 0)
@@ -430,6 +436,7 @@ static void db_free(struct cl_db *db)
     pthread_mutex_destroy(&db->ckpt_mu);
     pthread_cond_destroy(&db->ckpt_cv);
     vfs_destroy(db->latency_vfs);
+    dir_unlock(db->lock); /* last: every file of the directory is closed */
     free(db->dir);
     free(db);
 }
@@ -493,6 +500,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     size_t nsegs = 0;
     int rc, created = 0;
 
+    cl_detail_clear();
     if (!dir || !out)
         return CL_EINVAL;
     *out = NULL;
@@ -536,9 +544,23 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
             goto fail;
         made_dir = rc == 0;
     }
+    /* One process per database: nothing in the directory is read, written,
+     * synced or deleted before the lock is held. */
+    pid_t holder = 0;
+    rc = dir_lock(dir, 0, &db->lock, &holder);
+    if (rc == -EWOULDBLOCK) {
+        rc = CL_EBUSY;
+        if (holder)
+            cl_detail_set("database %s is in use (process %ld)", dir, (long)holder);
+        else
+            cl_detail_set("database %s is in use", dir);
+        goto fail;
+    }
+    if (rc)
+        goto fail;
     /* A new directory is durable only once its parent is synced; an
      * existing one is made durable, with what it holds, before it is read. */
-    rc = made_dir ? sync_parent(db->vfs, dir) : sync_existing(db->vfs, dir);
+    rc = made_dir ? sync_parent(db->vfs, dir) : sync_existing(db->vfs, dir, info);
     if (rc)
         goto fail;
     /* The log segments, listed once: they decide whether a missing or short
@@ -557,7 +579,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         .db_id = random_id(), .wal_segment_size = db->opt.segment_size,
     };
     rc = store_open(&sc, &db->store, &created);
-    if (rc == CL_EFORMAT || rc == CL_ECORRUPT)
+    if (rc == CL_EFORMAT || rc == CL_ECORRUPT || rc == CL_EFILETYPE)
         snprintf(info->bad_file, sizeof info->bad_file, "%s", STORE_FILE);
     if (rc)
         goto fail;
@@ -608,6 +630,8 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     *out = db;
     return 0;
 fail:
+    if (info->bad_file[0] && !cl_error_detail()[0])
+        cl_detail_set("%s/%s: %s", dir, info->bad_file, cl_strerror(rc));
     free(segs);
     db_free(db);
     return rc;

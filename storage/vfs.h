@@ -14,6 +14,9 @@
  *     only after sync_dir on its directory (the POSIX rule, stricter than
  *     ext4's habit);
  *   - a file opened with VFS_O_DSYNC is synced by every pwrite;
+ *   - open opens regular files only: a symbolic link (never followed), a
+ *     FIFO, device, socket or directory is refused with CL_EFILETYPE,
+ *     without blocking;
  *   - counters are kept per file class (wal, data, meta) and are safe to
  *     read from any thread.
  */
