@@ -50,7 +50,8 @@
  *     (cl_put) takes the lock at commit only.  While a thread holds the
  *     writer lock through one write transaction, a second one of the same
  *     thread that needs it (to read or commit), and cl_checkpoint, return
- *     CL_EBUSY rather than wait for itself.
+ *     CL_EBUSY rather than wait for itself.  This is per database: a
+ *     thread may hold write transactions on any number of databases.
  *   - Read-only transactions are read committed: each read sees the latest
  *     committed transactions, with no snapshot across reads, and never
  *     waits for the writer lock or for a sync.  With early lock release
@@ -146,26 +147,32 @@ enum cl_sync_method {
 enum cl_segment_policy { CL_SEGMENTS_FRESH = 0, CL_SEGMENTS_RECYCLE };
 enum cl_segment_init { CL_SEGINIT_ZERO = 0, CL_SEGINIT_SPARSE, CL_SEGINIT_FALLOCATE };
 
+/* Every option has a range; cl_open refuses a value outside it with
+ * CL_EINVAL, and cl_error_detail() names the option and its range
+ * ("option uring_depth = 0 is out of range: 1..1024 chains").  Nothing is
+ * clamped or replaced by a default behind the caller's back. */
 struct cl_options {
     enum cl_sync_policy sync;        /* default CL_SYNC_COMMIT */
     enum cl_sync_method method;      /* default CL_METHOD_FDATASYNC */
-    int elr;                         /* early lock release, default 1 */
+    int elr;                         /* early lock release, 0 or 1, default 1 */
     enum cl_segment_policy segments; /* default CL_SEGMENTS_FRESH */
     enum cl_segment_init segment_init; /* default CL_SEGINIT_ZERO */
     uint32_t recycle_max;            /* recycle: future segments kept ready at most, 1..64, default 4 */
     uint32_t prealloc;               /* segments a background thread keeps prepared ahead, 0..64, default 0 */
-    uint64_t segment_size;           /* WAL segment bytes, default 16 MiB; fixed at creation */
-    uint64_t cache_size;             /* page cache bytes, default 64 MiB */
+    uint64_t segment_size;           /* WAL segment bytes, 64 KiB..CL_MAX_SEGMENT_SIZE (1 GiB), a multiple of
+                                      * 4096, default 16 MiB; fixed at creation (a later open uses the
+                                      * stored size) */
+    uint64_t cache_size;             /* page cache bytes, 64 KiB..64 GiB, default 64 MiB */
     uint64_t checkpoint_bytes;       /* WAL bytes between checkpoints, default 64 MiB; 0 = only on demand/close */
-    uint32_t interval_ms;            /* periodic policy */
-    uint32_t commit_delay_us;        /* group policy */
-    uint32_t commit_siblings;        /* group policy */
+    uint32_t interval_ms;            /* periodic policy: 1..60000, default 200 */
+    uint32_t commit_delay_us;        /* group policy: 0..100000 (PostgreSQL's range), default 0 */
+    uint32_t commit_siblings;        /* group policy: 0..1000 (PostgreSQL's range), default 5 */
     uint32_t uring_depth;            /* uring policy: chains in flight, 1..CL_MAX_URING_DEPTH, default 4 */
-    uint64_t max_batch;              /* group policy: log bytes one write may take, 0 = the whole
+    uint64_t max_batch;              /* group policy: log bytes one write may take, 0..1 MiB; 0 = the whole
                                       * log buffer (1 MiB), default 0 */
-    uint32_t flusher_spin_us;        /* flusher policy: spin this long before sleeping, default 0 */
-    uint32_t sync_latency_us;        /* emulated extra latency per sync */
-    int create;                      /* create the database if absent, default 1 */
+    uint32_t flusher_spin_us;        /* flusher policy: spin this long before sleeping, 0..100000, default 0 */
+    uint32_t sync_latency_us;        /* emulated extra latency per sync, 0..10000000, default 0 */
+    int create;                      /* create the database if absent, 0 or 1, default 1 */
 };
 
 /* Fills *o with the defaults above. */
@@ -223,7 +230,14 @@ CL_API int cl_get(struct cl_txn *t, const void *key, size_t klen, void *buf, siz
 
 /* Calls fn for each key in [lo, hi) in key order (lo/hi NULL = unbounded),
  * including the transaction's own writes.  fn returning non-zero stops the
- * scan, and cl_scan returns that value. */
+ * scan, and cl_scan returns that value.
+ *
+ * The scan visits a stable view: the committed keys and the transaction's
+ * own writes as they were when cl_scan began.  fn may write through the
+ * same transaction (cl_put, cl_del): each such write is applied once, to
+ * the transaction, and is not visited by this scan -- neither a new value
+ * of a key already visited or still to come, nor a key inserted inside
+ * the range.  key and val are valid until fn returns. */
 typedef int (*cl_scan_fn)(void *arg, const void *key, size_t klen, const void *val, size_t vlen);
 CL_API int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size_t hilen,
             cl_scan_fn fn, void *arg);

@@ -59,6 +59,7 @@ struct cl_db {
     uint64_t segment_size;
 
     pthread_mutex_t writer;      /* the writer lock */
+    uintptr_t writer_owner;      /* the holding thread's tag, 0 when free (atomic) */
     int broken;                  /* sticky: the first failure (atomic) */
     uint64_t next_txn_id;        /* under writer */
 
@@ -89,41 +90,6 @@ static void db_break(struct cl_db *db, int err)
     if (err == 0)
         err = CL_EBROKEN;
     __atomic_compare_exchange_n(&db->broken, &expected, err, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
-
-void cl_options_init(struct cl_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->sync = CL_SYNC_COMMIT;
-    o->method = CL_METHOD_FDATASYNC;
-    o->elr = 1;
-    o->segments = CL_SEGMENTS_FRESH;
-    o->segment_init = CL_SEGINIT_ZERO;
-    o->recycle_max = 4;
-    o->segment_size = 16ull << 20;
-    o->cache_size = 64ull << 20;
-    o->checkpoint_bytes = 64ull << 20;
-    o->interval_ms = 200;
-    o->commit_siblings = 5;
-    o->uring_depth = 4;
-    o->create = 1;
-}
-
-static int check_options(const struct cl_options *o)
-{
-    if ((unsigned)o->sync >= CL_SYNC_NPOLICIES || (unsigned)o->method > CL_METHOD_DIRECT ||
-        (unsigned)o->segments > CL_SEGMENTS_RECYCLE || (unsigned)o->segment_init > CL_SEGINIT_FALLOCATE)
-        return CL_EINVAL;
-    if (o->segment_size < WAL_MIN_SEGMENT || o->segment_size % WAL_SEG_HEADER)
-        return CL_EINVAL;
-    if (o->uring_depth > CL_MAX_URING_DEPTH)
-        return CL_EINVAL;
-    if (o->prealloc > WAL_POOL_MAX ||
-        (o->segments == CL_SEGMENTS_RECYCLE && (o->recycle_max < 1 || o->recycle_max > WAL_POOL_MAX)))
-        return CL_EINVAL;
-    if (!wal_policy_for(o->sync))
-        return CL_ENOTSUP;
-    return 0;
 }
 
 /* ---- checkpoints ------------------------------------------------------- */
@@ -519,7 +485,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     pthread_mutex_init(&db->ckpt_run, NULL);
     pthread_mutex_init(&db->ckpt_mu, NULL);
     pthread_cond_init(&db->ckpt_cv, NULL);
-    rc = check_options(&db->opt);
+    rc = cl_options_check(&db->opt);
     if (rc)
         goto fail;
     db->dir = strdup(dir);
@@ -658,29 +624,31 @@ int cl_close(struct cl_db *db)
  * lost update, no write skew.  A transaction that only writes takes the
  * lock at commit, as before, so blind writers pay nothing.
  *
- * The writer lock is not recursive: the databases whose writer lock this
- * thread holds are remembered, and a second write transaction of the same
- * thread that needs it gets CL_EBUSY instead of waiting for itself. */
-#define HELD_MAX 8
-static __thread struct cl_db *held[HELD_MAX];
-static __thread int nheld;
+ * The writer lock is not recursive: the database records which thread
+ * holds it (writer_owner), and a second write transaction of the same
+ * thread that needs it gets CL_EBUSY instead of waiting for itself.  The
+ * record is per database, so a thread may hold the writer locks of any
+ * number of databases at once. */
 
+/* A per-thread identity, never 0: the address of a thread-local. */
+static __thread char thread_tag;
+static uintptr_t self_tag(void) { return (uintptr_t)&thread_tag; }
+
+/* Only the owning thread stores its own tag (after locking) and clears it
+ * (before unlocking), so no other thread can read its own tag here. */
 static int held_here(const struct cl_db *db)
 {
-    for (int i = 0; i < nheld; i++)
-        if (held[i] == db)
-            return 1;
-    return 0;
+    return __atomic_load_n(&db->writer_owner, __ATOMIC_RELAXED) == self_tag();
 }
 
 static int writer_acquire(struct cl_txn *t)
 {
     if (t->locked)
         return 0;
-    if (held_here(t->db) || nheld == HELD_MAX)
+    if (held_here(t->db))
         return CL_EBUSY;
     pthread_mutex_lock(&t->db->writer);
-    held[nheld++] = t->db;
+    __atomic_store_n(&t->db->writer_owner, self_tag(), __ATOMIC_RELAXED);
     t->locked = 1;
     return 0;
 }
@@ -689,11 +657,7 @@ static void writer_release(struct cl_txn *t)
 {
     if (!t->locked)
         return;
-    for (int i = 0; i < nheld; i++)
-        if (held[i] == t->db) {
-            held[i] = held[--nheld];
-            break;
-        }
+    __atomic_store_n(&t->db->writer_owner, 0, __ATOMIC_RELAXED);
     t->locked = 0;
     pthread_mutex_unlock(&t->db->writer);
 }
@@ -871,11 +835,43 @@ nomem:
     return 1;
 }
 
+/* The transaction's own writes in [lo, hi), copied into sb (deletions
+ * too, so that they shadow the tree). */
+static int ws_copy_range(const struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size_t hilen,
+                         struct scan_buf *sb)
+{
+    size_t j = 0;
+    if (lo) {
+        long f = ws_find(t, lo, lolen);
+        j = (size_t)(f >= 0 ? f : -f - 1);
+    }
+    for (; j < t->n && (!hi || store_key_cmp(t->ws[j].key, t->ws[j].klen, hi, hilen) < 0); j++) {
+        const struct ws_entry *w = &t->ws[j];
+        if (scan_collect(sb, w->key, w->klen, w->val, w->del ? 0 : w->vlen))
+            return sb->err;
+        sb->e[sb->n - 1].del = w->del;
+    }
+    return 0;
+}
+
+static void scan_buf_free(struct scan_buf *sb)
+{
+    for (size_t k = 0; k < sb->n; k++)
+        free(sb->e[k].key);
+    free(sb->e);
+}
+
+/* A scan visits a stable view: the tree's range and the transaction's own
+ * writes as they were when it began, both copied first.  So a callback
+ * that writes (cl_put, cl_del on the same transaction) has its write
+ * applied once, to the write set, and never sees it in this scan: a
+ * counter incremented by its own scan ends one higher, and inserting keys
+ * inside the range does not make the scan run on. */
 int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size_t hilen,
             cl_scan_fn fn, void *arg)
 {
-    struct scan_buf sb = {0};
-    size_t i = 0, j;
+    struct scan_buf sb = {0}, wb = {0};
+    size_t i = 0, j = 0;
     int rc;
 
     if (!t || !fn)
@@ -887,35 +883,30 @@ int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size
         rc = sb.err;
     if (rc < 0)
         goto out;
+    rc = ws_copy_range(t, lo, lolen, hi, hilen, &wb);
+    if (rc < 0)
+        goto out;
     rc = 0;
-    /* Merge the tree's range with the write set's entries in [lo, hi). */
-    j = 0;
-    if (lo) {
-        long f = ws_find(t, lo, lolen);
-        j = (size_t)(f >= 0 ? f : -f - 1);
-    }
+    /* Merge the tree's range with the write set's, the latter shadowing. */
     while (rc == 0) {
-        const struct ws_entry *w = NULL, *s = i < sb.n ? &sb.e[i] : NULL;
-        if (j < t->n && (!hi || store_key_cmp(t->ws[j].key, t->ws[j].klen, hi, hilen) < 0))
-            w = &t->ws[j];
-        if (!w && !s)
+        const struct ws_entry *w = j < wb.n ? &wb.e[j] : NULL, *e = i < sb.n ? &sb.e[i] : NULL;
+        if (!w && !e)
             break;
-        int c = !w ? -1 : !s ? 1 : store_key_cmp(s->key, s->klen, w->key, w->klen);
+        int c = !w ? -1 : !e ? 1 : store_key_cmp(e->key, e->klen, w->key, w->klen);
         if (c < 0) {
-            rc = fn(arg, s->key, s->klen, s->val, s->vlen);
+            rc = fn(arg, e->key, e->klen, e->val, e->vlen);
             i++;
             continue;
         }
         if (c == 0)
             i++; /* the transaction's own write shadows the tree */
+        j++;
         if (!w->del)
             rc = fn(arg, w->key, w->klen, w->val, w->vlen);
-        j++;
     }
 out:
-    for (size_t k = 0; k < sb.n; k++)
-        free(sb.e[k].key);
-    free(sb.e);
+    scan_buf_free(&sb);
+    scan_buf_free(&wb);
     return rc;
 }
 
