@@ -178,6 +178,23 @@ struct cl_options {
 /* Fills *o with the defaults above. */
 CL_API void cl_options_init(struct cl_options *o);
 
+/* ---- structures that grow ---------------------------------------------------
+ * struct cl_options, cl_recovery_info and cl_stats are allocated by the
+ * caller and grow only at their ends.  The calls that take them have a
+ * form that is told the caller's size, and the usual names below are
+ * macros for it, so a program passes the size it was built with:
+ *   - a field beyond that size is never read or written: on input it
+ *     takes its default, on output it is left alone;
+ *   - a caller built against a newer header (larger than this library's
+ *     struct) must leave the bytes this library does not know zero, or
+ *     cl_open refuses with CL_ENOTSUP (an option this library lacks);
+ *     outputs fill only what this library knows.
+ * A program built before the sized forms existed calls the plain symbols,
+ * which take the layouts of libcommitlab 0.1 (every field up to create,
+ * bad_file and batch_hist).  Define CL_NO_SIZED_CALLS before including
+ * this header to call the plain symbols. */
+CL_API void cl_options_init_sized(struct cl_options *o, size_t size);
+
 /* What cl_open found and did; filled when the caller passes one. */
 struct cl_recovery_info {
     int created;                /* a new database was created */
@@ -204,6 +221,8 @@ struct cl_txn;
  * above); on any failure cl_error_detail() may say more. */
 CL_API int cl_open(const char *dir, const struct cl_options *opts,
             struct cl_db **out, struct cl_recovery_info *info);
+CL_API int cl_open_sized(const char *dir, const struct cl_options *opts, size_t opts_size, struct cl_db **out,
+                         struct cl_recovery_info *info, size_t info_size);
 
 /* Checkpoints, syncs and frees.  Returns the final checkpoint's error if it
  * failed (-EIO, -ENOSPC, ...; the handle is freed all the same).  On a
@@ -306,6 +325,7 @@ struct cl_stats {
     uint64_t batch_hist[CL_BATCH_HIST]; /* commits made durable together (see CL_BATCH_HIST) */
 };
 CL_API int cl_stats(struct cl_db *db, struct cl_stats *out);
+CL_API int cl_stats_sized(struct cl_db *db, struct cl_stats *out, size_t size);
 /* Starts the peak values of cl_stats (max_commits_per_sync,
  * max_switch_commit_us) afresh, e.g. at the start of a measurement. */
 CL_API void cl_stats_reset_max(struct cl_db *db);
@@ -388,6 +408,14 @@ CL_API const char *cl_sync_method_name(enum cl_sync_method m);
 CL_API int cl_sync_policy_is_durable(enum cl_sync_policy p);
 CL_API int cl_sync_policy_parse(const char *s, enum cl_sync_policy *out);
 CL_API int cl_sync_method_parse(const char *s, enum cl_sync_method *out);
+
+/* The sized forms under the usual names (see "structures that grow"). */
+#if !defined(CL_NO_SIZED_CALLS) && !defined(CL_BUILDING_LIBRARY)
+#define cl_options_init(o) cl_options_init_sized((o), sizeof(struct cl_options))
+#define cl_open(dir, opts, out, info) \
+    cl_open_sized((dir), (opts), sizeof(struct cl_options), (out), (info), sizeof(struct cl_recovery_info))
+#define cl_stats(db, out) cl_stats_sized((db), (out), sizeof(struct cl_stats))
+#endif
 
 #ifdef __cplusplus
 }

@@ -450,10 +450,25 @@ static uint64_t random_id(void)
     return id ? id : 1;
 }
 
+int cl_open_sized(const char *dir, const struct cl_options *opts, size_t opts_size, struct cl_db **out,
+                  struct cl_recovery_info *info, size_t info_size)
+{
+    struct cl_options o;
+    struct cl_recovery_info ri;
+    cl_detail_clear();
+    int rc = cl_options_import(opts, opts_size, &o);
+    if (rc)
+        return rc;
+    rc = cl_open_vfs(dir, &o, NULL, out, &ri);
+    if (info)
+        memcpy(info, &ri, info_size < sizeof ri ? info_size : sizeof ri);
+    return rc;
+}
+
 int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
             struct cl_recovery_info *info)
 {
-    return cl_open_vfs(dir, opts, NULL, out, info);
+    return cl_open_sized(dir, opts, CL_OPTIONS_SIZE_V0, out, info, CL_RECOVERY_INFO_SIZE_V0);
 }
 
 int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs, struct cl_db **out,
@@ -1025,12 +1040,15 @@ void cl_stats_reset_max(struct cl_db *db)
     wal_reset_max(db->wal);
 }
 
-int cl_stats(struct cl_db *db, struct cl_stats *out)
+int cl_stats(struct cl_db *db, struct cl_stats *out) { return cl_stats_sized(db, out, CL_STATS_SIZE_V0); }
+
+int cl_stats_sized(struct cl_db *db, struct cl_stats *caller, size_t size)
 {
     struct wal_stats ws;
     struct store_stats ss;
+    struct cl_stats all, *out = &all;
 
-    if (!db || !out)
+    if (!db || !caller)
         return CL_EINVAL;
     memset(out, 0, sizeof *out);
     wal_get_stats(db->wal, &ws);
@@ -1063,5 +1081,6 @@ int cl_stats(struct cl_db *db, struct cl_stats *out)
     out->max_switch_commit_us = __atomic_load_n(&db->max_switch_commit_ns, __ATOMIC_RELAXED) / 1000;
     out->prealloc_error = ws.prealloc_error;
     out->broken = db_broken(db) != 0;
+    memcpy(caller, &all, size < sizeof all ? size : sizeof all); /* a field beyond the caller's size: left alone */
     return 0;
 }

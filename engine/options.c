@@ -73,11 +73,37 @@ static void set_field(struct cl_options *o, const struct cl_option_desc *d, uint
     }
 }
 
-void cl_options_init(struct cl_options *o)
+static void defaults(struct cl_options *o)
 {
     memset(o, 0, sizeof *o);
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         set_field(o, &table[i], table[i].dflt);
+}
+
+void cl_options_init_sized(struct cl_options *o, size_t size)
+{
+    struct cl_options d;
+    defaults(&d);
+    memcpy(o, &d, size < sizeof d ? size : sizeof d);
+    if (size > sizeof d)
+        memset((char *)o + sizeof d, 0, size - sizeof d); /* what a newer header added: its zero */
+}
+
+void cl_options_init(struct cl_options *o) { cl_options_init_sized(o, CL_OPTIONS_SIZE_V0); }
+
+int cl_options_import(const struct cl_options *in, size_t size, struct cl_options *out)
+{
+    defaults(out);
+    if (!in)
+        return 0;
+    memcpy(out, in, size < sizeof *out ? size : sizeof *out);
+    for (size_t i = sizeof *out; i < size; i++)
+        if (((const unsigned char *)in)[i]) {
+            cl_detail_set("options: byte %zu of the caller's %zu-byte struct cl_options is set, and this "
+                          "libcommitlab knows only %zu bytes of options", i, size, sizeof *out);
+            return CL_ENOTSUP;
+        }
+    return 0;
 }
 
 int cl_options_check(const struct cl_options *o)

@@ -344,6 +344,47 @@ START_TEST(test_option_edges)
 }
 END_TEST
 
+/* A caller built against a newer header passes a larger struct: bytes
+ * this library does not know must be zero (then they are ignored), or the
+ * open is refused as an option this library lacks; outputs fill only what
+ * it knows.  A caller with a smaller struct gets defaults beyond it. */
+START_TEST(test_sized_structs)
+{
+    char *dir = tu_mkdtemp("misuse-sized");
+    struct {
+        struct cl_options o;
+        uint64_t newer[4];
+    } big;
+    struct cl_db *db = NULL;
+    cl_options_init_sized(&big.o, sizeof big);
+    ck_assert_uint_eq(big.newer[0] | big.newer[1] | big.newer[2] | big.newer[3], 0);
+    ck_assert_uint_eq(big.o.uring_depth, 4);
+    big.o.segment_size = 64 * 1024;
+    big.newer[2] = 7;
+    ck_assert_int_eq(cl_open_sized(dir, &big.o, sizeof big, &db, NULL, 0), CL_ENOTSUP);
+    ck_assert_ptr_nonnull(strstr(cl_error_detail(), "struct cl_options"));
+    big.newer[2] = 0;
+    ck_assert_int_eq(cl_open_sized(dir, &big.o, sizeof big, &db, NULL, 0), 0);
+    struct {
+        struct cl_stats s;
+        uint64_t newer[4];
+    } st;
+    memset(&st, 0xee, sizeof st);
+    ck_assert_int_eq(cl_stats_sized(db, &st.s, sizeof st), 0);
+    ck_assert_uint_eq(st.newer[0], 0xeeeeeeeeeeeeeeeeull); /* left alone */
+    ck_assert_int_eq(cl_close(db), 0);
+    /* a smaller struct: the first two fields only; the rest default */
+    struct cl_options small;
+    memset(&small, 0xff, sizeof small);
+    small.sync = CL_SYNC_NONE;
+    small.method = CL_METHOD_FSYNC;
+    ck_assert_int_eq(cl_open_sized(dir, &small, offsetof(struct cl_options, elr), &db, NULL, 0), 0);
+    ck_assert_int_eq(cl_close(db), 0);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("misuse");
@@ -354,6 +395,7 @@ int main(void)
     tcase_add_test(tc, test_scan_delete_in_callback);
     tcase_add_test(tc, test_many_databases_one_thread);
     tcase_add_test(tc, test_option_edges);
+    tcase_add_test(tc, test_sized_structs);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
