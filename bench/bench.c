@@ -19,9 +19,10 @@
 #include "bench.h"
 #include "bench_env.h"
 #include "bench_workload.h"
-#include "cli.h"
 #include "commitlab.h"
 #include "drivers/driver.h"
+#include "ut_args.h"
+#include "ut_progress.h"
 
 /* ---- knobs ------------------------------------------------------------------- */
 
@@ -199,7 +200,7 @@ static void validate(const char *cmd, enum bench_knob kk, const char *v)
         ok = *v >= '0' && *v <= '9' && !*end && !errno && u >= k->min && u <= k->max;
         break;
     case KIND_SIZE:
-        ok = *v >= '0' && *v <= '9' && cli_parse_size(v, &u) == 0 && u >= k->min && u <= k->max;
+        ok = *v >= '0' && *v <= '9' && ut_parse_size(v, &u) == 0 && u >= k->min && u <= k->max;
         break;
     case KIND_RATIO: {
         double d = strtod(v, &end);
@@ -209,7 +210,7 @@ static void validate(const char *cmd, enum bench_knob kk, const char *v)
     }
     if (!ok) {
         accepted(k, acc, sizeof acc);
-        cli_usage_error(cmd, "%s: '%s' is not accepted; expected %s", k->flag, v, acc);
+        ut_usage_error(cmd, "%s: '%s' is not accepted; expected %s", k->flag, v, acc);
     }
 }
 
@@ -219,9 +220,9 @@ static void split_list(const char *cmd, enum bench_knob k, const char *arg, stru
 {
     char *copy = strdup(arg), *save = NULL;
     if (!copy)
-        cli_usage_error(cmd, "out of memory");
+        ut_usage_error(cmd, "out of memory");
     if (!*arg)
-        cli_usage_error(cmd, "%s: empty value", knobs[k].flag);
+        ut_usage_error(cmd, "%s: empty value", knobs[k].flag);
     for (size_t i = 0; i < kv->n; i++)
         free(kv->v[i]);
     kv->n = 0;
@@ -229,12 +230,12 @@ static void split_list(const char *cmd, enum bench_knob k, const char *arg, stru
         validate(cmd, k, t);
         char **nv = realloc(kv->v, (kv->n + 1) * sizeof *nv);
         if (!nv || !(nv[kv->n] = strdup(t)))
-            cli_usage_error(cmd, "out of memory");
+            ut_usage_error(cmd, "out of memory");
         kv->v = nv;
         kv->n++;
     }
     if (kv->n == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
-        cli_usage_error(cmd, "%s: '%s' has an empty item in its list", knobs[k].flag, arg);
+        ut_usage_error(cmd, "%s: '%s' has an empty item in its list", knobs[k].flag, arg);
     free(copy);
 }
 
@@ -245,7 +246,7 @@ static void apply(struct bench_config *c, enum bench_knob k, const char *v)
     if (knobs[k].kind == KIND_UINT)
         u = strtoull(v, NULL, 10);
     else if (knobs[k].kind == KIND_SIZE)
-        cli_parse_size(v, &u);
+        ut_parse_size(v, &u);
     c->given[k] = 1;
     switch (k) {
     case K_ENGINE: c->engine = v; break;
@@ -298,11 +299,11 @@ static struct bench_config *expand(const char *cmd, const struct bench_config *b
         if (vals[sweep_order[i]].n)
             total *= vals[sweep_order[i]].n;
     if (total > 100000)
-        cli_usage_error(cmd, "the comma lists expand to %zu runs (at most 100000)", total);
+        ut_usage_error(cmd, "the comma lists expand to %zu runs (at most 100000)", total);
     struct bench_config *out = calloc(total, sizeof *out);
     size_t idx[K_COUNT] = {0};
     if (!out)
-        cli_usage_error(cmd, "out of memory");
+        ut_usage_error(cmd, "out of memory");
     for (size_t r = 0; r < total; r++) {
         struct bench_config *c = &out[r];
         *c = *base;
@@ -341,68 +342,44 @@ void bench_warn_volatile(const char *dir)
                         "returns at memory speed\n", dir, e.fs_type);
 }
 
-struct progress {
-    int on;
-    size_t i, n;
-    double start, run_start, est_run;
+/* The sweep's progress line, and the run it is about. */
+struct sweep_progress {
+    struct ut_progress up;
     const struct bench_config *cfg;
 };
 
-static void fmt_time(char *buf, size_t len, double s)
-{
-    if (s < 0)
-        s = 0;
-    unsigned t = (unsigned)(s + 0.5);
-    snprintf(buf, len, "%u:%02u", t / 60, t % 60);
-}
-
 static void progress_tick(void *arg)
 {
-    struct progress *p = arg;
-    if (!p->on)
+    struct sweep_progress *p = arg;
+    char label[256];
+    if (!p->up.on)
         return;
-    double now = bench_now(), el = now - p->start, in_run = now - p->run_start;
-    double left_this = p->est_run - in_run;
-    if (left_this < 0)
-        left_this = 0;
-    double eta = left_this + p->est_run * (double)(p->n - p->i - 1);
-    char label[256], e1[16], e2[16];
     bench_label(p->cfg, label, sizeof label);
-    fmt_time(e1, sizeof e1, el);
-    fmt_time(e2, sizeof e2, eta);
-    fprintf(stderr, "\r\033[K[run %zu of %zu] %.60s  elapsed %s  ETA %s", p->i + 1, p->n, label, e1, e2);
-    fflush(stderr);
+    ut_progress_show(&p->up, "run", label);
 }
 
 unsigned bench_sweep(const struct bench_config *cfgs, size_t n, const struct bench_sweep_opts *o,
                      struct bench_result *results)
 {
-    struct progress p = {0};
+    struct sweep_progress p;
     unsigned failed = 0;
     struct bench_result *r = malloc(sizeof *r);
 
     if (!r)
         return (unsigned)n;
-    p.on = !o->quiet && isatty(STDERR_FILENO);
-    p.n = n;
-    p.start = bench_now();
+    /* the first estimate of a run's time: its warm-up and measured phase */
+    ut_progress_init(&p.up, o->quiet, n, n ? cfgs[0].warmup + (cfgs[0].txns ? 1 : cfgs[0].duration) + 0.5 : 0);
     if (o->format == FMT_CSV)
         bench_csv_header(stdout);
     else
         bench_table_header(stdout);
     fflush(stdout);
     for (size_t i = 0; i < n && !bench_interrupted(); i++) {
-        p.i = i;
         p.cfg = &cfgs[i];
-        p.run_start = bench_now();
-        if (i == 0)
-            p.est_run = cfgs[i].warmup + (cfgs[i].txns ? 1 : cfgs[i].duration) + 0.5;
+        ut_progress_begin(&p.up);
         progress_tick(&p);
         bench_run(&cfgs[i], r, progress_tick, &p);
-        if (p.on)
-            fprintf(stderr, "\r\033[K");
-        /* ETA: the mean time of a run so far */
-        p.est_run = (bench_now() - p.start) / (double)(i + 1);
+        ut_progress_end(&p.up);
         if (r->status == RUN_ERROR)
             failed++;
         if (o->format == FMT_CSV)
@@ -513,7 +490,7 @@ static const char *need_arg(const char *cmd, int argc, char **argv, int *i, cons
         return v;
     }
     if (*i + 1 >= argc)
-        cli_usage_error(cmd, "%s needs a value (see commitlab %s --help)", flag, cmd);
+        ut_usage_error(cmd, "%s needs a value (see commitlab %s --help)", flag, cmd);
     return argv[++*i];
 }
 
@@ -565,7 +542,7 @@ static void parse_lmdb_flags(const char *cmd, const char *v, struct bench_config
         else if (strcmp(t, "mapasync") == 0)
             base->lmdb_flags |= LMDB_F_MAPASYNC;
         else
-            cli_usage_error(cmd, "--lmdb-flags: '%s' is not accepted; expected a set of "
+            ut_usage_error(cmd, "--lmdb-flags: '%s' is not accepted; expected a set of "
                                  "nometasync, writemap, mapasync", t);
     }
     free(copy);
@@ -583,40 +560,40 @@ static int parse_run_option(const char *cmd, int argc, char **argv, int *i, cons
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
         base->duration = strtod(v, &end);
         if (*end || !*v || !(base->duration > 0 && base->duration <= 86400))
-            cli_usage_error(cmd, "--duration: '%s' is not accepted; expected seconds in (0, 86400]", v);
+            ut_usage_error(cmd, "--duration: '%s' is not accepted; expected seconds in (0, 86400]", v);
         base->txns = 0;
     } else if (strcmp(arg, "--txns") == 0) {
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
         errno = 0;
         base->txns = strtoull(v, &end, 10);
         if (*end || !*v || *v == '-' || errno || base->txns == 0)
-            cli_usage_error(cmd, "--txns: '%s' is not accepted; expected a positive integer", v);
+            ut_usage_error(cmd, "--txns: '%s' is not accepted; expected a positive integer", v);
     } else if (strcmp(arg, "--repeat") == 0) {
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
         unsigned long r = strtoul(v, &end, 10);
         if (*end || !*v || r < 1 || r > 100)
-            cli_usage_error(cmd, "--repeat: '%s' is not accepted; expected an integer in [1, 100]", v);
+            ut_usage_error(cmd, "--repeat: '%s' is not accepted; expected an integer in [1, 100]", v);
         c->repeat = (unsigned)r;
     } else if (strcmp(arg, "--warmup") == 0) {
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
         base->warmup = strtod(v, &end);
         if (*end || !*v || !(base->warmup >= 0 && base->warmup <= 3600))
-            cli_usage_error(cmd, "--warmup: '%s' is not accepted; expected seconds in [0, 3600]", v);
+            ut_usage_error(cmd, "--warmup: '%s' is not accepted; expected seconds in [0, 3600]", v);
     } else if (strcmp(arg, "--dir") == 0) {
         base->dir = need_arg(cmd, argc, argv, i, arg, inl);
         c->dir_given = 1;
         if (!*base->dir)
-            cli_usage_error(cmd, "--dir: expected a directory path");
+            ut_usage_error(cmd, "--dir: expected a directory path");
     } else if (strcmp(arg, "--seed") == 0) {
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
         base->seed = strtoull(v, &end, 10);
         if (*end || !*v || *v == '-')
-            cli_usage_error(cmd, "--seed: '%s' is not accepted; expected a non-negative integer", v);
+            ut_usage_error(cmd, "--seed: '%s' is not accepted; expected a non-negative integer", v);
     } else if (strcmp(arg, "--zipf-theta") == 0) {
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
         base->zipf_theta = strtod(v, &end);
         if (*end || !*v || !(base->zipf_theta > 0 && base->zipf_theta < 1))
-            cli_usage_error(cmd, "--zipf-theta: '%s' is not accepted; expected a number in (0, 1)", v);
+            ut_usage_error(cmd, "--zipf-theta: '%s' is not accepted; expected a number in (0, 1)", v);
     } else if (strcmp(arg, "--lmdb-flags") == 0) {
         parse_lmdb_flags(cmd, need_arg(cmd, argc, argv, i, arg, inl), base);
     } else if (strcmp(arg, "--reuse") == 0 && !*inl) {
@@ -645,7 +622,7 @@ static int parse_output_option(const char *cmd, int argc, char **argv, int *i, c
         else if (strcmp(v, "csv") == 0)
             c->so.format = FMT_CSV;
         else
-            cli_usage_error(cmd, "--format: '%s' is not accepted; expected table or csv", v);
+            ut_usage_error(cmd, "--format: '%s' is not accepted; expected table or csv", v);
     } else if (strcmp(arg, "--quiet") == 0 && !*inl) {
         c->so.quiet = 1;
     } else if (strcmp(arg, "--list-engines") == 0 && !*inl) {
@@ -671,12 +648,12 @@ void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c
             split_list(cmd, (enum bench_knob)k, need_arg(cmd, argc, argv, &i, arg, &inl), &c->vals[k]);
         else if (!parse_run_option(cmd, argc, argv, &i, arg, &inl, c) &&
                  !parse_output_option(cmd, argc, argv, &i, arg, &inl, c))
-            cli_usage_error(cmd, "unknown option '%s' (see commitlab %s --help)", argv[i], cmd);
+            ut_usage_error(cmd, "unknown option '%s' (see commitlab %s --help)", argv[i], cmd);
     }
     if (!c->base.preload && c->vals[K_WORKLOAD].n) {
         for (size_t j = 0; j < c->vals[K_WORKLOAD].n; j++)
             if (strcmp(c->vals[K_WORKLOAD].v[j], "tpcb") == 0)
-                cli_usage_error(cmd, "--no-preload: the tpcb workload needs its tables preloaded");
+                ut_usage_error(cmd, "--no-preload: the tpcb workload needs its tables preloaded");
     }
     c->cfgs = expand(cmd, &c->base, c->vals, &c->n);
 }

@@ -26,8 +26,6 @@
  * Never exits; n/a and errors are reported in r.  tick (may be NULL) is
  * called about five times a second while the run waits. */
 void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg);
-/* Removes a directory tree (the run directories). */
-void bench_rm_tree(const char *path);
 
 /* --sync-latency for engines without their own emulation (sync_latency.c):
  * from bench_sync_latency_set(us) until it is set to 0, every successful

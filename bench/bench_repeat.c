@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "ut_stats.h"
 
 struct summary {
     size_t ok;                    /* rounds that ran */
@@ -22,18 +23,6 @@ struct summary {
     double p99;                   /* median p99 latency, us */
     double cps;                   /* median commits per sync, or -1 */
 };
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void summarise(const struct bench_result *res, size_t n, unsigned repeat, size_t i, struct summary *s)
 {
@@ -59,9 +48,9 @@ static void summarise(const struct bench_result *res, size_t n, unsigned repeat,
         s->tps_min = tps[k] < s->tps_min ? tps[k] : s->tps_min;
         s->tps_max = tps[k] > s->tps_max ? tps[k] : s->tps_max;
     }
-    s->tps = median(tps, s->ok);
-    s->p99 = median(p99, s->ok);
-    s->cps = ncps ? median(cps, ncps) : -1;
+    s->tps = ut_median(tps, s->ok);
+    s->p99 = ut_median(p99, s->ok);
+    s->cps = ncps ? ut_median(cps, ncps) : -1;
 }
 
 /* Half the range, relative to the median: the noise of one configuration. */

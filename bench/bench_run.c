@@ -19,7 +19,6 @@
  *     the preload, warm-up and close are not in them.
  */
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -35,7 +34,8 @@
 #include "bench.h"
 #include "bench_env.h"
 #include "bench_workload.h"
-#include "cli.h"
+#include "ut_clock.h"
+#include "ut_file.h"
 
 enum { PH_WARMUP = 0, PH_MEASURE = 1, PH_STOP = 2 };
 
@@ -75,17 +75,6 @@ struct client {
     uint64_t last_end_ns;
     pthread_t th;
 };
-
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb; (void)flag; (void)ftw;
-    return remove(p);
-}
-
-void bench_rm_tree(const char *path)
-{
-    nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static void timeline_record(struct run_shared *sh, uint64_t end_ns, uint64_t lat_ns)
 {
@@ -128,10 +117,10 @@ static uint64_t next_arrival(struct client *c, const struct bench_config *cfg, u
     double mean_ns = 1e9 * (double)cfg->clients / (double)cfg->rate;
     double u = ((double)(bench_rand(rng) >> 11) + 1.0) / 9007199254740992.0; /* (0, 1] */
     if (!*next)
-        *next = bench_now_ns();
+        *next = ut_now_ns();
     *next += (uint64_t)(-log(u) * mean_ns);
     for (;;) {
-        uint64_t now = bench_now_ns();
+        uint64_t now = ut_now_ns();
         if (now >= *next)
             return *next;
         if (__atomic_load_n(&c->sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
@@ -160,7 +149,7 @@ static void *client_main(void *arg)
             claimed = 1;
         }
         unsigned ops = 0;
-        uint64_t t = cfg->rate ? next_arrival(c, cfg, &next, &rng) : bench_now_ns();
+        uint64_t t = cfg->rate ? next_arrival(c, cfg, &next, &rng) : ut_now_ns();
         if (!t)
             break;
         int rc;
@@ -171,7 +160,7 @@ static void *client_main(void *arg)
             if (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
                 break;
         }
-        uint64_t e = bench_now_ns();
+        uint64_t e = ut_now_ns();
         if (rc == BENCH_RETRY)
             break;
         if (rc) {
@@ -221,7 +210,7 @@ static void sample_marks(struct run_shared *sh)
 {
     if (!sh->marks || __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) != PH_MEASURE)
         return;
-    size_t s = (size_t)((bench_now_ns() - sh->t0_ns) / 1000000000ull);
+    size_t s = (size_t)((ut_now_ns() - sh->t0_ns) / 1000000000ull);
     while (sh->nmarks <= s && sh->nmarks < sh->tcap + 1)
         sh->db->drv->stats(sh->db, &sh->marks[sh->nmarks++]);
 }
@@ -229,9 +218,9 @@ static void sample_marks(struct run_shared *sh)
 /* Sleeps up to secs, in slices, calling tick; returns early on stop. */
 static void wait_phase(struct run_shared *sh, double secs, void (*tick)(void *), void *arg)
 {
-    double end = bench_now() + secs;
+    double end = ut_now() + secs;
     for (;;) {
-        double left = end - bench_now();
+        double left = end - ut_now();
         if (interrupted)
             set_failed(sh, "interrupted");
         if (left <= 0 || __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
@@ -361,7 +350,7 @@ static int run_open_store(struct run *rn)
     snprintf(db->path, sizeof db->path, "%s/%s.db", cfg->dir, cfg->engine);
     snprintf(rn->r->run_dir, sizeof rn->r->run_dir, "%s", db->path);
     if (!cfg->reuse)
-        bench_rm_tree(db->path);
+        ut_rm_tree(db->path);
     if (mkdir(db->path, 0755) && errno != EEXIST)
         return run_fail(rn, RUN_ERROR, "mkdir %.160s: %.60s", db->path, strerror(errno));
     int rc = rn->drv->open(db);
@@ -421,10 +410,10 @@ static int run_preload(struct run *rn)
     const struct bench_config *cfg = rn->cfg;
     struct bench_conn *conn = &rn->cl[0].conn;
 
-    double tp = bench_now();
+    double tp = ut_now();
     if (cfg->preload && !(cfg->reuse && bench_workload_loaded(conn, cfg)) && rn->wl->preload(conn, cfg))
         return run_fail(rn, RUN_ERROR, "preload: %.200s", conn->err);
-    rn->r->preload_seconds = bench_now() - tp;
+    rn->r->preload_seconds = ut_now() - tp;
     return 0;
 }
 
@@ -475,7 +464,7 @@ static void measure_txns(struct run *rn)
 static void measure_duration(struct run *rn)
 {
     wait_phase(&rn->sh, rn->cfg->duration, rn->tick, rn->arg);
-    rn->t1_ns = bench_now_ns();
+    rn->t1_ns = ut_now_ns();
     __atomic_store_n(&rn->sh.phase, PH_STOP, __ATOMIC_RELEASE);
     take_snapshot(&rn->db, rn->r->env.device, &rn->s1);
 }
@@ -503,7 +492,7 @@ static int run_measure(struct run *rn)
     if (rn->drv->reset_max)
         rn->drv->reset_max(&rn->db);
     take_snapshot(&rn->db, rn->r->env.device, &rn->s0);
-    sh->t0_ns = bench_now_ns();
+    sh->t0_ns = ut_now_ns();
     sh->marks[0] = rn->s0.es;
     sh->nmarks = 1;
     __atomic_store_n(&sh->phase, PH_MEASURE, __ATOMIC_RELEASE);
@@ -663,7 +652,7 @@ static void run_end(struct run *rn)
         rn->drv->close(&rn->db);
     bench_sync_latency_set(0);
     if (rn->r->run_dir[0] && !rn->cfg->reuse)
-        bench_rm_tree(rn->r->run_dir);
+        ut_rm_tree(rn->r->run_dir);
     if (rn->sh.timeline) {
         for (size_t s = 0; s < rn->sh.tcap; s++)
             free(rn->sh.timeline[s]);

@@ -24,9 +24,12 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "cli.h"
 #include "commitlab.h"
 #include "crash.h"
+#include "ut_args.h"
+#include "ut_clock.h"
+#include "ut_file.h"
+#include "ut_progress.h"
 #include "vfs_fault.h"
 
 /* ---- options ---------------------------------------------------------- */
@@ -52,13 +55,13 @@ static void list_split(struct list *l, const char *flag, const char *arg, int (*
         free(l->v[i]);
     l->n = 0;
     if (!copy || !*arg || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
-        cli_usage_error("crash", "%s: '%s' has an empty item in its list", flag, arg);
+        ut_usage_error("crash", "%s: '%s' has an empty item in its list", flag, arg);
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!ok(t))
-            return (void)cli_usage_error("crash", "%s: '%s' is not accepted", flag, t);
+            return (void)ut_usage_error("crash", "%s: '%s' is not accepted", flag, t);
         char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
         if (!nv || !(nv[l->n] = strdup(t)))
-            cli_usage_error("crash", "out of memory");
+            ut_usage_error("crash", "out of memory");
         l->v = nv;
         l->n++;
     }
@@ -103,7 +106,7 @@ static int ok_engine(const char *s)
 {
     const struct bench_driver *d = bench_driver_find(s);
     if (d && d->keeps_no_data)
-        cli_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash", s);
+        ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash", s);
     return d && d->built;
 }
 
@@ -308,7 +311,7 @@ static void parse(struct crash_opts *co, int argc, char **argv)
         for (size_t k = 0; k < sizeof lists / sizeof *lists && !done; k++)
             if (!strcmp(a, lists[k].flag)) {
                 if (!v)
-                    cli_usage_error("crash", "%s needs a value", a);
+                    ut_usage_error("crash", "%s needs a value", a);
                 list_split(lists[k].l, a, v, lists[k].ok);
                 co->model_given |= lists[k].l == &co->model;
                 i++;
@@ -324,30 +327,30 @@ static void parse(struct crash_opts *co, int argc, char **argv)
         } else if (!strcmp(a, "--iterations") && v) {
             co->iterations = strtoull(v, &end, 10);
             if (*end || !*v || co->iterations < 1 || co->iterations > 10000000)
-                cli_usage_error("crash", "--iterations: '%s' is not accepted; expected a positive integer", v);
+                ut_usage_error("crash", "--iterations: '%s' is not accepted; expected a positive integer", v);
             co->iterations_given = 1;
             i++;
         } else if (!strcmp(a, "--txns") && v) {
             unsigned long t = strtoul(v, &end, 10);
             if (*end || !*v || t < 1 || t > 100000)
-                cli_usage_error("crash", "--txns: '%s' is not accepted; expected an integer in [1, 100000]", v);
+                ut_usage_error("crash", "--txns: '%s' is not accepted; expected an integer in [1, 100000]", v);
             co->txns = (unsigned)t;
             i++;
         } else if (!strcmp(a, "--jobs") && v) {
             unsigned long j = strtoul(v, &end, 10);
             if (*end || !*v || j < 1 || j > 64)
-                cli_usage_error("crash", "--jobs: '%s' is not accepted; expected an integer in [1, 64]", v);
+                ut_usage_error("crash", "--jobs: '%s' is not accepted; expected an integer in [1, 64]", v);
             co->jobs = (unsigned)j;
             i++;
         } else if (!strcmp(a, "--seed") && v) {
             co->seed = strtoull(v, &end, 10);
             if (*end || !*v || *v == '-')
-                cli_usage_error("crash", "--seed: '%s' is not accepted; expected a non-negative integer", v);
+                ut_usage_error("crash", "--seed: '%s' is not accepted; expected a non-negative integer", v);
             i++;
         } else if (!strcmp(a, "--replay") && v) {
             co->replay = strtoull(v, &end, 10);
             if (*end || !*v || *v == '-')
-                cli_usage_error("crash", "--replay: '%s' is not accepted; expected a seed", v);
+                ut_usage_error("crash", "--replay: '%s' is not accepted; expected a seed", v);
             co->have_replay = 1;
             i++;
         } else if (!strcmp(a, "--dir") && v) {
@@ -362,31 +365,31 @@ static void parse(struct crash_opts *co, int argc, char **argv)
             else if (!strcmp(v, "kill"))
                 co->mode = CRASH_KILL;
             else
-                cli_usage_error("crash", "--mode: '%s' is not accepted; accepted: sim, kill", v);
+                ut_usage_error("crash", "--mode: '%s' is not accepted; accepted: sim, kill", v);
             i++;
         } else if (!strcmp(a, "--lying-device")) {
             co->lying = 1;
         } else if (!strcmp(a, "--quiet")) {
             co->quiet = 1;
         } else {
-            cli_usage_error("crash", "unknown option '%s' (see commitlab crash --help)", a);
+            ut_usage_error("crash", "unknown option '%s' (see commitlab crash --help)", a);
         }
     }
     if (co->have_replay && (co->sync.n > 1 || co->method.n > 1 || co->segments.n > 1 || co->init.n > 1 ||
                             co->prealloc.n > 1 || co->elr.n > 1 || co->model.n > 1 || co->clients.n > 1 ||
                             co->engine.n > 1 || co->workload.n > 1))
-        cli_usage_error("crash", "--replay: give one value for each of --engine, --sync, --sync-method, --segments, "
+        ut_usage_error("crash", "--replay: give one value for each of --engine, --sync, --sync-method, --segments, "
                                  "--segment-init, --prealloc, --elr, --model, --clients, --workload");
     if (co->mode == CRASH_SIM)
         for (size_t i = 0; i < co->engine.n; i++)
             if (strcmp(co->engine.v[i], "commitlab"))
-                cli_usage_error("crash", "--engine %s: --mode sim runs on commitlab's fault-injecting file layer; "
+                ut_usage_error("crash", "--engine %s: --mode sim runs on commitlab's fault-injecting file layer; "
                                          "other engines run under --mode kill", co->engine.v[i]);
     if (co->mode == CRASH_KILL) {
         if (co->model_given)
-            cli_usage_error("crash", "--model: crash models apply to --mode sim; --mode kill kills the process");
+            ut_usage_error("crash", "--model: crash models apply to --mode sim; --mode kill kills the process");
         if (co->lying)
-            cli_usage_error("crash", "--lying-device applies to --mode sim");
+            ut_usage_error("crash", "--lying-device applies to --mode sim");
         list_split(&co->model, "--model", "kill", ok_any);
         if (!co->iterations_given)
             co->iterations = 50;
@@ -434,22 +437,19 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
 typedef int (*crash_fn)(const struct crash_config *, uint64_t, uint64_t, const char *, struct crash_outcome *,
                         uint64_t *);
 
+/* The progress line: which combination, how far into its crashes. */
 struct progress {
-    int tty;
+    struct ut_progress up;
     size_t idx, total;
     uint64_t crashes_all;
-    double t_start;
 };
 
 static void progress(struct progress *p, const struct crash_config *c, uint64_t done, uint64_t n)
 {
-    if (!p->tty)
-        return;
-    double el = bench_now() - p->t_start;
-    fprintf(stderr, "\r\033[K[combination %zu of %zu] %s %s %s/%s %s crash %" PRIu64 " of %" PRIu64 "  %.0f crashes/s",
-            p->idx + 1, p->total, c->names[8], c->names[9], c->names[0], c->names[1], c->names[6], done, n,
-            el > 0 ? (double)p->crashes_all / el : 0);
-    fflush(stderr);
+    double el = ut_now() - p->up.start;
+    ut_progress_printf(&p->up, "[combination %zu of %zu] %s %s %s/%s %s crash %" PRIu64 " of %" PRIu64 "  %.0f crashes/s",
+                       p->idx + 1, p->total, c->names[8], c->names[9], c->names[0], c->names[1], c->names[6], done, n,
+                       el > 0 ? (double)p->crashes_all / el : 0);
 }
 
 /* One seed's crash, as a worker sends it back. */
@@ -504,7 +504,7 @@ static void run_crashes(const struct crash_opts *co, const struct crash_config *
                 if (write(fds[1], &r, sizeof r) != (ssize_t)sizeof r || r.na)
                     break;
             }
-            bench_rm_tree(wdir);
+            ut_rm_tree(wdir);
             _exit(0);
         }
         pids[started++] = pid;
@@ -512,7 +512,7 @@ static void run_crashes(const struct crash_opts *co, const struct crash_config *
     close(fds[1]);
     struct worker_result r;
     uint64_t done = 0;
-    while (crash_read_full(fds[0], &r, sizeof r) == sizeof r) {
+    while (ut_read_full(fds[0], &r, sizeof r) == sizeof r) {
         if (r.na) {
             t->na = 1;
             snprintf(t->na_why, sizeof t->na_why, "%s", r.o.na_why);
@@ -566,10 +566,9 @@ int cmd_crash(int argc, char **argv)
         return 1;
     }
 
-    struct progress p = {.tty = !co.quiet && isatty(STDERR_FILENO),
-                         .total = co.sync.n * co.method.n * co.segments.n * co.init.n * co.prealloc.n * co.elr.n *
-                                  co.model.n * co.clients.n * co.engine.n * co.workload.n,
-                         .t_start = bench_now()};
+    struct progress p = {.total = co.sync.n * co.method.n * co.segments.n * co.init.n * co.prealloc.n * co.elr.n *
+                                  co.model.n * co.clients.n * co.engine.n * co.workload.n};
+    ut_progress_init(&p.up, co.quiet, p.total, 0);
     crash_fn one = co.mode == CRASH_KILL ? crash_kill_one : crash_sim_one;
     int failed = 0;
     char dir[4200];
@@ -603,8 +602,7 @@ int cmd_crash(int argc, char **argv)
         span += span / 20 + 1;
         if (!t.na)
             run_crashes(&co, &c, one, span, dir, &t, &p);
-        if (p.tty)
-            fprintf(stderr, "\r\033[K");
+        ut_progress_clear(&p.up);
         row(&c, &t);
         if (t.have_bad) {
             printf("  first failure: seed %" PRIu64 ": %s\n", t.first_bad_seed, t.first_why);
@@ -619,7 +617,7 @@ int cmd_crash(int argc, char **argv)
         }
         fflush(stdout);
     }
-    double el = bench_now() - p.t_start;
+    double el = ut_now() - p.up.start;
     printf("\n%" PRIu64 " crashes in %.1f s: %.0f crashes per second\n", p.crashes_all, el,
            el > 0 ? (double)p.crashes_all / el : 0);
     if (co.have_replay)
@@ -627,7 +625,7 @@ int cmd_crash(int argc, char **argv)
                "the same after recovery:          %s\n",
                dir, dir, dir);
     else {
-        bench_rm_tree(dir);
+        ut_rm_tree(dir);
         rmdir(co.dir);
     }
     if (jf)

@@ -89,11 +89,6 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
  * name in kept) before recovery changes them; 0 or an errno. */
 int crash_keep_copy(const char *dir, char *kept, size_t len);
 
-/* Reads len bytes from fd, across short reads and EINTR; returns how many
- * it got before end of file or an error (len when whole).  The campaign's
- * processes send fixed-size records through pipes with it. */
-size_t crash_read_full(int fd, void *buf, size_t len);
-
 /* ---- the modes ------------------------------------------------------------------ */
 
 /* One crash in the fresh directory dir.  span 0: no crash, a calibration

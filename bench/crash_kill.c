@@ -32,8 +32,9 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "cli.h"
 #include "crash.h"
+#include "ut_clock.h"
+#include "ut_file.h"
 
 /* One message on the pipe; smaller than PIPE_BUF, so each write is atomic
  * even with every client thread writing. */
@@ -125,9 +126,9 @@ static void recover_and_check(const struct crash_config *c, const struct bench_c
         close(fds[0]);
         struct bench_db db = {.drv = c->drv, .cfg = bc};
         snprintf(db.path, sizeof db.path, "%s", bc->dir);
-        double t0 = bench_now();
+        double t0 = ut_now();
         int rc = c->drv->open(&db);
-        o->recovery_ms = (bench_now() - t0) * 1e3;
+        o->recovery_ms = (ut_now() - t0) * 1e3;
         if (rc) {
             o->recovery_failed = 1;
             snprintf(o->why, sizeof o->why, "recovery failed: %.180s", db.err);
@@ -140,7 +141,7 @@ static void recover_and_check(const struct crash_config *c, const struct bench_c
     }
     close(fds[1]);
     struct crash_outcome r;
-    size_t got = pid > 0 ? crash_read_full(fds[0], &r, sizeof r) : 0;
+    size_t got = pid > 0 ? ut_read_full(fds[0], &r, sizeof r) : 0;
     close(fds[0]);
     int st = 0;
     if (pid > 0)
@@ -166,7 +167,7 @@ static void recover_and_check(const struct crash_config *c, const struct bench_c
 static int read_msg(int fd, struct msg *m, uint64_t deadline_ns)
 {
     while (deadline_ns) { /* wait for the first byte, at most until the deadline */
-        uint64_t now = bench_now_ns();
+        uint64_t now = ut_now_ns();
         if (now >= deadline_ns)
             return 0;
         struct pollfd p = {.fd = fd, .events = POLLIN};
@@ -180,7 +181,7 @@ static int read_msg(int fd, struct msg *m, uint64_t deadline_ns)
         if (errno != EINTR)
             return -1;
     }
-    return crash_read_full(fd, m, sizeof *m) == sizeof *m ? 1 : -1;
+    return ut_read_full(fd, m, sizeof *m) == sizeof *m ? 1 : -1;
 }
 
 int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
@@ -192,7 +193,7 @@ int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, c
 
     memset(o, 0, sizeof *o);
     memset(&w, 0, sizeof w);
-    bench_rm_tree(dir);
+    ut_rm_tree(dir);
     crash_bench_config(c, dir, &bc);
     if (c->drv->check(&bc, o->na_why, sizeof o->na_why)) {
         o->na = 1;
@@ -236,7 +237,7 @@ int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, c
         }
         if (m.kind == MSG_READY) {
             ready = 1;
-            t_ready = bench_now_ns();
+            t_ready = ut_now_ns();
             if (span)
                 deadline = t_ready + crash_mix(seed) % span;
         } else if (m.kind == MSG_ACK && m.client < CRASH_MAX_CLIENTS) {
@@ -248,7 +249,7 @@ int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, c
                 o->na = 1;
         }
     }
-    uint64_t t_end = bench_now_ns();
+    uint64_t t_end = ut_now_ns();
     close(fds[0]);
     int st;
     waitpid(pid, &st, 0);

@@ -16,9 +16,10 @@
 #include <sys/stat.h>
 
 #include "bench.h"
-#include "cli.h"
 #include "crash.h"
 #include "engine_internal.h"
+#include "ut_clock.h"
+#include "ut_file.h"
 #include "vfs_fault.h"
 
 struct sim_client {
@@ -50,9 +51,9 @@ static void recover_and_check(const struct crash_config *c, const struct bench_c
     struct cl_db *h;
     bench_commitlab_options(bc, &opt, o->why, sizeof o->why);
     opt.create = 0;
-    double t0 = bench_now();
+    double t0 = ut_now();
     int rc = cl_open(dir, &opt, &h, &info);
-    o->recovery_ms = (bench_now() - t0) * 1e3;
+    o->recovery_ms = (ut_now() - t0) * 1e3;
     if (rc) {
         o->recovery_failed = 1;
         snprintf(o->why, sizeof o->why, "recovery failed: %.100s%s%s", info.bad_file, info.bad_file[0] ? ": " : "",
@@ -76,7 +77,7 @@ int crash_sim_one(const struct crash_config *c, uint64_t seed, uint64_t span, co
 
     memset(o, 0, sizeof *o);
     memset(&w, 0, sizeof w);
-    bench_rm_tree(dir);
+    ut_rm_tree(dir);
     if (mkdir(dir, 0755) && errno != EEXIST) {
         snprintf(o->why, sizeof o->why, "mkdir %.100s: %s", dir, strerror(errno));
         o->recovery_failed = 1;

@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "bench.h"
-
 #include "crash.h"
+#include "ut_file.h"
 
 #define PAYLOAD_ROWS 8
 #define MAX_PAYLOAD 1500
@@ -355,44 +355,10 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
     bc->given[K_SYNC] = 1;
 }
 
-size_t crash_read_full(int fd, void *buf, size_t len)
-{
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = read(fd, (char *)buf + got, len - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    return got;
-}
-
-/* Copies regular file src to dst; 0 or an errno. */
-static int copy_file(const char *src, const char *dst)
-{
-    char buf[65536];
-    int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, err = 0;
-    if (in < 0)
-        return errno;
-    out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (out < 0)
-        err = errno;
-    for (ssize_t n; !err && (n = read(in, buf, sizeof buf)) != 0;) {
-        if (n < 0 || write(out, buf, (size_t)n) != n)
-            err = errno ? errno : EIO;
-    }
-    close(in);
-    if (out >= 0)
-        close(out);
-    return err;
-}
-
 int crash_keep_copy(const char *dir, char *kept, size_t len)
 {
     snprintf(kept, len, "%s.crashed", dir);
-    bench_rm_tree(kept);
+    ut_rm_tree(kept);
     if (mkdir(kept, 0755))
         return errno;
     DIR *d = opendir(dir);
@@ -405,7 +371,7 @@ int crash_keep_copy(const char *dir, char *kept, size_t len)
         snprintf(src, sizeof src, "%s/%s", dir, e->d_name);
         snprintf(dst, sizeof dst, "%s/%s", kept, e->d_name);
         if (stat(src, &st) == 0 && S_ISREG(st.st_mode))
-            err = copy_file(src, dst);
+            err = -ut_copy_file(src, dst);
     }
     closedir(d);
     return err;

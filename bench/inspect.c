@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
 #include "commitlab.h"
+#include "ut_args.h"
 
 static void print_segment(void *arg, const struct cl_inspect_segment *seg)
 {
@@ -75,14 +75,14 @@ int cmd_inspect(int argc, char **argv)
         else if (strcmp(argv[i], "--records") == 0)
             records = 1;
         else if (argv[i][0] == '-')
-            cli_usage_error("inspect", "unknown flag '%s' (accepted: --verify, --records)", argv[i]);
+            ut_usage_error("inspect", "unknown flag '%s' (accepted: --verify, --records)", argv[i]);
         else if (!dir)
             dir = argv[i];
         else
-            cli_usage_error("inspect", "one directory expected, got '%s' too", argv[i]);
+            ut_usage_error("inspect", "one directory expected, got '%s' too", argv[i]);
     }
     if (!dir)
-        cli_usage_error("inspect", "missing DIR (usage: commitlab inspect DIR [--verify] [--records])");
+        ut_usage_error("inspect", "missing DIR (usage: commitlab inspect DIR [--verify] [--records])");
 
     printf("database %s\nsegments:\n", dir);
     struct cl_inspect_visitor visit = {.segment = print_segment, .record = records ? print_record : NULL,

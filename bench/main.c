@@ -1,51 +1,13 @@
 /*
- * main.c -- the commitlab command: dispatches to the subcommands, and
- * holds the helpers cli.h declares.
+ * main.c -- the commitlab command: dispatches to the subcommands.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "commitlab.h"
-
-void cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "commitlab %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    exit(CLI_EXIT_USAGE);
-}
-
-int cli_parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s)
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
-    default: break;
-    }
-    if (*end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-uint64_t bench_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "ut_args.h"
 
 static void usage(FILE *f)
 {
@@ -76,7 +38,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
-        return CLI_EXIT_USAGE;
+        return UT_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
@@ -102,5 +64,5 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "report") == 0)
         return cmd_report(argc - 1, argv + 1);
     fprintf(stderr, "commitlab: unknown command '%s' (accepted: tour, inspect, probe, bench, crash, matrix, report)\n", cmd);
-    return CLI_EXIT_USAGE;
+    return UT_EXIT_USAGE;
 }

@@ -38,8 +38,10 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "cli.h"
 #include "drivers/driver.h"
+#include "ut_args.h"
+#include "ut_progress.h"
+#include "ut_stats.h"
 
 /* ---- the filesystems ----------------------------------------------------- */
 
@@ -393,15 +395,15 @@ static void parse_fs_opt(const char *flag, const char *v, struct fs_opt *o, size
 {
     const char *colon = strchr(v, ':');
     if (!colon || colon == v || !colon[1])
-        cli_usage_error("matrix", "%s: '%s' is not accepted; expected FS:OPTIONS with FS one of %s", flag, v,
+        ut_usage_error("matrix", "%s: '%s' is not accepted; expected FS:OPTIONS with FS one of %s", flag, v,
                         FS_LIST);
     char fs[64];
     snprintf(fs, sizeof fs, "%.*s", (int)(colon - v), v);
     const struct fs_kind *k = kind_find(fs);
     if (!k)
-        cli_usage_error("matrix", "%s: unknown filesystem '%s'; expected one of %s", flag, fs, FS_LIST);
+        ut_usage_error("matrix", "%s: unknown filesystem '%s'; expected one of %s", flag, fs, FS_LIST);
     if (*n == MAX_FS)
-        cli_usage_error("matrix", "%s: at most %d of them", flag, MAX_FS);
+        ut_usage_error("matrix", "%s: at most %d of them", flag, MAX_FS);
     o[*n].fs = k->name;
     o[*n].opts = colon + 1;
     (*n)++;
@@ -422,43 +424,43 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
         int takes = 1;
         if (!strcmp(a, "--fs")) {
             if (!v)
-                cli_usage_error("matrix", "--fs needs a value: a list of %s", FS_LIST);
+                ut_usage_error("matrix", "--fs needs a value: a list of %s", FS_LIST);
             char *copy = strdup(v);
             for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
                 const struct fs_kind *k = kind_find(t);
                 if (!k)
-                    cli_usage_error("matrix", "--fs: '%s' is not accepted; expected a list of %s", t, FS_LIST);
+                    ut_usage_error("matrix", "--fs: '%s' is not accepted; expected a list of %s", t, FS_LIST);
                 if (m->nfs == MAX_FS)
-                    cli_usage_error("matrix", "--fs: at most %d filesystems", MAX_FS);
+                    ut_usage_error("matrix", "--fs: at most %d filesystems", MAX_FS);
                 m->fs[m->nfs++] = k;
             }
             free(copy);
         } else if (!strcmp(a, "--workdir")) {
             if (!v || !*v)
-                cli_usage_error("matrix", "--workdir needs a directory");
+                ut_usage_error("matrix", "--workdir needs a directory");
             m->workdir = v;
         } else if (!strcmp(a, "--image-size")) {
-            if (!v || cli_parse_size(v, &m->image_size) || m->image_size < (256ull << 20))
-                cli_usage_error("matrix", "--image-size: '%s' is not accepted; expected a size of at least 256M",
+            if (!v || ut_parse_size(v, &m->image_size) || m->image_size < (256ull << 20))
+                ut_usage_error("matrix", "--image-size: '%s' is not accepted; expected a size of at least 256M",
                                 v ? v : "");
         } else if (!strcmp(a, "--image-init")) {
             if (!v || (strcmp(v, "sparse") && strcmp(v, "zero")))
-                cli_usage_error("matrix", "--image-init: '%s' is not accepted; expected sparse or zero", v ? v : "");
+                ut_usage_error("matrix", "--image-init: '%s' is not accepted; expected sparse or zero", v ? v : "");
             m->image_zero = !strcmp(v, "zero");
         } else if (!strcmp(a, "--repeat")) {
             char *end;
             unsigned long r = v ? strtoul(v, &end, 10) : 0;
             if (!v || *end || !*v || r < 1 || r > 100)
-                cli_usage_error("matrix", "--repeat: '%s' is not accepted; expected an integer in [1, 100]",
+                ut_usage_error("matrix", "--repeat: '%s' is not accepted; expected an integer in [1, 100]",
                                 v ? v : "");
             m->repeat = (unsigned)r;
         } else if (!strcmp(a, "--mount-opts")) {
             if (!v)
-                cli_usage_error("matrix", "--mount-opts needs FS:OPTIONS");
+                ut_usage_error("matrix", "--mount-opts needs FS:OPTIONS");
             parse_fs_opt(a, v, m->mount_opts, &m->nmount);
         } else if (!strcmp(a, "--mkfs-opts")) {
             if (!v)
-                cli_usage_error("matrix", "--mkfs-opts needs FS:OPTIONS");
+                ut_usage_error("matrix", "--mkfs-opts needs FS:OPTIONS");
             parse_fs_opt(a, v, m->mkfs_opts, &m->nmkfs);
         } else {
             takes = 0;
@@ -480,20 +482,15 @@ struct cell {
     int na;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
+/* The median of a cell's samples, which stay in their order; -1 (shown
+ * as "-") when there are none. */
 static double median(const double *v, unsigned n)
 {
     double s[100];
     if (!n)
         return -1;
     memcpy(s, v, n * sizeof *v);
-    qsort(s, n, sizeof *s, cmp_double);
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    return ut_median(s, n);
 }
 
 /* Half the range over the repeats, relative to the median. */
@@ -856,29 +853,22 @@ static int fs_up(const struct fs_kind *k, const struct matrix_opts *m, const cha
     return 0;
 }
 
+/* The progress line over every filesystem's runs, and the run it is about. */
 struct progress {
-    int on;
-    double start;
-    size_t done, total;
+    struct ut_progress up;
     const char *fs;
     const struct bench_config *cfg;
-    double run_start, est_run;
 };
 
 static void tick(void *arg)
 {
     struct progress *p = arg;
-    if (!p->on)
+    char what[64], label[256];
+    if (!p->up.on)
         return;
-    char label[256];
+    snprintf(what, sizeof what, "%s: run", p->fs);
     bench_label(p->cfg, label, sizeof label);
-    double el = bench_now() - p->start;
-    double eta = p->est_run * (double)(p->total - p->done) - (bench_now() - p->run_start);
-    if (eta < 0)
-        eta = 0;
-    fprintf(stderr, "\r\033[K[%s: run %zu of %zu] %.60s  elapsed %u:%02u  ETA %u:%02u", p->fs, p->done + 1,
-            p->total, label, (unsigned)el / 60, (unsigned)el % 60, (unsigned)eta / 60, (unsigned)eta % 60);
-    fflush(stderr);
+    ut_progress_show(&p->up, what, label);
 }
 
 /* Runs every configuration, repeat times, on one filesystem; prints its
@@ -898,8 +888,7 @@ static int run_fs(const struct fs_kind *k, const struct matrix_opts *m, const ch
         return -1;
     }
     if (fs_up(k, m, workdir, mkfs_cmd, sizeof mkfs_cmd, err, sizeof err)) {
-        if (pr->on)
-            fprintf(stderr, "\r\033[K");
+        ut_progress_clear(&pr->up);
         fprintf(stderr, "commitlab matrix: %s: %s\n", k->name, err);
         cleanup();
         free(cells);
@@ -915,11 +904,10 @@ static int run_fs(const struct fs_kind *k, const struct matrix_opts *m, const ch
             struct bench_config cfg = c->cfgs[i];
             cfg.dir = dir;
             pr->cfg = &cfg;
-            pr->run_start = bench_now();
+            ut_progress_begin(&pr->up);
             sync();
             bench_run(&cfg, r, tick, pr);
-            pr->done++;
-            pr->est_run = (bench_now() - pr->start) / (double)pr->done;
+            ut_progress_end(&pr->up);
             if (got_signal) {
                 bench_result_free(r);
                 break;
@@ -937,8 +925,7 @@ static int run_fs(const struct fs_kind *k, const struct matrix_opts *m, const ch
             bench_result_free(r);
         }
     }
-    if (pr->on)
-        fprintf(stderr, "\r\033[K");
+    ut_progress_clear(&pr->up);
     cleanup();
     if (!got_signal) {
         for (size_t i = 0; i < c->n; i++)
@@ -1049,12 +1036,12 @@ int cmd_matrix(int argc, char **argv)
     bench_cli_parse("matrix", nrest, rest, &c);
     free(rest);
     if (!m.nfs)
-        cli_usage_error("matrix", "--fs is required: a list of %s", FS_LIST);
+        ut_usage_error("matrix", "--fs is required: a list of %s", FS_LIST);
     if (c.dir_given || c.base.reuse)
-        cli_usage_error("matrix", "%s: the runs go to each filesystem's own mount (use --workdir for where the "
+        ut_usage_error("matrix", "%s: the runs go to each filesystem's own mount (use --workdir for where the "
                         "images go)", c.dir_given ? "--dir" : "--reuse");
     if (c.list_engines)
-        cli_usage_error("matrix", "--list-engines: see commitlab bench --list-engines");
+        ut_usage_error("matrix", "--list-engines: see commitlab bench --list-engines");
     /* Small segments and frequent checkpoints, so that segments are
      * retired and reused within a short run: commitlab's segment size,
      * and the checkpoint distance (RocksDB: its memtable size). */
@@ -1071,10 +1058,10 @@ int cmd_matrix(int argc, char **argv)
         }
     }
     if (c.n * m.repeat > 100000)
-        cli_usage_error("matrix", "%zu runs per filesystem is too many", c.n * m.repeat);
+        ut_usage_error("matrix", "%zu runs per filesystem is too many", c.n * m.repeat);
     if (preflight(&m)) {
         bench_cli_free(&c);
-        return CLI_EXIT_USAGE;
+        return UT_EXIT_USAGE;
     }
     if (mkdir(m.workdir, 0755) && errno != EEXIST) {
         fprintf(stderr, "commitlab matrix: --workdir %s: %s\n", m.workdir, strerror(errno));
@@ -1109,15 +1096,15 @@ int cmd_matrix(int argc, char **argv)
     table_header(stdout);
     fflush(stdout);
 
-    struct progress pr = {.on = !c.so.quiet && isatty(STDERR_FILENO), .start = bench_now(),
-                          .total = c.n * m.repeat * m.nfs, .est_run = c.base.warmup + c.base.duration + 1};
+    struct progress pr = {0};
+    ut_progress_init(&pr.up, c.so.quiet, c.n * m.repeat * m.nfs, c.base.warmup + c.base.duration + 1);
     int failed = 0, setup_failed = 0;
     struct verdict_list vl = {0};
     for (size_t f = 0; f < m.nfs && !got_signal; f++) {
         int rc = run_fs(m.fs[f], &m, workdir, &c, &pr, &vl);
         if (rc < 0) {
             setup_failed++;
-            pr.total -= c.n * m.repeat;
+            pr.up.total -= c.n * m.repeat;
         } else {
             failed += rc;
         }

@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "report.h"
 #include "report_out.h"
+#include "ut_args.h"
 
 /* ---- sections ---------------------------------------------------------------------------- */
 
@@ -377,7 +377,7 @@ static void report_usage(FILE *f)
 static const char *need_value(int argc, char **argv, int *i)
 {
     if (*i + 1 >= argc)
-        cli_usage_error("report", "%s needs a value", argv[*i]);
+        ut_usage_error("report", "%s needs a value", argv[*i]);
     return argv[++*i];
 }
 
@@ -401,16 +401,16 @@ int cmd_report(int argc, char **argv)
         } else if (strcmp(a, "--format") == 0) {
             const char *v = need_value(argc, argv, &i);
             if (strcmp(v, "html") && strcmp(v, "md"))
-                cli_usage_error("report", "--format: '%s' is not accepted; expected html or md", v);
+                ut_usage_error("report", "--format: '%s' is not accepted; expected html or md", v);
             o.format = strcmp(v, "md") == 0 ? REPORT_MD : REPORT_HTML;
         } else if (a[0] == '-' && a[1]) {
-            cli_usage_error("report", "unknown option '%s' (accepted: -o FILE, --format html|md, --title T)", a);
+            ut_usage_error("report", "unknown option '%s' (accepted: -o FILE, --format html|md, --title T)", a);
         } else {
             files[o.ninputs++] = a;
         }
     }
     if (!o.ninputs)
-        cli_usage_error("report", "expected at least one FILE.jsonl (see commitlab report --help)");
+        ut_usage_error("report", "expected at least one FILE.jsonl (see commitlab report --help)");
     int rc = report_write(&o);
     free(files);
     return rc;

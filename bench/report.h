@@ -136,7 +136,6 @@ json_t *rp_get(json_t *o, const char *key);
 double rp_num(json_t *o, const char *key);
 /* A string member, or def. */
 const char *rp_str(json_t *o, const char *key, const char *def);
-double rp_median(double *v, size_t n);
 char *rp_strdup(const char *s);
 char *rp_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *rp_xrealloc(void *p, size_t n);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "ut_stats.h"
 
 /* ---- small helpers ------------------------------------------------------------ */
 
@@ -68,25 +69,6 @@ const char *rp_str(json_t *o, const char *key, const char *def)
 {
     json_t *v = rp_get(o, key);
     return json_is_string(v) ? json_string_value(v) : def;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts v in place; NANs are left out. */
-double rp_median(double *v, size_t n)
-{
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!isnan(v[i]))
-            v[m++] = v[i];
-    if (!m)
-        return NAN;
-    qsort(v, m, sizeof *v, cmp_double);
-    return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 }
 
 /* A string from the input as stderr may show it: no terminal controls. */
@@ -610,16 +592,16 @@ static void point_stats(struct report *r, struct rp_point *p)
     for (int k = 0; k < 4; k++) {
         for (size_t i = 0; i < p->nruns; i++)
             v[i] = rp_num(rp_get(r->runs[p->runs[i]].metrics, "latency_us"), lat[k]);
-        p->lat[k] = rp_median(v, p->nruns);
+        p->lat[k] = ut_median(v, p->nruns);
     }
     for (int k = 0; k < RP_NPCT; k++) {
         for (size_t i = 0; i < p->nruns; i++)
             v[i] = rp_num(rp_get(r->runs[p->runs[i]].metrics, "latency_us"), rp_pct_keys[k]);
-        p->pct[k] = rp_median(v, p->nruns);
+        p->pct[k] = ut_median(v, p->nruns);
     }
     for (size_t i = 0; i < p->nruns; i++)
         v[i] = r->runs[p->runs[i]].tps;
-    p->tps_med = rp_median(v, p->nruns); /* sorts v: its ends are min and max */
+    p->tps_med = ut_median(v, p->nruns); /* sorts v: its ends are min and max */
     p->tps_min = v[0];
     p->tps_max = v[p->nruns - 1];
     p->rep = p->runs[0];

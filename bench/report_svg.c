@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "ut_stats.h"
 
 const struct rp_chart_info rp_charts[RP_NCHARTS] = {
     [RP_CHART_TPS] = {"chart-tps", "tps", "Throughput"},
@@ -329,7 +330,7 @@ double rp_phase_mean(const struct report *r, const struct rp_point *p, int phase
     double *v = rp_xrealloc(NULL, p->nruns * sizeof *v);
     for (size_t i = 0; i < p->nruns; i++)
         v[i] = rp_num(rp_get(rp_get(r->runs[p->runs[i]].metrics, "commit_phases_us"), rp_phase_names[phase]), "mean");
-    double m = rp_median(v, p->nruns);
+    double m = ut_median(v, p->nruns);
     free(v);
     return m;
 }

@@ -29,6 +29,9 @@
 #include "cli.h"
 #include "drivers/driver.h"
 #include "report.h"
+#include "ut_args.h"
+#include "ut_clock.h"
+#include "ut_progress.h"
 
 static const unsigned tour_clients[] = {1, 16, 64};
 #define NCLIENTS (sizeof tour_clients / sizeof *tour_clients)
@@ -129,7 +132,7 @@ static void parse_tour_args(int argc, char **argv, struct tour_opts *o)
             char *end;
             o->secs = strtod(argv[++i], &end);
             if (*end || !(o->secs > 0 && o->secs <= 600))
-                cli_usage_error("tour", "--seconds: '%s' is not accepted; expected seconds in (0, 600]", argv[i]);
+                ut_usage_error("tour", "--seconds: '%s' is not accepted; expected seconds in (0, 600]", argv[i]);
         } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
             o->dir = argv[++i];
         } else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc) {
@@ -137,7 +140,7 @@ static void parse_tour_args(int argc, char **argv, struct tour_opts *o)
         } else if (strcmp(argv[i], "--quiet") == 0) {
             o->quiet = 1;
         } else {
-            cli_usage_error("tour", "unknown argument '%s' (accepted: --seconds S, --dir D, --out FILE, --quiet)",
+            ut_usage_error("tour", "unknown argument '%s' (accepted: --seconds S, --dir D, --out FILE, --quiet)",
                             argv[i]);
         }
     }
@@ -152,9 +155,8 @@ static void parse_tour_args(int argc, char **argv, struct tour_opts *o)
 /* Where the tour is: for the progress line, the JSON's run numbers and
  * the exit status. */
 struct tour_progress {
-    unsigned total, done, failed;
-    double t_start;
-    int tty;
+    struct ut_progress up;        /* done, total: the JSON's run and runs */
+    unsigned failed;
 };
 
 /* The configuration of one row: the tour's workload and timing, the
@@ -182,10 +184,10 @@ static void row_config(struct bench_config *cfg, const struct tour_series *se, u
 static void show_progress(const struct tour_progress *p, const struct bench_config *cfg)
 {
     char label[200];
+    if (!p->up.on)
+        return;
     bench_label(cfg, label, sizeof label);
-    double el = bench_now() - p->t_start;
-    fprintf(stderr, "\r\033[K[run %u of %u] %s  elapsed %.0f s", p->done + 1, p->total, label, el);
-    fflush(stderr);
+    ut_progress_show(&p->up, "run", label);
 }
 
 /* One series: a row per client count (the segment pair: one row), each
@@ -196,7 +198,7 @@ static void run_series(struct tour_series *se, const struct tour_opts *o, FILE *
     if (!d || !d->built) {
         printf("%-9s %-8s %7s %13s  (not built: install its -dev package and rebuild)\n", se->engine, se->sync, "-",
                "n/a");
-        p->done += NCLIENTS;
+        p->up.done += NCLIENTS;
         return;
     }
     if (se->segments && !strcmp(se->segments, "fresh"))
@@ -207,23 +209,21 @@ static void run_series(struct tour_series *se, const struct tour_opts *o, FILE *
         if (se->segments && tour_clients[c] != SEG_CLIENTS)
             continue;
         row_config(&row->cfg, se, tour_clients[c], o);
-        if (p->tty)
-            show_progress(p, &row->cfg);
+        ut_progress_begin(&p->up);
+        show_progress(p, &row->cfg);
         bench_run(&row->cfg, &row->res, NULL, NULL);
         row->ran = 1;
-        p->done++;
-        if (p->tty)
-            fprintf(stderr, "\r\033[K");
+        ut_progress_end(&p->up);
         bench_table_row(stdout, &row->cfg, &row->res);
         fflush(stdout);
-        if (bench_json_append(jf, &row->cfg, &row->res, p->done, p->total))
+        if (bench_json_append(jf, &row->cfg, &row->res, (unsigned)p->up.done, (unsigned)p->up.total))
             p->failed++;
         if (row->res.status == RUN_ERROR)
             p->failed++;
         /* A configuration the engine cannot do is n/a at any client count:
          * one row says so. */
         if (row->res.status == RUN_NA) {
-            p->done += (unsigned)(NCLIENTS - c - 1);
+            p->up.done += NCLIENTS - c - 1;
             break;
         }
     }
@@ -371,16 +371,16 @@ int cmd_tour(int argc, char **argv)
     print_preamble(&o);
 
     struct tour_progress p = {0};
+    size_t total = 0;
     for (size_t s = 0; s < nseries; s++)
-        p.total += series[s].segments ? 1 : NCLIENTS;
-    p.t_start = bench_now();
-    p.tty = !o.quiet && isatty(STDERR_FILENO);
+        total += series[s].segments ? 1 : NCLIENTS;
+    ut_progress_init(&p.up, o.quiet, total, 0.5 + o.secs + 0.5);
     for (size_t s = 0; s < nseries; s++)
         run_series(&series[s], &o, jf, &p);
     fclose(jf);
     rmdir(o.dir);
 
-    print_findings(series, nseries, bench_now() - p.t_start, o.out);
+    print_findings(series, nseries, ut_now() - p.up.start, o.out);
     for (size_t s = 0; s < nseries; s++)
         for (size_t c = 0; c < NCLIENTS; c++)
             if (series[s].rows[c].ran)

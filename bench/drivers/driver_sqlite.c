@@ -15,8 +15,8 @@
  * from a WAL hook so that the harness can count them and time the pause
  * of the commit that runs them.
  */
-#include "cli.h"
 #include "driver.h"
+#include "ut_clock.h"
 
 #ifdef CL_HAVE_SQLITE
 #include <pthread.h>
@@ -111,10 +111,10 @@ static int wal_hook(void *arg, sqlite3 *h, const char *dbname, int pages)
     struct sdb *s = arg;
     if (pages < SQLITE_AUTOCHECKPOINT_PAGES)
         return SQLITE_OK;
-    double t0 = bench_now();
+    double t0 = ut_now();
     sqlite3_wal_checkpoint_v2(h, dbname, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     __atomic_fetch_add(&s->checkpoints, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->pause_us, (int64_t)((bench_now() - t0) * 1e6), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->pause_us, (int64_t)((ut_now() - t0) * 1e6), __ATOMIC_RELAXED);
     return SQLITE_OK;
 }
 

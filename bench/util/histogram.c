@@ -1,6 +1,8 @@
 /*
  * histogram.c -- the log-linear latency histogram (see histogram.h for the
- * bucket layout and its error bound).
+ * bucket layout and its error bound): the runner records every
+ * transaction's latency into one per client and the per-second timeline
+ * into shared ones.
  */
 #include "histogram.h"
 
@@ -52,17 +54,21 @@ void hist_record(struct hist *h, uint64_t ns)
         h->max_ns = ns;
 }
 
+/* *p = v if v is beyond it (above it when up, else below), atomically. */
+static void atomic_extend(uint64_t *p, uint64_t v, int up)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while ((up ? v > cur : v < cur) && !__atomic_compare_exchange_n(p, &cur, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
 void hist_record_atomic(struct hist *h, uint64_t ns)
 {
     __atomic_fetch_add(&h->buckets[hist_bucket_of(ns)], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&h->count, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&h->sum_ns, ns, __ATOMIC_RELAXED);
-    uint64_t cur = __atomic_load_n(&h->max_ns, __ATOMIC_RELAXED);
-    while (ns > cur && !__atomic_compare_exchange_n(&h->max_ns, &cur, ns, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
-    cur = __atomic_load_n(&h->min_ns, __ATOMIC_RELAXED);
-    while (ns < cur && !__atomic_compare_exchange_n(&h->min_ns, &cur, ns, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    atomic_extend(&h->max_ns, ns, 1);
+    atomic_extend(&h->min_ns, ns, 0);
 }
 
 void hist_merge(struct hist *dst, const struct hist *src)
