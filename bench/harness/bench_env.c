@@ -3,7 +3,8 @@
  * filesystem under the run directory (type from statfs and from
  * /proc/self/mountinfo, mount and superblock options), its block device
  * (for /sys/block/DEV/stat), the CPU; and the process's I/O counters
- * (/proc/self/io).
+ * (/proc/self/io).  The runner probes every run's directory; bench and
+ * tour warn before they start when it is on tmpfs.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -199,4 +200,14 @@ int64_t bench_device_written(const char *device)
     int n = fscanf(fp, "%llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6]);
     fclose(fp);
     return n == 7 ? (int64_t)(f[6] * 512ull) : -1;
+}
+
+void bench_warn_volatile(const char *dir)
+{
+    struct bench_env e;
+    mkdir(dir, 0755);
+    bench_env_probe(dir, &e);
+    if (e.volatile_fs)
+        fprintf(stderr, "commitlab bench: warning: %s is on %s: nothing is durable there, and a sync "
+                        "returns at memory speed\n", dir, e.fs_type);
 }

@@ -88,5 +88,10 @@ const char *bench_knob_flag(enum bench_knob k);
 void bench_config_defaults(struct bench_config *c);
 /* 1 when the library's sync policy of that name makes a commit durable. */
 int bench_sync_is_durable(const char *sync);
+/* "none,periodic,commit,...": every sync policy the library has, in its
+ * order (a policy added to the library is accepted unchanged); and only
+ * those that make a commit durable ("commit,group,..."). */
+const char *bench_sync_choices(void);
+const char *bench_sync_durable_choices(void);
 
 #endif

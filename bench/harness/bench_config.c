@@ -1,28 +1,21 @@
 /*
- * bench.c -- `commitlab bench`: parses the options, expands comma lists
- * into the cross product of runs, and runs them one after another with a
- * table (or CSV) on stdout, JSON lines appended to --out, and a progress
- * line on stderr.  The runner is bench_run.c; the engines are
- * drivers/driver_*.c; the workloads bench_workload.c.
- *
- * Argument errors are one line naming the flag and what it accepts, exit 2,
- * and are all found before the first run starts.
+ * bench_config.c -- the knobs of a run and the command line that sets
+ * them: the table of knobs (flag, kind, accepted values), the defaults,
+ * the check of every value (one line naming the flag and what it accepts,
+ * exit 2, all before the first run starts), and the expansion of comma
+ * lists into the cross product of runs.  bench_cli_parse is what `commitlab
+ * bench` and `commitlab matrix` parse their options with; the drivers,
+ * the output and the crash campaign read the knobs' flags and defaults.
  */
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bench.h"
-#include "bench_env.h"
-#include "bench_workload.h"
 #include "commitlab.h"
 #include "drivers/driver.h"
 #include "ut_args.h"
-#include "ut_progress.h"
 
 /* ---- knobs ------------------------------------------------------------------- */
 
@@ -39,7 +32,7 @@ static const struct knob_def knobs[K_COUNT] = {
     [K_ENGINE] = {"--engine", KIND_ENUM, "commitlab,lmdb,rocksdb,sqlite,raw", 0, 0},
     [K_WORKLOAD] = {"--workload", KIND_ENUM, "kv,tpcb", 0, 0},
     [K_CLIENTS] = {"--clients", KIND_UINT, NULL, 1, 1024},
-    [K_SYNC] = {"--sync", KIND_ENUM, NULL, 0, 0}, /* the library's policies: sync_choices() */
+    [K_SYNC] = {"--sync", KIND_ENUM, NULL, 0, 0}, /* the library's policies: bench_sync_choices() */
     [K_SYNC_METHOD] = {"--sync-method", KIND_ENUM, "fdatasync,fsync,dsync,direct", 0, 0},
     [K_ELR] = {"--elr", KIND_ENUM, "on,off", 0, 0},
     [K_SEGMENTS] = {"--segments", KIND_ENUM, "fresh,recycle", 0, 0},
@@ -116,23 +109,36 @@ void bench_config_defaults(struct bench_config *c)
     c->rocksdb_write = "default";
 }
 
-/* "none,periodic,commit,...": every sync policy the library has, in its
- * order, so a policy added to the library is accepted here unchanged. */
-static const char *sync_choices(void)
+/* The library's policies in its order, all or only the durable ones. */
+static void sync_list(char *buf, size_t len, int durable_only)
+{
+    size_t j = 0;
+    for (int i = 0; i < CL_SYNC_NPOLICIES && j < len; i++) {
+        if (durable_only && cl_sync_policy_is_durable((enum cl_sync_policy)i) != 1)
+            continue;
+        j += (size_t)snprintf(buf + j, len - j, "%s%s", j ? "," : "", cl_sync_policy_name((enum cl_sync_policy)i));
+    }
+}
+
+const char *bench_sync_choices(void)
 {
     static char buf[256];
-    if (!buf[0]) {
-        size_t j = 0;
-        for (int i = 0; i < CL_SYNC_NPOLICIES && j < sizeof buf; i++)
-            j += (size_t)snprintf(buf + j, sizeof buf - j, "%s%s", i ? "," : "",
-                                  cl_sync_policy_name((enum cl_sync_policy)i));
-    }
+    if (!buf[0])
+        sync_list(buf, sizeof buf, 0);
+    return buf;
+}
+
+const char *bench_sync_durable_choices(void)
+{
+    static char buf[256];
+    if (!buf[0])
+        sync_list(buf, sizeof buf, 1);
     return buf;
 }
 
 static const char *choices_of(const struct knob_def *k)
 {
-    return k == &knobs[K_SYNC] ? sync_choices() : k->choices;
+    return k == &knobs[K_SYNC] ? bench_sync_choices() : k->choices;
 }
 
 static int in_choices(const char *choices, const char *v)
@@ -214,7 +220,7 @@ static void validate(const char *cmd, enum bench_knob kk, const char *v)
     }
 }
 
-/* ---- the sweep ----------------------------------------------------------------- */
+/* ---- the cross product ----------------------------------------------------------- */
 
 static void split_list(const char *cmd, enum bench_knob k, const char *arg, struct knob_values *kv)
 {
@@ -332,154 +338,7 @@ static struct bench_config *expand(const char *cmd, const struct bench_config *b
     return out;
 }
 
-void bench_warn_volatile(const char *dir)
-{
-    struct bench_env e;
-    mkdir(dir, 0755);
-    bench_env_probe(dir, &e);
-    if (e.volatile_fs)
-        fprintf(stderr, "commitlab bench: warning: %s is on %s: nothing is durable there, and a sync "
-                        "returns at memory speed\n", dir, e.fs_type);
-}
-
-/* The sweep's progress line, and the run it is about. */
-struct sweep_progress {
-    struct ut_progress up;
-    const struct bench_config *cfg;
-};
-
-static void progress_tick(void *arg)
-{
-    struct sweep_progress *p = arg;
-    char label[256];
-    if (!p->up.on)
-        return;
-    bench_label(p->cfg, label, sizeof label);
-    ut_progress_show(&p->up, "run", label);
-}
-
-unsigned bench_sweep(const struct bench_config *cfgs, size_t n, const struct bench_sweep_opts *o,
-                     struct bench_result *results)
-{
-    struct sweep_progress p;
-    unsigned failed = 0;
-    struct bench_result *r = malloc(sizeof *r);
-
-    if (!r)
-        return (unsigned)n;
-    /* the first estimate of a run's time: its warm-up and measured phase */
-    ut_progress_init(&p.up, o->quiet, n, n ? cfgs[0].warmup + (cfgs[0].txns ? 1 : cfgs[0].duration) + 0.5 : 0);
-    if (o->format == FMT_CSV)
-        bench_csv_header(stdout);
-    else
-        bench_table_header(stdout);
-    fflush(stdout);
-    for (size_t i = 0; i < n && !bench_interrupted(); i++) {
-        p.cfg = &cfgs[i];
-        ut_progress_begin(&p.up);
-        progress_tick(&p);
-        bench_run(&cfgs[i], r, progress_tick, &p);
-        ut_progress_end(&p.up);
-        if (r->status == RUN_ERROR)
-            failed++;
-        if (o->format == FMT_CSV)
-            bench_csv_row(stdout, &cfgs[i], r);
-        else
-            bench_table_row(stdout, &cfgs[i], r);
-        fflush(stdout);
-        int jrc = 0;
-        if (o->jsonl && o->repeat > 1) {
-            /* which round of --repeat this run is, and of which configuration */
-            size_t per = n / o->repeat;
-            size_t ci = o->config_index ? o->config_index[i] : i % per;
-            json_t *rep = json_pack("{s:I, s:I, s:I}", "round", (json_int_t)(i / per + 1), "rounds",
-                                    (json_int_t)o->repeat, "config_index", (json_int_t)(ci + 1));
-            jrc = bench_json_append_extra(o->jsonl, &cfgs[i], r, (unsigned)i + 1, (unsigned)n, "repeat", rep);
-            json_decref(rep);
-        } else if (o->jsonl) {
-            jrc = bench_json_append(o->jsonl, &cfgs[i], r, (unsigned)i + 1, (unsigned)n);
-        }
-        if (jrc) {
-            fprintf(stderr, "commitlab bench: writing the JSON line failed: %s\n", strerror(errno));
-            failed++;
-        }
-        if (results)
-            results[i] = *r;
-        else
-            bench_result_free(r);
-    }
-    free(r);
-    return failed;
-}
-
-/* ---- the command ------------------------------------------------------------------ */
-
-static void usage(FILE *f)
-{
-    char sync_list[256];
-    size_t j = 0;
-    for (const char *p = sync_choices(); *p && j + 3 < sizeof sync_list; p++) {
-        sync_list[j++] = *p;
-        if (*p == ',')
-            sync_list[j++] = ' ';
-    }
-    sync_list[j] = 0;
-    fprintf(f,
-            "usage: commitlab bench [options]     (comma lists run the cross product)\n"
-            "\n"
-            "  --engine LIST        commitlab, lmdb, rocksdb, sqlite (default commitlab);\n"
-            "                       --list-engines says which are built and how knobs map\n"
-            "  --workload LIST      kv (default) or tpcb (pgbench's TPC-B-like transaction)\n"
-            "  --clients LIST       client threads (default 1), e.g. 1,16,64\n"
-            "  --duration S         measured seconds (default 10), or\n"
-            "  --txns N             measure N transactions\n"
-            "  --warmup S           unmeasured seconds first (default 1)\n"
-            "  --rate LIST          open loop: transactions per second offered across the clients,\n"
-            "                       Poisson arrivals; latency from each scheduled start (default:\n"
-            "                       closed loop, each client back to back)\n"
-            "  --repeat N           run the whole list N times, round by round, each round in a\n"
-            "                       shuffled order (default 1); then\n"
-            "                       each configuration's median (min-max) and, per client count,\n"
-            "                       the best configuration and its margin over the next best\n"
-            "  --dir D              parent of the run directories (default ./commitlab-bench.d);\n"
-            "                       each run uses a fresh D/ENGINE.db, removed afterwards\n"
-            "  --reuse              keep D/ENGINE.db between runs; skip a preload it already has\n"
-            "  --no-preload         start from an empty store (kv)\n"
-            "  --verify             after the run, reopen the store and read every key back\n"
-            "  --seed N             PRNG seed (default 1)\n"
-            "kv workload:\n"
-            "  --value-size LIST    bytes (default 100; keys are 16 bytes)\n"
-            "  --keys LIST          key space (default 100000)\n"
-            "  --dist LIST          uniform (default) or zipf; --zipf-theta X (default 0.99)\n"
-            "  --ops-per-txn LIST   operations per transaction (default 1)\n"
-            "  --read-ratio LIST    fraction of operations that are reads (default 0)\n"
-            "tpcb workload:\n"
-            "  --scale LIST         branches, as pgbench -s (default 1)\n"
-            "commit path (commitlab maps all; other engines what they can, else n/a):\n"
-            "  --sync LIST          %s (default commit)\n"
-            "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
-            "  --elr LIST           on (default), off\n"
-            "  --segments LIST      fresh (default), recycle (rename retired segments for reuse)\n"
-            "  --recycle-max LIST   recycle: future segments kept at most (default 4)\n"
-            "  --segment-init LIST  zero (default), sparse, fallocate (fresh segments)\n"
-            "  --segment-size LIST  default 16M\n"
-            "  --prealloc LIST      segments a background thread keeps ready ahead (default 0)\n"
-            "  --checkpoint-bytes LIST  log bytes between checkpoints (default 64M; 0 = at close)\n"
-            "  --commit-delay LIST  us;  --commit-siblings LIST;  --interval LIST  ms (periodic)\n"
-            "  --uring-depth LIST;  --sync-latency LIST  us (emulated);  --cache LIST  e.g. 64M\n"
-            "  --max-batch LIST     group: log bytes one leader writes at most (default 0 = the buffer)\n"
-            "  --flusher-spin LIST  flusher: us to spin before sleeping (default 0)\n"
-            "  --lmdb-flags SET     nometasync,writemap,mapasync (one set, not a list)\n"
-            "  --sqlite-sync LIST   full, normal, off (default: from --sync)\n"
-            "  --rocksdb-write LIST default (WriteOptions.sync per --sync), pipelined\n"
-            "                       (enable_pipelined_write), unordered (unordered_write; kv only),\n"
-            "                       manual-flush (manual_wal_flush, FlushWAL(sync) per durable commit)\n"
-            "output:\n"
-            "  --out FILE.jsonl     append one JSON object per run (docs/bench.md)\n"
-            "  --format table|csv   stdout format (default table)\n"
-            "  --quiet              no progress line on stderr\n",
-            sync_list);
-}
+/* ---- the command line ----------------------------------------------------------- */
 
 static const char *need_arg(const char *cmd, int argc, char **argv, int *i, const char *flag,
                             const char **inline_val)
@@ -656,88 +515,4 @@ void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c
                 ut_usage_error(cmd, "--no-preload: the tpcb workload needs its tables preloaded");
     }
     c->cfgs = expand(cmd, &c->base, c->vals, &c->n);
-}
-
-int cmd_bench(int argc, char **argv)
-{
-    struct bench_cli c;
-
-    bench_cli_parse("bench", argc, argv, &c);
-    c.repeat = c.repeat ? c.repeat : 1;
-    if (c.help) {
-        usage(stdout);
-        bench_cli_free(&c);
-        return 0;
-    }
-    if (c.list_engines) {
-        bench_list_engines(stdout);
-        bench_cli_free(&c);
-        return 0;
-    }
-    if (c.out_path) {
-        c.so.jsonl = fopen(c.out_path, "a");
-        if (!c.so.jsonl) {
-            fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(errno));
-            bench_cli_free(&c);
-            return 1;
-        }
-    }
-    bench_warn_volatile(c.base.dir);
-    unsigned failed;
-    if (c.repeat > 1) {
-        /* Round by round, each round in its own order (a Fisher-Yates
-         * shuffle from --seed and the round): a fixed order lets drift
-         * within a round favour the configurations that run last. */
-        size_t total = c.n * c.repeat;
-        struct bench_config *all = malloc(total * sizeof *all);
-        struct bench_result *ran = calloc(total, sizeof *ran), *res = calloc(total, sizeof *res);
-        size_t *idx = malloc(total * sizeof *idx);
-        if (!all || !ran || !res || !idx) {
-            fprintf(stderr, "commitlab bench: out of memory\n");
-            free(all);
-            free(ran);
-            free(res);
-            free(idx);
-            bench_cli_free(&c);
-            return 1;
-        }
-        uint64_t rng = c.base.seed;
-        for (size_t r = 0; r < c.repeat; r++) {
-            size_t *order = idx + r * c.n;
-            for (size_t i = 0; i < c.n; i++)
-                order[i] = i;
-            for (size_t i = c.n; i > 1; i--) {
-                size_t j = (size_t)(bench_rand(&rng) % i), t = order[i - 1];
-                order[i - 1] = order[j];
-                order[j] = t;
-            }
-            for (size_t i = 0; i < c.n; i++)
-                all[r * c.n + i] = c.cfgs[order[i]];
-        }
-        c.so.repeat = c.repeat;
-        c.so.config_index = idx;
-        failed = bench_sweep(all, total, &c.so, ran);
-        for (size_t i = 0; i < total; i++) /* by round, then configuration */
-            res[(i / c.n) * c.n + idx[i]] = ran[i];
-        if (!bench_interrupted())
-            bench_repeat_summary(stdout, c.so.jsonl, c.cfgs, c.n, c.repeat, res);
-        for (size_t i = 0; i < total; i++)
-            bench_result_free(&res[i]);
-        free(res);
-        free(ran);
-        free(idx);
-        free(all);
-    } else {
-        failed = bench_sweep(c.cfgs, c.n, &c.so, NULL);
-    }
-    if (c.so.jsonl && fclose(c.so.jsonl)) {
-        fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(errno));
-        failed++;
-    }
-    /* remove the parent directory if the runs left it empty */
-    if (!c.base.reuse)
-        rmdir(c.base.dir);
-    int interrupted = bench_interrupted();
-    bench_cli_free(&c);
-    return interrupted ? 130 : failed ? 1 : 0;
 }

@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "sync_latency.h"
 
 static _Atomic uint32_t latency_us;
 static _Atomic uint64_t points;

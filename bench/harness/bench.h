@@ -1,13 +1,14 @@
 /*
  * bench.h -- the benchmark harness as the commands drive it (`commitlab
- * bench`, `tour` and `matrix`): run one configuration, run a sweep of
- * them with its table and progress line, parse bench's command line, and
- * stop at a signal.
+ * bench`, `tour`, `matrix` and `crash`): run one configuration, run a
+ * sweep of them with its table and progress line, parse bench's command
+ * line, and stop at a signal.
  *
  * Its parts, one contract each: bench_config.h (one run's configuration),
  * drivers/driver.h (what an engine driver implements), bench_workload.h
  * (the workloads), bench_result.h (what a run measured), bench_env.h (the
- * machine and filesystem it ran on) and bench_output.h (table, CSV, JSON).
+ * machine and filesystem it ran on), bench_output.h (table, CSV, JSON)
+ * and sync_latency.h (the emulated slow device for the other engines).
  */
 #ifndef CL_BENCH_H
 #define CL_BENCH_H
@@ -19,6 +20,7 @@
 #include "bench_config.h"
 #include "bench_output.h"
 #include "bench_result.h"
+#include "sync_latency.h"
 
 /* ---- one run (bench_run.c) ------------------------------------------------- */
 
@@ -27,19 +29,12 @@
  * called about five times a second while the run waits. */
 void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg);
 
-/* --sync-latency for engines without their own emulation (sync_latency.c):
- * from bench_sync_latency_set(us) until it is set to 0, every successful
- * fsync, fdatasync, msync(MS_SYNC) and write to an O_DSYNC/O_SYNC file in
- * this process sleeps us afterwards; bench_sync_latency_points counts them. */
-void bench_sync_latency_set(uint32_t us);
-uint64_t bench_sync_latency_points(void);
-
 /* SIGINT/SIGTERM: bench_interrupt() (async-signal-safe) makes the current
  * run stop at once (reported as an error) and bench_sweep skip the rest. */
 void bench_interrupt(void);
 int bench_interrupted(void);
 
-/* ---- sweeps and the command line (bench.c) --------------------------------- */
+/* ---- sweeps (bench_sweep.c) ------------------------------------------------ */
 
 struct bench_sweep_opts {
     FILE *jsonl;                  /* append JSON lines here, or NULL */
@@ -55,6 +50,26 @@ struct bench_sweep_opts {
  * bench_result_free.  Returns the number of runs that failed (not n/a). */
 unsigned bench_sweep(const struct bench_config *cfgs, size_t n, const struct bench_sweep_opts *o,
                      struct bench_result *results);
+/* --repeat: cfgs[0..n) repeat times through bench_sweep, round by round,
+ * each round in its own order shuffled from seed; then the summary
+ * (bench_repeat_summary) unless interrupted.  *failed gets bench_sweep's
+ * count.  0, or -ENOMEM before anything ran. */
+int bench_sweep_rounds(const struct bench_config *cfgs, size_t n, unsigned repeat, uint64_t seed,
+                       struct bench_sweep_opts *o, unsigned *failed);
+
+/* The summary of --repeat (bench_repeat.c): cfgs[0..n) ran repeat times,
+ * round by round, each round in its own shuffled order (so neither drift
+ * over time nor a configuration's place in the round favours one of
+ * them), the results in res[round * n + i].  Prints each configuration's
+ * median with its range, then, for each engine, workload and client count
+ * that ran more than one configuration, the best one and its margin over
+ * the next best against the spread; appends one summary JSON line per
+ * configuration to jsonl (may be NULL). */
+void bench_repeat_summary(FILE *f, FILE *jsonl, const struct bench_config *cfgs, size_t n, unsigned repeat,
+                          const struct bench_result *res);
+
+/* ---- the command line (bench_config.c) ------------------------------------- */
+
 /* The command line of bench (and of matrix, which takes bench's options):
  * bench_cli_parse exits 2 with a one-line message on a bad argument. */
 struct knob_values {
@@ -72,20 +87,6 @@ struct bench_cli {
     struct knob_values vals[K_COUNT]; /* own the strings cfgs point to */
 };
 void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c);
-
-/* --repeat (bench_repeat.c): cfgs[0..n) run repeat times, round by round,
- * each round in its own shuffled order (so neither drift over time nor a
- * configuration's place in the round favours one of them), the results in
- * res[round * n + i].  Prints each configuration's median with its range,
- * then, for each engine, workload and client count that ran more than one
- * configuration, the best one and its margin over the next best against
- * the spread; appends one summary JSON line per configuration to jsonl
- * (may be NULL). */
-void bench_repeat_summary(FILE *f, FILE *jsonl, const struct bench_config *cfgs, size_t n, unsigned repeat,
-                          const struct bench_result *res);
 void bench_cli_free(struct bench_cli *c);
-
-/* Warns on stderr when dir is on tmpfs or ramfs. */
-void bench_warn_volatile(const char *dir);
 
 #endif
