@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "bench_schema.h"
+
 enum report_format { REPORT_HTML = 0, REPORT_MD };
 
 struct report_opts {
@@ -61,7 +63,7 @@ struct rp_point {
     size_t *runs, nruns;          /* indexes into report.runs */
     double tps_med, tps_min, tps_max;
     double lat[4];                /* medians of p50, p99, p99.9, max, µs */
-    double pct[RP_NPCT];          /* medians of p50, p90, p99, p99.9, max, µs (rp_pct_names) */
+    double pct[RP_NPCT];          /* medians of p50, p90, p99, p99.9, max, µs (rp_pct_keys) */
     size_t rep;                   /* the run nearest the median tps */
 };
 
@@ -174,9 +176,8 @@ char *rp_chart_caption(const struct report *r, enum rp_chart c);
  * declaration for a file of its own. */
 void rp_chart_svg(FILE *f, const struct report *r, enum rp_chart c, int standalone);
 
-/* The phases of metrics.commit_phases_us, in commit order. */
-#define RP_NPHASES 7
-extern const char *const rp_phase_names[RP_NPHASES];
+/* The phases of metrics.commit_phases_us, in commit order, are
+ * bench_phase_names (bench_schema.h). */
 /* Median over the point's runs of one phase's mean, µs (NAN when none). */
 double rp_phase_mean(const struct report *r, const struct rp_point *p, int phase);
 /* The point of a series at its largest client count, or at a given one

@@ -529,26 +529,18 @@ static void label_envs(struct report *r)
 
 /* ---- order -------------------------------------------------------------------------------- */
 
-static int rank_of(const char *s, const char *const *order, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(s, order[i]) == 0)
-            return (int)i;
-    return (int)n;
-}
-
 static const struct report *sort_ctx;
 
-/* Engines as the README lists them, then policies from none to the most
- * elaborate: the order a reader compares them in. */
+/* Engines in the drivers' order, then policies in the library's, from
+ * none to the most elaborate: the order a reader compares them in
+ * (bench_schema.h). */
 static int cmp_config(const void *a, const void *b)
 {
-    static const char *const engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite"};
-    static const char *const syncs[] = {"none", "periodic", "commit", "group", "uring", "flusher"};
     const struct rp_config *x = &sort_ctx->cfgs[*(const size_t *)a], *y = &sort_ctx->cfgs[*(const size_t *)b];
-    int d = rank_of(rp_str(x->config, "engine", ""), engines, 4) - rank_of(rp_str(y->config, "engine", ""), engines, 4);
+    int d = bench_schema_engine_rank(rp_str(x->config, "engine", "")) -
+            bench_schema_engine_rank(rp_str(y->config, "engine", ""));
     if (!d)
-        d = rank_of(rp_str(x->config, "sync", ""), syncs, 6) - rank_of(rp_str(y->config, "sync", ""), syncs, 6);
+        d = bench_schema_sync_rank(rp_str(x->config, "sync", "")) - bench_schema_sync_rank(rp_str(y->config, "sync", ""));
     return d ? d : strcmp(x->label, y->label);
 }
 

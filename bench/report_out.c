@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench_config.h"
-#include "bench_output.h"
+#include "bench_schema.h"
 #include "report.h"
 #include "report_out.h"
 
@@ -150,72 +149,18 @@ void rp_fmt_num(char *buf, size_t len, double v)
 
 /* ---- knobs and command lines ---------------------------------------------------------------- */
 
-enum knob_kind { KK_NUM, KK_SIZE, KK_STR, KK_IF_TRUE, KK_IF_FALSE, KK_ONOFF, KK_LIST };
-
-/* config members and the flags of `commitlab bench` that set them
- * (docs/bench.md); members not here are derived or fixed. */
-static const struct {
-    const char *key, *flag, *name;
-    enum knob_kind kind;
-} knob_spec[] = {
-    {"duration_s", "--duration", "duration", KK_NUM},
-    {"txns", "--txns", "txns", KK_NUM},
-    {"warmup_s", "--warmup", "warmup", KK_NUM},
-    {"dir", "--dir", "dir", KK_STR},
-    {"reuse", "--reuse", "reuse", KK_IF_TRUE},
-    {"preload", "--no-preload", "preload", KK_IF_FALSE},
-    {"verify", "--verify", "verify", KK_IF_TRUE},
-    {"seed", "--seed", "seed", KK_NUM},
-    {"value_size", "--value-size", "value-size", KK_NUM},
-    {"keys", "--keys", "keys", KK_NUM},
-    {"dist", "--dist", "dist", KK_STR},
-    {"zipf_theta", "--zipf-theta", "zipf-theta", KK_NUM},
-    {"ops_per_txn", "--ops-per-txn", "ops-per-txn", KK_NUM},
-    {"read_ratio", "--read-ratio", "read-ratio", KK_NUM},
-    {"scale", "--scale", "scale", KK_NUM},
-    {"rate_tps", "--rate", "rate", KK_NUM},
-    {"sync_method", "--sync-method", "sync-method", KK_STR},
-    {"elr", "--elr", "elr", KK_ONOFF},
-    {"segments", "--segments", "segments", KK_STR},
-    {"segment_init", "--segment-init", "segment-init", KK_STR},
-    {"segment_size", "--segment-size", "segment-size", KK_SIZE},
-    {"prealloc", "--prealloc", "prealloc", KK_NUM},
-    {"recycle_max", "--recycle-max", "recycle-max", KK_NUM},
-    {"checkpoint_bytes", "--checkpoint-bytes", "checkpoint-bytes", KK_SIZE},
-    {"commit_delay_us", "--commit-delay", "commit-delay", KK_NUM},
-    {"commit_siblings", "--commit-siblings", "commit-siblings", KK_NUM},
-    {"interval_ms", "--interval", "interval", KK_NUM},
-    {"uring_depth", "--uring-depth", "uring-depth", KK_NUM},
-    {"max_batch", "--max-batch", "max-batch", KK_SIZE},
-    {"flusher_spin_us", "--flusher-spin", "flusher-spin", KK_NUM},
-    {"sync_latency_us", "--sync-latency", "sync-latency", KK_NUM},
-    {"cache_bytes", "--cache", "cache", KK_SIZE},
-    {"lmdb_flags", "--lmdb-flags", "lmdb-flags", KK_LIST},
-    {"sqlite_sync", "--sqlite-sync", "sqlite-sync", KK_STR},
-    {"rocksdb_write", "--rocksdb-write", "rocksdb-write", KK_STR},
-};
-#define NKNOBS (sizeof knob_spec / sizeof *knob_spec)
-
-static int knob_index(const char *key)
-{
-    for (size_t i = 0; i < NKNOBS; i++)
-        if (strcmp(knob_spec[i].key, key) == 0)
-            return (int)i;
-    return -1;
-}
-
 /* A value as the flag takes it: sizes with k/M/G, booleans on/off. */
-static void knob_value(enum knob_kind kind, json_t *v, char *buf, size_t len)
+static void knob_value(enum bench_schema_kind kind, json_t *v, char *buf, size_t len)
 {
     if (json_is_boolean(v)) {
         snprintf(buf, len, "%s", json_is_true(v) ? "on" : "off");
     } else if (json_is_integer(v)) {
         long long n = (long long)json_integer_value(v);
-        if (kind == KK_SIZE && n > 0 && n % (1ll << 30) == 0)
+        if (kind == BS_SIZE && n > 0 && n % (1ll << 30) == 0)
             snprintf(buf, len, "%lldG", n >> 30);
-        else if (kind == KK_SIZE && n > 0 && n % (1ll << 20) == 0)
+        else if (kind == BS_SIZE && n > 0 && n % (1ll << 20) == 0)
             snprintf(buf, len, "%lldM", n >> 20);
-        else if (kind == KK_SIZE && n > 0 && n % 1024 == 0)
+        else if (kind == BS_SIZE && n > 0 && n % 1024 == 0)
             snprintf(buf, len, "%lldk", n >> 10);
         else
             snprintf(buf, len, "%lld", n);
@@ -241,10 +186,10 @@ static void knob_value(enum knob_kind kind, json_t *v, char *buf, size_t len)
 
 void rp_knob_label(const char *key, json_t *v, char *buf, size_t len)
 {
-    int k = knob_index(key);
+    const struct bench_schema_knob *k = bench_schema_knob(key);
     char val[160];
-    knob_value(k >= 0 ? knob_spec[k].kind : KK_STR, v, val, sizeof val);
-    snprintf(buf, len, "%s=%s", k >= 0 ? knob_spec[k].name : key, val);
+    knob_value(k ? k->kind : BS_STR, v, val, sizeof val);
+    snprintf(buf, len, "%s=%s", k ? k->name : key, val);
 }
 
 /* Quotes a word for a POSIX shell when it needs it. */
@@ -273,32 +218,33 @@ static void flag(FILE *f, const char *name, const char *value)
     }
 }
 
-/* The knobs of config c that differ from bench's defaults for its
- * engine and workload (bench_config_defaults, bench_config_json): what
- * the command line must say, and nothing it need not. */
+/* The knobs of config c that differ from what the schema says a line
+ * holds when the flag is not given (bench_schema.h): what the command
+ * line must say, and nothing it need not.  A member that is null was not
+ * set for this engine or workload. */
 static void knob_flags(FILE *f, json_t *c, int matrix)
 {
-    struct bench_config d;
-    bench_config_defaults(&d);
-    d.engine = rp_str(c, "engine", "commitlab");
-    d.workload = rp_str(c, "workload", "kv");
-    json_t *def = bench_config_json(&d);
-    for (size_t i = 0; i < NKNOBS; i++) {
-        json_t *v = rp_get(c, knob_spec[i].key);
+    for (size_t i = 0; i < bench_schema_nknobs; i++) {
+        const struct bench_schema_knob *k = &bench_schema_knobs[i];
+        json_t *v = rp_get(c, k->key);
         char val[200];
-        if (!v || json_is_null(v) || json_equal(v, rp_get(def, knob_spec[i].key)))
+        if (!v || json_is_null(v))
             continue;
-        if (matrix && strcmp(knob_spec[i].key, "dir") == 0)
+        json_t *def = json_loads(k->dflt, JSON_DECODE_ANY, NULL);
+        int same = json_equal(v, def);
+        json_decref(def);
+        if (same)
+            continue;
+        if (matrix && strcmp(k->key, "dir") == 0)
             continue; /* the matrix chooses its own mount points */
-        if (knob_spec[i].kind == KK_IF_TRUE || knob_spec[i].kind == KK_IF_FALSE) {
-            if (json_is_true(v) == (knob_spec[i].kind == KK_IF_TRUE))
-                flag(f, knob_spec[i].flag, NULL);
+        if (k->kind == BS_IF_TRUE || k->kind == BS_IF_FALSE) {
+            if (json_is_true(v) == (k->kind == BS_IF_TRUE))
+                flag(f, k->flag, NULL);
             continue;
         }
-        knob_value(knob_spec[i].kind, v, val, sizeof val);
-        flag(f, knob_spec[i].flag, val);
+        knob_value(k->kind, v, val, sizeof val);
+        flag(f, k->flag, val);
     }
-    json_decref(def);
 }
 
 /* "1,16,64": the client counts of series s, or of every series of its
@@ -345,7 +291,7 @@ static void matrix_options(FILE *f, const struct report *r, size_t cfg)
         if (!m)
             continue;
         if (!image && json_is_integer(rp_get(m, "image_size"))) {
-            knob_value(KK_SIZE, rp_get(m, "image_size"), val, sizeof val);
+            knob_value(BS_SIZE, rp_get(m, "image_size"), val, sizeof val);
             flag(f, "--image-size", val);
             flag(f, "--image-init", rp_str(m, "image_init", "sparse"));
             image = 1;
@@ -414,7 +360,7 @@ static char *crash_command(const struct rp_crash *c, long long replay)
         json_t *v = rp_get(c->row, fields[i][0]);
         if (!v || json_is_null(v) || (kill && strcmp(fields[i][0], "model") == 0))
             continue; /* a kill row's model is "kill", which --model does not take */
-        knob_value(KK_STR, v, val, sizeof val);
+        knob_value(BS_STR, v, val, sizeof val);
         flag(f, fields[i][1], val);
     }
     double n = rp_num(c->row, "crashes");
@@ -574,17 +520,17 @@ void ro_table_latency(const struct ro *o, const struct report *r)
 
 void ro_table_phases(const struct ro *o, const struct report *r)
 {
-    const char *heads[RP_NPHASES + 3] = {"configuration", "clients"};
-    for (int k = 0; k < RP_NPHASES; k++)
-        heads[k + 2] = rp_phase_names[k];
-    heads[RP_NPHASES + 2] = "sum µs";
+    const char *heads[BENCH_PHASES + 3] = {"configuration", "clients"};
+    for (int k = 0; k < BENCH_PHASES; k++)
+        heads[k + 2] = bench_phase_names[k];
+    heads[BENCH_PHASES + 2] = "sum µs";
     struct tw t;
-    tw_begin(&t, o, "table-phases", heads, RP_NPHASES + 3);
+    tw_begin(&t, o, "table-phases", heads, BENCH_PHASES + 3);
     for (size_t s = 0; s < r->nseries; s++) {
         const struct rp_point *p = rp_last_point(&r->series[s]);
-        double v[RP_NPHASES], sum = 0;
+        double v[BENCH_PHASES], sum = 0;
         int any = 0;
-        for (int k = 0; p && k < RP_NPHASES; k++) {
+        for (int k = 0; p && k < BENCH_PHASES; k++) {
             v[k] = rp_phase_mean(r, p, k);
             any |= isfinite(v[k]);
             sum += isfinite(v[k]) ? v[k] : 0;
@@ -595,7 +541,7 @@ void ro_table_phases(const struct ro *o, const struct report *r)
         tw_cell(&t, NULL, NULL, r->series[s].label);
         snprintf(buf, sizeof buf, "%d", p->clients);
         tw_cell(&t, "num", NULL, buf);
-        for (int k = 0; k < RP_NPHASES; k++)
+        for (int k = 0; k < BENCH_PHASES; k++)
             tw_num(&t, v[k]);
         tw_num(&t, sum);
     }

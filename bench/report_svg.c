@@ -25,11 +25,10 @@ const struct rp_chart_info rp_charts[RP_NCHARTS] = {
     [RP_CHART_TIMELINE] = {"chart-timeline", "timeline", "Second by second"},
 };
 
-const char *const rp_phase_names[RP_NPHASES] = {"lock", "append", "apply", "queue", "write", "sync", "wakeup"};
 
 static const char *const palette[10] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                         "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#79706e"};
-static const char *const phase_colours[RP_NPHASES] = {"#bab0ac", "#76b7b2", "#59a14f", "#edc948",
+static const char *const phase_colours[BENCH_PHASES] = {"#bab0ac", "#76b7b2", "#59a14f", "#edc948",
                                                       "#f28e2b", "#e15759", "#b07aa1"};
 
 #define WIDTH 880.0
@@ -329,7 +328,7 @@ double rp_phase_mean(const struct report *r, const struct rp_point *p, int phase
 {
     double *v = rp_xrealloc(NULL, p->nruns * sizeof *v);
     for (size_t i = 0; i < p->nruns; i++)
-        v[i] = rp_num(rp_get(rp_get(r->runs[p->runs[i]].metrics, "commit_phases_us"), rp_phase_names[phase]), "mean");
+        v[i] = rp_num(rp_get(rp_get(r->runs[p->runs[i]].metrics, "commit_phases_us"), bench_phase_names[phase]), "mean");
     double m = ut_median(v, p->nruns);
     free(v);
     return m;
@@ -338,7 +337,7 @@ double rp_phase_mean(const struct report *r, const struct rp_point *p, int phase
 static int has_phases(const struct report *r, const struct rp_series *s)
 {
     const struct rp_point *p = rp_last_point(s);
-    for (int k = 0; p && k < RP_NPHASES; k++)
+    for (int k = 0; p && k < BENCH_PHASES; k++)
         if (isfinite(rp_phase_mean(r, p, k)))
             return 1;
     return 0;
@@ -666,14 +665,14 @@ static double phase_bar(const struct plot *p, const struct report *r, size_t s, 
     double x = 0, top = y + (double)wrapped(p->f, p->x, y + 12, label, chars_in(WIDTH - LEFT - 20)) * LEGEND_ROW;
     char lab[64], num[32];
     free(label);
-    for (int k = 0; k < RP_NPHASES; k++) {
+    for (int k = 0; k < BENCH_PHASES; k++) {
         double v = rp_phase_mean(r, pt, k);
         if (!isfinite(v) || v <= 0)
             continue;
         rp_fmt_num(num, sizeof num, v);
         fprintf(p->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>%s: %s µs"
                       "</title></rect>\n",
-                px(p, x), top - 4, px(p, x + v) - px(p, x), BAR_H, phase_colours[k], rp_phase_names[k], num);
+                px(p, x), top - 4, px(p, x + v) - px(p, x), BAR_H, phase_colours[k], bench_phase_names[k], num);
         x += v;
     }
     rp_fmt_num(num, sizeof num, x);
@@ -701,7 +700,7 @@ static void chart_phases(FILE *f, const struct report *r, const char *caption, i
         if (!has_phases(r, &r->series[s]))
             continue;
         double sum = 0;
-        for (int k = 0; k < RP_NPHASES; k++) {
+        for (int k = 0; k < BENCH_PHASES; k++) {
             double v = rp_phase_mean(r, rp_last_point(&r->series[s]), k);
             sum += isfinite(v) && v > 0 ? v : 0;
         }
@@ -722,8 +721,8 @@ static void chart_phases(FILE *f, const struct report *r, const char *caption, i
     for (size_t i = 0; i < n; i++)
         y += phase_bar(&p, r, rows[i], y);
     double ly = p.y + p.h + 62;
-    for (int k = 0; k < RP_NPHASES; k++)
-        legend_box(f, LEFT + (double)k * 100, ly, phase_colours[k], rp_phase_names[k], 80);
+    for (int k = 0; k < BENCH_PHASES; k++)
+        legend_box(f, LEFT + (double)k * 100, ly, phase_colours[k], bench_phase_names[k], 80);
     free(rows);
     fputs("</svg>\n", f);
 }

@@ -11,8 +11,6 @@
 #include "bench_output.h"
 #include "drivers/driver.h"
 
-#define SCHEMA "commitlab-bench/1"
-
 void bench_label(const struct bench_config *cfg, char *buf, size_t len)
 {
     snprintf(buf, len, "%s --sync %s --clients %u%s%s", cfg->engine, cfg->sync, cfg->clients,
@@ -400,7 +398,7 @@ int bench_json_append_extra(FILE *f, const struct bench_config *cfg, const struc
                             unsigned run_index, unsigned nruns, const char *key, json_t *extra)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "schema", json_string(SCHEMA));
+    json_object_set_new(o, "schema", json_string(BENCH_SCHEMA));
     json_object_set_new(o, "time", json_string(r->time_utc));
     json_object_set_new(o, "run", json_integer(run_index));
     json_object_set_new(o, "runs", json_integer(nruns));

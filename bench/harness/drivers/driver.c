@@ -12,8 +12,6 @@ const struct bench_driver *const bench_drivers[] = {
     &bench_driver_commitlab, &bench_driver_lmdb, &bench_driver_rocksdb, &bench_driver_sqlite, &bench_driver_raw};
 const size_t bench_ndrivers = sizeof bench_drivers / sizeof *bench_drivers;
 
-const char *const bench_phase_names[BENCH_PHASES] = {"lock", "append", "apply", "queue", "write", "sync", "wakeup"};
-
 const struct bench_driver *bench_driver_find(const char *name)
 {
     for (size_t i = 0; i < bench_ndrivers; i++)

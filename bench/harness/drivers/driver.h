@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "bench_config.h"
+#include "bench_schema.h"
 
 #define BENCH_OK 0
 #define BENCH_NOTFOUND 1 /* get: no such key */
@@ -34,19 +35,13 @@ struct bench_db {
     char err[BENCH_ERRLEN];
 };
 
-/* The phases of a commit an engine can time (commitlab's cl_commit_times):
- * waiting for the writer lock, appending, applying, queueing for the I/O,
- * its write, its sync, the wake-up. */
-enum { BENCH_PH_LOCK, BENCH_PH_APPEND, BENCH_PH_APPLY, BENCH_PH_QUEUE, BENCH_PH_WRITE, BENCH_PH_SYNC,
-       BENCH_PH_WAKEUP, BENCH_PHASES };
-extern const char *const bench_phase_names[BENCH_PHASES];
-
 struct bench_conn {
     struct bench_db *db;
     unsigned id;
     void *impl;
     char err[BENCH_ERRLEN];
-    /* set by a driver's commit that times its phases (see times_commits) */
+    /* set by a driver's commit that times its phases (see times_commits;
+     * the phases: bench_schema.h) */
     uint64_t phase_ns[BENCH_PHASES];
 };
 
