@@ -261,7 +261,7 @@ static void usage(FILE *f)
             "                       survives), for every engine\n"
             "  --engine LIST        commitlab (default); with --mode kill also lmdb, rocksdb,\n"
             "                       sqlite (their --sync: commit = durable, none = not)\n"
-            "  --sync LIST          sync policies (default commit,group,uring,flusher)\n"
+            "  --sync LIST          sync policies (default %s)\n"
             "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
             "  --segments LIST      fresh (default), recycle\n"
             "  --segment-init LIST  zero (default), sparse, fallocate\n"
@@ -285,7 +285,8 @@ static void usage(FILE *f)
             "\n"
             "Exit 1 when an acknowledged commit was lost where the policy promises none is\n"
             "(a durable policy; any policy under --mode kill), or any combination showed a\n"
-            "partly visible transaction, a value no commit wrote, or a failed recovery.\n");
+            "partly visible transaction, a value no commit wrote, or a failed recovery.\n",
+            bench_sync_durable_choices());
 }
 
 static void free_opts(struct crash_opts *o)
@@ -542,7 +543,7 @@ int cmd_crash(int argc, char **argv)
     co.txns = 40;
     co.jobs = 1;
     co.dir = "commitlab-crash.d";
-    list_split(&co.sync, "--sync", "commit,group,uring,flusher", ok_sync);
+    list_split(&co.sync, "--sync", bench_sync_durable_choices(), ok_sync); /* every durable policy */
     list_split(&co.method, "--sync-method", "fdatasync", ok_method);
     list_split(&co.segments, "--segments", "fresh", ok_segments);
     list_split(&co.init, "--segment-init", "zero", ok_init);
