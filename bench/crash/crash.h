@@ -21,6 +21,10 @@
 
 #define CRASH_MAX_CLIENTS 64
 
+/* `commitlab crash [options]` (crash.c): 0 when every combination held,
+ * 1 when one failed, 2 for bad arguments. */
+int cmd_crash(int argc, char **argv);
+
 enum crash_mode { CRASH_SIM = 0, CRASH_KILL };
 enum crash_workload { CRASH_KV = 0, CRASH_TPCB };
 

@@ -33,6 +33,7 @@
 
 #include "bench.h"
 #include "drivers/driver.h"
+#include "matrix.h"
 #include "mx_fs.h"
 #include "ut_args.h"
 #include "ut_progress.h"

@@ -36,6 +36,10 @@ struct report_opts {
  * FILE:LINE there and listed in the report. */
 int report_write(const struct report_opts *o);
 
+/* `commitlab report FILE.jsonl... [-o FILE] [--format html|md] [--title T]`:
+ * exits 2 naming a bad argument, else report_write's status. */
+int cmd_report(int argc, char **argv);
+
 /* ---- the model (report_load.c) --------------------------------------------- */
 
 /* A line that is not in the report, or a run that did not measure. */

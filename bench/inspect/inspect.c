@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "commitlab.h"
+#include "inspect.h"
 #include "ut_args.h"
 
 static void print_segment(void *arg, const struct cl_inspect_segment *seg)
