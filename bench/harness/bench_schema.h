@@ -18,6 +18,14 @@
 
 #define BENCH_SCHEMA "commitlab-bench/1"
 
+/* Plausible values of a line: config.clients is 1..BENCH_SCHEMA_MAX_CLIENTS
+ * (what `commitlab bench --clients` accepts); metrics.tps at most
+ * BENCH_SCHEMA_MAX_TPS; every figure of metrics finite, not negative and
+ * at most BENCH_SCHEMA_MAX_FIGURE.  A reader skips a line outside them. */
+#define BENCH_SCHEMA_MAX_CLIENTS 1024
+#define BENCH_SCHEMA_MAX_TPS 1e9
+#define BENCH_SCHEMA_MAX_FIGURE 1e15
+
 /* How a member's value is written on a command line. */
 enum bench_schema_kind {
     BS_NUM,                       /* a number as it is */

@@ -60,6 +60,11 @@ struct rp_run {
 /* The runs of one series at one client count: the repeats. */
 /* The latency percentiles a run reports, for the percentile curve. */
 #define RP_NPCT 5
+
+/* The longest input line read (1 MiB); a longer one is named and skipped. */
+#define RP_MAX_LINE (1 << 20)
+#define RP_STR_(x) #x
+#define RP_STR(x) RP_STR_(x)
 extern const char *const rp_pct_keys[RP_NPCT]; /* "p50" ... "max" in metrics.latency_us */
 
 struct rp_point {

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "bench_schema.h"
 #include "report.h"
 #include "ut_stats.h"
 
@@ -125,10 +127,48 @@ static const char *bench_line_problem(json_t *j)
         return "config without engine, workload or sync";
     if (!json_is_integer(rp_get(c, "clients")) || json_integer_value(rp_get(c, "clients")) < 1)
         return "config.clients is not a positive integer";
+    if (json_integer_value(rp_get(c, "clients")) > BENCH_SCHEMA_MAX_CLIENTS)
+        return "config.clients above " RP_STR(BENCH_SCHEMA_MAX_CLIENTS) ", more than bench runs";
     double tps = rp_num(m, "tps");
     if (!isfinite(tps) || tps < 0)
         return "metrics.tps is not a number";
+    if (tps > BENCH_SCHEMA_MAX_TPS)
+        return "metrics.tps above 1e9, not a measurement";
     return NULL;
+}
+
+/* The first figure of metrics (recursively) that is negative, not finite
+ * or implausibly large, written into why; 0 when there is none. */
+static int implausible_figure(json_t *v, char *path, size_t cap, size_t len, char *why, size_t wlen)
+{
+    if (json_is_number(v)) {
+        double d = json_number_value(v);
+        if (!isfinite(d) || d < 0 || d > BENCH_SCHEMA_MAX_FIGURE) {
+            snprintf(why, wlen, "%s is %g, %s", path, d,
+                     !isfinite(d) ? "not finite" : d < 0 ? "negative" : "above 1e15");
+            return 1;
+        }
+        return 0;
+    }
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *e;
+        json_object_foreach(v, k, e) {
+            snprintf(path + len, cap - len, ".%s", k);
+            if (implausible_figure(e, path, cap, strlen(path), why, wlen))
+                return 1;
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(v, i, e) {
+            snprintf(path + len, cap - len, "[%zu]", i);
+            if (implausible_figure(e, path, cap, strlen(path), why, wlen))
+                return 1;
+        }
+    }
+    path[len] = 0;
+    return 0;
 }
 
 static void load_bench(struct report *r, const char *file, size_t line, json_t *j)
@@ -151,6 +191,11 @@ static void load_bench(struct report *r, const char *file, size_t line, json_t *
     const char *why = bench_line_problem(j);
     if (why) {
         skip(r, file, line, rp_printf("commitlab-bench/1 line with %s", why));
+        return;
+    }
+    char path[256] = "metrics", fig[320];
+    if (implausible_figure(rp_get(j, "metrics"), path, sizeof path, strlen(path), fig, sizeof fig)) {
+        skip(r, file, line, rp_printf("commitlab-bench/1 line with %s", fig));
         return;
     }
     r->runs = rp_xrealloc(r->runs, (r->nruns + 1) * sizeof *r->runs);
@@ -222,6 +267,17 @@ static void load_crash(struct report *r, const char *file, size_t line, json_t *
         skip(r, file, line, rp_strdup("commitlab-crash/1 line without a number of crashes"));
         return;
     }
+    static const char *const counts[] = {"crashes", "crashes_mid_run", "acked_lost", "acked_lost_worst_crash",
+                                         "unacked_survived", "atomicity_violations", "foreign_values", "phantoms",
+                                         "recovery_failures"};
+    for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
+        json_t *v = rp_get(j, counts[k]);
+        double d = json_is_number(v) ? json_number_value(v) : 0;
+        if (v && !json_is_null(v) && (!json_is_number(v) || !isfinite(d) || d < 0 || d > BENCH_SCHEMA_MAX_FIGURE)) {
+            skip(r, file, line, rp_printf("commitlab-crash/1 line whose %s is not a count", counts[k]));
+            return;
+        }
+    }
     char *key = crash_key(j);
     size_t i;
     for (i = 0; i < r->ncrashes && strcmp(r->crashes[i].key, key) != 0; i++)
@@ -259,16 +315,15 @@ static void load_object(struct report *r, const char *file, size_t line, json_t 
     }
 }
 
-static void load_line(struct report *r, const char *file, size_t line, char *text)
+static void load_line(struct report *r, const char *file, size_t line, char *text, size_t n)
 {
-    size_t n = strlen(text);
     while (n && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' ' || text[n - 1] == '\t'))
         text[--n] = 0;
     if (strspn(text, " \t") == n)
         return; /* a blank line says nothing */
     r->lines++;
     json_error_t err;
-    json_t *j = json_loads(text, 0, &err);
+    json_t *j = json_loadb(text, n, 0, &err); /* a NUL inside is an error, not the line's end */
     if (!j) {
         skip(r, file, line, rp_printf("not JSON (%s at column %d)", err.text, err.column));
         return;
@@ -284,19 +339,63 @@ int rp_load(struct report *r, const char *const *files, size_t n)
 {
     r->files = files;
     r->nfiles = n;
+    char *buf = malloc(RP_MAX_LINE + 1);
+    if (!buf) {
+        fprintf(stderr, "commitlab report: out of memory\n");
+        return 2;
+    }
     for (size_t i = 0; i < n; i++) {
-        FILE *f = fopen(files[i], "r");
+        FILE *f = fopen(files[i], "re");
+        struct stat st;
         if (!f) {
             fprintf(stderr, "commitlab report: %s: cannot open: %s\n", files[i], strerror(errno));
+            free(buf);
             return 2;
         }
-        char *buf = NULL;
-        size_t cap = 0, line = 0;
-        while (getline(&buf, &cap, f) >= 0)
-            load_line(r, files[i], ++line, buf);
-        free(buf);
+        if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+            fprintf(stderr, "commitlab report: %s: is %s, not a file of JSON lines\n", files[i],
+                    S_ISDIR(st.st_mode) ? "a directory" : S_ISCHR(st.st_mode) ? "a character device" : "not a regular file");
+            fclose(f);
+            free(buf);
+            return 2;
+        }
+        /* Lines of at most RP_MAX_LINE bytes: a longer one is named and
+         * skipped, read through without being kept, so no input can make
+         * the report hold more than one line's worth. */
+        size_t line = 0;
+        for (;;) {
+            size_t len = 0;
+            int c = 0, toolong = 0;
+            while ((c = getc_unlocked(f)) != EOF) {
+                if (len < RP_MAX_LINE)
+                    buf[len++] = (char)c;
+                else
+                    toolong = 1;
+                if (c == '\n')
+                    break;
+            }
+            if (len == 0 && c == EOF)
+                break;
+            line++;
+            if (toolong) {
+                r->lines++;
+                skip(r, files[i], line, rp_printf("longer than %d bytes", RP_MAX_LINE));
+            } else {
+                buf[len] = 0;
+                load_line(r, files[i], line, buf, len);
+            }
+            if (c == EOF)
+                break;
+        }
+        int err = ferror(f);
         fclose(f);
+        if (err) {
+            fprintf(stderr, "commitlab report: %s: read error\n", files[i]);
+            free(buf);
+            return 2;
+        }
     }
+    free(buf);
     return 0;
 }
 
