@@ -323,6 +323,9 @@ struct cl_stats {
     int prealloc_error;         /* 0, or the error that stopped the prealloc thread */
     int broken;                 /* the handle is broken (sticky failure) */
     uint64_t batch_hist[CL_BATCH_HIST]; /* commits made durable together (see CL_BATCH_HIST) */
+    /* since 0.2 */
+    uint64_t segment_size;      /* the log's segment size, fixed when the database was created (an open
+                                 * of an existing database uses it, whatever cl_options says) */
 };
 CL_API int cl_stats(struct cl_db *db, struct cl_stats *out);
 CL_API int cl_stats_sized(struct cl_db *db, struct cl_stats *out, size_t size);

@@ -1081,6 +1081,7 @@ int cl_stats_sized(struct cl_db *db, struct cl_stats *caller, size_t size)
     out->max_switch_commit_us = __atomic_load_n(&db->max_switch_commit_ns, __ATOMIC_RELAXED) / 1000;
     out->prealloc_error = ws.prealloc_error;
     out->broken = db_broken(db) != 0;
+    out->segment_size = db->segment_size;
     memcpy(caller, &all, size < sizeof all ? size : sizeof all); /* a field beyond the caller's size: left alone */
     return 0;
 }

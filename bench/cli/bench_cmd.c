@@ -8,13 +8,16 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_dirs.h"
 #include "bench_env.h"
 #include "cli.h"
 #include "drivers/driver.h"
+#include "ut_scratch.h"
 
 static void usage(FILE *f)
 {
@@ -83,6 +86,37 @@ static void usage(FILE *f)
             sync_list);
 }
 
+/* The run directory of each engine in the sweep (D/ENGINE.db), checked
+ * before the first run. */
+static int bench_check_run_dirs(struct bench_dirs *d, const struct bench_cli *c)
+{
+    const char **paths = calloc(c->n ? c->n : 1, sizeof *paths);
+    size_t np = 0;
+    int rc = 0;
+    if (!paths)
+        return 1;
+    for (size_t i = 0; i < c->n; i++) {
+        char *p = NULL;
+        if (asprintf(&p, "%s/%s.db", c->cfgs[i].dir, c->cfgs[i].engine) < 0) {
+            rc = 1;
+            break;
+        }
+        size_t k;
+        for (k = 0; k < np && strcmp(paths[k], p) != 0; k++)
+            ;
+        if (k < np)
+            free(p);
+        else
+            paths[np++] = p;
+    }
+    if (!rc)
+        rc = bench_dirs_check(d, paths, np, c->base.reuse);
+    for (size_t k = 0; k < np; k++)
+        free((char *)paths[k]);
+    free(paths);
+    return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     struct bench_cli c;
@@ -99,14 +133,27 @@ int cmd_bench(int argc, char **argv)
         bench_cli_free(&c);
         return 0;
     }
-    if (c.out_path) {
-        c.so.jsonl = fopen(c.out_path, "a");
-        if (!c.so.jsonl) {
-            fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(errno));
-            bench_cli_free(&c);
-            return 1;
-        }
+    /* Before any work: --out writable, --dir claimed, and nothing of the
+     * user's where a run directory would go. */
+    int rc, out_created = 0;
+    if (c.out_path && (rc = ut_output_check(c.out_path)) != 0) {
+        fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(-rc));
+        bench_cli_free(&c);
+        return 2;
     }
+    struct bench_dirs dirs;
+    if ((rc = bench_dirs_claim(&dirs, "bench", "--dir", c.base.dir)) != 0 || (rc = bench_check_run_dirs(&dirs, &c)) != 0) {
+        bench_dirs_release(&dirs);
+        bench_cli_free(&c);
+        return rc;
+    }
+    if (c.out_path && !(c.so.jsonl = ut_output_open(c.out_path, &out_created))) {
+        fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(errno));
+        bench_dirs_release(&dirs);
+        bench_cli_free(&c);
+        return 1;
+    }
+    bench_signals_install();
     bench_warn_volatile(c.base.dir);
     unsigned failed;
     if (c.repeat > 1) {
@@ -118,14 +165,12 @@ int cmd_bench(int argc, char **argv)
     } else {
         failed = bench_sweep(c.cfgs, c.n, &c.so, NULL);
     }
-    if (c.so.jsonl && fclose(c.so.jsonl)) {
-        fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(errno));
+    if (c.so.jsonl && (rc = ut_output_close(c.so.jsonl, c.out_path, out_created)) != 0) {
+        fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(-rc));
         failed++;
     }
-    /* remove the parent directory if the runs left it empty */
-    if (!c.base.reuse)
-        rmdir(c.base.dir);
-    int interrupted = bench_interrupted();
+    bench_dirs_release(&dirs); /* D itself only when this run made it and left it empty */
+    int sig = bench_signal_caught();
     bench_cli_free(&c);
-    return interrupted ? 130 : failed ? 1 : 0;
+    return sig ? 128 + sig : bench_interrupted() ? 130 : failed ? 1 : 0;
 }

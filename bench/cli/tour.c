@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_dirs.h"
 #include "bench_env.h"
 #include "cli.h"
 #include "drivers/driver.h"
@@ -204,7 +205,7 @@ static void run_series(struct tour_series *se, const struct tour_opts *o, FILE *
     if (se->segments && !strcmp(se->segments, "fresh"))
         printf("-- the same log with 1 MiB segments and a checkpoint every 4 MiB: fresh versus recycled "
                "segments --\n");
-    for (size_t c = 0; c < NCLIENTS; c++) {
+    for (size_t c = 0; c < NCLIENTS && !bench_interrupted(); c++) {
         struct tour_row *row = &se->rows[c];
         if (se->segments && tour_clients[c] != SEG_CLIENTS)
             continue;
@@ -214,6 +215,8 @@ static void run_series(struct tour_series *se, const struct tour_opts *o, FILE *
         bench_run(&row->cfg, &row->res, NULL, NULL);
         row->ran = 1;
         ut_progress_end(&p->up);
+        if (bench_interrupted())
+            break; /* a run cut short: no row, no JSON line */
         bench_table_row(stdout, &row->cfg, &row->res);
         fflush(stdout);
         if (bench_json_append(jf, &row->cfg, &row->res, (unsigned)p->up.done, (unsigned)p->up.total))
@@ -363,11 +366,36 @@ int cmd_tour(int argc, char **argv)
         return 0;
     }
     parse_tour_args(argc, argv, &o);
+    /* Its directory claimed for the whole tour, and nothing of the user's
+     * where a run directory would go. */
+    struct bench_dirs dirs;
+    const char *runs[sizeof series / sizeof *series];
+    char paths[sizeof series / sizeof *series][4200];
+    size_t nruns = 0;
+    for (size_t s = 0; s < nseries; s++) {
+        size_t k;
+        snprintf(paths[nruns], sizeof paths[nruns], "%.4000s/%s.db", o.dir, series[s].engine);
+        for (k = 0; k < nruns && strcmp(runs[k], paths[nruns]) != 0; k++)
+            ;
+        if (k == nruns) {
+            runs[nruns] = paths[nruns];
+            nruns++;
+        }
+    }
+    int rc = bench_dirs_claim(&dirs, "tour", "--dir", o.dir);
+    if (rc == 0)
+        rc = bench_dirs_check(&dirs, runs, nruns, 0);
+    if (rc) {
+        bench_dirs_release(&dirs);
+        return rc;
+    }
     FILE *jf = fopen(o.out, "w");
     if (!jf) {
         fprintf(stderr, "commitlab tour: %s: %s\n", o.out, strerror(errno));
+        bench_dirs_release(&dirs);
         return 1;
     }
+    bench_signals_install();
     print_preamble(&o);
 
     struct tour_progress p = {0};
@@ -375,16 +403,21 @@ int cmd_tour(int argc, char **argv)
     for (size_t s = 0; s < nseries; s++)
         total += series[s].segments ? 1 : NCLIENTS;
     ut_progress_init(&p.up, o.quiet, total, 0.5 + o.secs + 0.5);
-    for (size_t s = 0; s < nseries; s++)
+    for (size_t s = 0; s < nseries && !bench_interrupted(); s++)
         run_series(&series[s], &o, jf, &p);
     fclose(jf);
-    rmdir(o.dir);
+    bench_dirs_release(&dirs); /* --dir itself only when the tour made it and left it empty */
+    if (bench_signal_caught()) {
+        ut_progress_clear(&p.up);
+        fprintf(stderr, "commitlab tour: interrupted; its run directories are removed\n");
+        return 128 + bench_signal_caught();
+    }
 
     print_findings(series, nseries, ut_now() - p.up.start, o.out);
     for (size_t s = 0; s < nseries; s++)
         for (size_t c = 0; c < NCLIENTS; c++)
             if (series[s].rows[c].ran)
                 bench_result_free(&series[s].rows[c].res);
-    int rc = tour_report(o.out) ? 1 : 0;
+    rc = tour_report(o.out) ? 1 : 0;
     return p.failed ? 1 : rc;
 }

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +25,14 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_dirs.h"
 #include "commitlab.h"
 #include "crash.h"
 #include "ut_args.h"
 #include "ut_clock.h"
 #include "ut_file.h"
 #include "ut_progress.h"
+#include "ut_scratch.h"
 #include "vfs_fault.h"
 
 /* ---- options ---------------------------------------------------------- */
@@ -467,7 +470,7 @@ static void run_crashes(const struct crash_opts *co, const struct crash_config *
     uint64_t n = co->have_replay ? 1 : co->iterations;
     unsigned jobs = co->jobs < n ? co->jobs : (unsigned)n;
     if (jobs <= 1) {
-        for (uint64_t it = 0; it < n && !t->na; it++) {
+        for (uint64_t it = 0; it < n && !t->na && !bench_interrupted(); it++) {
             uint64_t seed = co->have_replay ? co->replay : co->seed + it;
             struct crash_outcome o;
             if (it % 10 == 0)
@@ -499,13 +502,13 @@ static void run_crashes(const struct crash_opts *co, const struct crash_config *
             char wdir[4300];
             close(fds[0]);
             snprintf(wdir, sizeof wdir, "%s-%u", dir, j);
-            for (uint64_t it = j; it < n; it += jobs) {
+            for (uint64_t it = j; it < n && !bench_interrupted(); it += jobs) {
                 struct worker_result r = {.seed = co->seed + it};
                 r.na = one(c, r.seed, span, wdir, &r.o, NULL);
                 if (write(fds[1], &r, sizeof r) != (ssize_t)sizeof r || r.na)
                     break;
             }
-            ut_rm_tree(wdir);
+            ut_scratch_remove(wdir);
             _exit(0);
         }
         pids[started++] = pid;
@@ -513,7 +516,13 @@ static void run_crashes(const struct crash_opts *co, const struct crash_config *
     close(fds[1]);
     struct worker_result r;
     uint64_t done = 0;
+    int stopped = 0;
     while (ut_read_full(fds[0], &r, sizeof r) == sizeof r) {
+        if (bench_interrupted() && !stopped) { /* a signal to this process only: the workers stop too */
+            for (unsigned j = 0; j < started; j++)
+                kill(pids[j], SIGTERM);
+            stopped = 1;
+        }
         if (r.na) {
             t->na = 1;
             snprintf(t->na_why, sizeof t->na_why, "%s", r.o.na_why);
@@ -527,11 +536,27 @@ static void run_crashes(const struct crash_opts *co, const struct crash_config *
     close(fds[0]);
     for (unsigned j = 0; j < started; j++)
         waitpid(pids[j], NULL, 0);
-    if (!t->na && done < n) {
+    if (!t->na && done < n && !bench_interrupted()) {
         t->na = 1;
         snprintf(t->na_why, sizeof t->na_why, "a worker process stopped: %" PRIu64 " of %" PRIu64 " crashes ran",
                  done, n);
     }
+}
+
+/* The campaign's directories inside --dir: DIR/crash, the workers'
+ * DIR/crash-J, and a replay's DIR/crash.crashed. */
+static int check_work_dirs(struct bench_dirs *d, const struct crash_opts *co, const char *dir)
+{
+    char paths[66][4300];
+    const char *pp[66];
+    size_t n = 0;
+    snprintf(paths[n++], sizeof paths[0], "%s", dir);
+    snprintf(paths[n++], sizeof paths[0], "%s.crashed", dir);
+    for (unsigned j = 0; j < co->jobs && n < 66; j++)
+        snprintf(paths[n++], sizeof paths[0], "%s-%u", dir, j);
+    for (size_t i = 0; i < n; i++)
+        pp[i] = paths[i];
+    return bench_dirs_check(d, pp, n, 0);
 }
 
 int cmd_crash(int argc, char **argv)
@@ -555,25 +580,36 @@ int cmd_crash(int argc, char **argv)
     list_split(&co.workload, "--workload", "kv", ok_workload);
     parse(&co, argc, argv);
 
-    if (mkdir(co.dir, 0755) && errno != EEXIST) {
-        fprintf(stderr, "commitlab crash: --dir %s: %s\n", co.dir, strerror(errno));
+    /* Before any work: --out writable, --dir claimed for the whole run,
+     * and nothing of the user's where the campaign's directories go. */
+    int rc, out_created = 0;
+    if (co.out && (rc = ut_output_check(co.out)) != 0) {
+        fprintf(stderr, "commitlab crash: --out %s: %s\n", co.out, strerror(-rc));
         free_opts(&co);
-        return 1;
+        return 2;
     }
-    FILE *jf = co.out ? fopen(co.out, "a") : NULL;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%.4000s/crash", co.dir);
+    struct bench_dirs dirs;
+    if ((rc = bench_dirs_claim(&dirs, "crash", "--dir", co.dir)) != 0 || (rc = check_work_dirs(&dirs, &co, dir)) != 0) {
+        bench_dirs_release(&dirs);
+        free_opts(&co);
+        return rc;
+    }
+    FILE *jf = co.out ? ut_output_open(co.out, &out_created) : NULL;
     if (co.out && !jf) {
         fprintf(stderr, "commitlab crash: --out %s: %s\n", co.out, strerror(errno));
+        bench_dirs_release(&dirs);
         free_opts(&co);
         return 1;
     }
+    bench_signals_install();
 
     struct progress p = {.total = co.sync.n * co.method.n * co.segments.n * co.init.n * co.prealloc.n * co.elr.n *
                                   co.model.n * co.clients.n * co.engine.n * co.workload.n};
     ut_progress_init(&p.up, co.quiet, p.total, 0);
     crash_fn one = co.mode == CRASH_KILL ? crash_kill_one : crash_sim_one;
     int failed = 0;
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%.4000s/crash", co.dir);
 
     if (co.mode == CRASH_KILL)
         printf("commitlab crash: processes killed (SIGKILL) while committing on the real file system; %s\n",
@@ -584,7 +620,7 @@ int cmd_crash(int argc, char **argv)
                co.have_replay ? "one replayed crash" : "each row is one combination");
     row_header();
     fflush(stdout);
-    for (p.idx = 0; p.idx < p.total; p.idx++) {
+    for (p.idx = 0; p.idx < p.total && !bench_interrupted(); p.idx++) {
         struct crash_config c;
         if (!config_at(&co, p.idx, &c))
             continue;
@@ -604,6 +640,8 @@ int cmd_crash(int argc, char **argv)
         if (!t.na)
             run_crashes(&co, &c, one, span, dir, &t, &p);
         ut_progress_clear(&p.up);
+        if (bench_interrupted())
+            break; /* a combination cut short: no row, no JSON line */
         row(&c, &t);
         if (t.have_bad) {
             printf("  first failure: seed %" PRIu64 ": %s\n", t.first_bad_seed, t.first_why);
@@ -621,16 +659,22 @@ int cmd_crash(int argc, char **argv)
     double el = ut_now() - p.up.start;
     printf("\n%" PRIu64 " crashes in %.1f s: %.0f crashes per second\n", p.crashes_all, el,
            el > 0 ? (double)p.crashes_all / el : 0);
-    if (co.have_replay)
+    if (co.have_replay && !bench_interrupted())
         printf("the directory as the crash left it: %s.crashed (commitlab inspect --records %s.crashed)\n"
                "the same after recovery:          %s\n",
                dir, dir, dir);
     else {
-        ut_rm_tree(dir);
-        rmdir(co.dir);
+        char kept[4300];
+        snprintf(kept, sizeof kept, "%s.crashed", dir);
+        ut_scratch_remove(dir);
+        ut_scratch_remove(kept);
     }
-    if (jf)
-        fclose(jf);
+    if (jf && (rc = ut_output_close(jf, co.out, out_created)) != 0) {
+        fprintf(stderr, "commitlab crash: --out %s: %s\n", co.out, strerror(-rc));
+        failed = 1;
+    }
+    bench_dirs_release(&dirs); /* --dir itself only when this run made it and left it empty */
     free_opts(&co);
-    return failed;
+    int sig = bench_signal_caught();
+    return sig ? 128 + sig : failed;
 }

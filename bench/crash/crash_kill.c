@@ -35,6 +35,7 @@
 #include "crash.h"
 #include "ut_clock.h"
 #include "ut_file.h"
+#include "ut_scratch.h"
 
 /* One message on the pipe; smaller than PIPE_BUF, so each write is atomic
  * even with every client thread writing. */
@@ -193,16 +194,17 @@ int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, c
 
     memset(o, 0, sizeof *o);
     memset(&w, 0, sizeof w);
-    ut_rm_tree(dir);
     crash_bench_config(c, dir, &bc);
     if (c->drv->check(&bc, o->na_why, sizeof o->na_why)) {
         o->na = 1;
         return 1;
     }
-    if (mkdir(dir, 0755) && errno != EEXIST) {
-        snprintf(o->why, sizeof o->why, "mkdir %.100s: %s", dir, strerror(errno));
-        o->recovery_failed = 1;
-        return 0;
+    int mrc = ut_scratch_reset(dir, "crash"); /* only ever over a directory of its own */
+    if (mrc) {
+        snprintf(o->na_why, sizeof o->na_why, "%.100s: %s", dir,
+                 mrc == -EPERM ? "exists and was not made by commitlab crash" : strerror(-mrc));
+        o->na = 1;
+        return 1;
     }
     if (pipe(fds)) {
         snprintf(o->na_why, sizeof o->na_why, "pipe: %s", strerror(errno));

@@ -20,6 +20,7 @@
 #include "engine_internal.h"
 #include "ut_clock.h"
 #include "ut_file.h"
+#include "ut_scratch.h"
 #include "vfs_fault.h"
 
 struct sim_client {
@@ -77,12 +78,13 @@ int crash_sim_one(const struct crash_config *c, uint64_t seed, uint64_t span, co
 
     memset(o, 0, sizeof *o);
     memset(&w, 0, sizeof w);
-    ut_rm_tree(dir);
-    if (mkdir(dir, 0755) && errno != EEXIST) {
-        snprintf(o->why, sizeof o->why, "mkdir %.100s: %s", dir, strerror(errno));
-        o->recovery_failed = 1;
+    int mrc = ut_scratch_reset(dir, "crash"); /* only ever over a directory of its own */
+    if (mrc) {
+        snprintf(o->na_why, sizeof o->na_why, "%.100s: %s", dir,
+                 mrc == -EPERM ? "exists and was not made by commitlab crash" : strerror(-mrc));
+        o->na = 1;
         vfs_destroy(fault);
-        return 0;
+        return 1;
     }
     crash_bench_config(c, dir, &bc);
     vfs_fault_ring_seed(fault, seed);

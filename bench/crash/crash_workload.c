@@ -30,6 +30,7 @@
 #include "bench.h"
 #include "crash.h"
 #include "ut_file.h"
+#include "ut_scratch.h"
 
 #define PAYLOAD_ROWS 8
 #define MAX_PAYLOAD 1500
@@ -358,9 +359,9 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
 int crash_keep_copy(const char *dir, char *kept, size_t len)
 {
     snprintf(kept, len, "%s.crashed", dir);
-    ut_rm_tree(kept);
-    if (mkdir(kept, 0755))
-        return errno;
+    int mrc = ut_scratch_reset(kept, "crash");
+    if (mrc)
+        return -mrc;
     DIR *d = opendir(dir);
     if (!d)
         return errno;

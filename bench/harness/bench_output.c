@@ -407,7 +407,10 @@ int bench_json_append_extra(FILE *f, const struct bench_config *cfg, const struc
     json_object_set_new(o, "status", json_string(r->status == RUN_OK ? "ok" : r->status == RUN_NA ? "n/a" : "error"));
     json_object_set_new(o, "reason", r->status == RUN_OK ? json_null() : json_string(r->reason));
     json_object_set_new(o, "engine_settings", jstr(r->settings));
-    json_object_set_new(o, "config", bench_config_json(cfg));
+    json_t *config = bench_config_json(cfg);
+    if (r->stored_segment_size) /* --reuse: the store's own, which is what ran */
+        json_object_set_new(config, "segment_size", json_integer((json_int_t)r->stored_segment_size));
+    json_object_set_new(o, "config", config);
     json_object_set_new(o, "metrics", metrics_json(r));
     json_object_set_new(o, "env", env_json(&r->env, cfg));
     if (key && extra)

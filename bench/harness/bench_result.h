@@ -31,6 +31,7 @@ struct bench_result {
     char settings[256];           /* the engine's own settings (describe) */
     char time_utc[32];
     char run_dir[4096];
+    uint64_t stored_segment_size; /* the store's own segment size, when it differs from the one asked */
 
     double seconds, preload_seconds;
     uint64_t txns, ops;

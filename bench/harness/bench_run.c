@@ -36,6 +36,7 @@
 #include "bench_workload.h"
 #include "ut_clock.h"
 #include "ut_file.h"
+#include "ut_scratch.h"
 
 enum { PH_WARMUP = 0, PH_MEASURE = 1, PH_STOP = 2 };
 
@@ -263,6 +264,7 @@ struct run {
     const struct bench_workload *wl;
     struct bench_db db;
     int db_open;
+    int made_dir;                 /* the run directory is this run's (a marked scratch directory) */
     struct run_shared sh;
     struct bench_zipf zipf;
     struct client *cl;
@@ -349,14 +351,28 @@ static int run_open_store(struct run *rn)
     db->cfg = cfg;
     snprintf(db->path, sizeof db->path, "%s/%s.db", cfg->dir, cfg->engine);
     snprintf(rn->r->run_dir, sizeof rn->r->run_dir, "%s", db->path);
-    if (!cfg->reuse)
-        ut_rm_tree(db->path);
-    if (mkdir(db->path, 0755) && errno != EEXIST)
+    if (!cfg->reuse) {
+        /* fresh and marked, never over anything already there (ut_scratch.h) */
+        int mrc = ut_scratch_make(db->path, "bench");
+        if (mrc == -EEXIST)
+            return run_fail(rn, RUN_ERROR, "%.160s exists and was not made for this run: nothing was removed",
+                            db->path);
+        if (mrc)
+            return run_fail(rn, RUN_ERROR, "mkdir %.160s: %.60s", db->path, strerror(-mrc));
+        rn->made_dir = 1;
+    } else if (mkdir(db->path, 0755) && errno != EEXIST) {
         return run_fail(rn, RUN_ERROR, "mkdir %.160s: %.60s", db->path, strerror(errno));
+    }
     int rc = rn->drv->open(db);
     if (rc)
         return run_fail(rn, rc == BENCH_NA ? RUN_NA : RUN_ERROR, "%s", db->err);
     rn->db_open = 1;
+    if (db->stored_segment_size) { /* what ran, not what was asked */
+        rn->r->stored_segment_size = db->stored_segment_size;
+        size_t n = strlen(rn->r->settings);
+        snprintf(rn->r->settings + n, sizeof rn->r->settings - n, " segment_size=%llu(stored, not as asked)",
+                 (unsigned long long)db->stored_segment_size);
+    }
     return 0;
 }
 
@@ -651,8 +667,8 @@ static void run_end(struct run *rn)
     if (rn->db_open)
         rn->drv->close(&rn->db);
     bench_sync_latency_set(0);
-    if (rn->r->run_dir[0] && !rn->cfg->reuse)
-        ut_rm_tree(rn->r->run_dir);
+    if (rn->made_dir)
+        ut_scratch_remove(rn->r->run_dir); /* only what this run made */
     if (rn->sh.timeline) {
         for (size_t s = 0; s < rn->sh.tcap; s++)
             free(rn->sh.timeline[s]);

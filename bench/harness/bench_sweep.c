@@ -53,6 +53,10 @@ unsigned bench_sweep(const struct bench_config *cfgs, size_t n, const struct ben
         progress_tick(&p);
         bench_run(&cfgs[i], r, progress_tick, &p);
         ut_progress_end(&p.up);
+        if (bench_interrupted()) { /* abandoned: no row, no JSON line, for a run cut short */
+            bench_result_free(r);
+            break;
+        }
         if (r->status == RUN_ERROR)
             failed++;
         if (o->format == FMT_CSV)

@@ -32,11 +32,13 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_dirs.h"
 #include "drivers/driver.h"
 #include "matrix.h"
 #include "mx_fs.h"
 #include "ut_args.h"
 #include "ut_progress.h"
+#include "ut_scratch.h"
 #include "ut_stats.h"
 
 /* ---- signals ------------------------------------------------------------ */
@@ -619,18 +621,30 @@ int cmd_matrix(int argc, char **argv)
         bench_cli_free(&c);
         return UT_EXIT_USAGE;
     }
-    if (mkdir(m.workdir, 0755) && errno != EEXIST) {
-        fprintf(stderr, "commitlab matrix: --workdir %s: %s\n", m.workdir, strerror(errno));
+    /* Before any work: --out writable, and --workdir claimed for the whole
+     * run, so a second run there is refused instead of unmounting and
+     * detaching this one's filesystems as a dead run's leftovers. */
+    int orc, out_created = 0;
+    if (c.out_path && (orc = ut_output_check(c.out_path)) != 0) {
+        fprintf(stderr, "commitlab matrix: --out %s: %s\n", c.out_path, strerror(-orc));
         bench_cli_free(&c);
-        return 1;
+        return UT_EXIT_USAGE;
+    }
+    struct bench_dirs dirs;
+    if ((orc = bench_dirs_claim(&dirs, "matrix", "--workdir", m.workdir)) != 0) {
+        bench_dirs_release(&dirs);
+        bench_cli_free(&c);
+        return orc;
     }
     if (!realpath(m.workdir, workdir)) {
         fprintf(stderr, "commitlab matrix: --workdir %s: %s\n", m.workdir, strerror(errno));
+        bench_dirs_release(&dirs);
         bench_cli_free(&c);
         return 1;
     }
-    if (c.out_path && !(c.so.jsonl = fopen(c.out_path, "a"))) {
+    if (c.out_path && !(c.so.jsonl = ut_output_open(c.out_path, &out_created))) {
         fprintf(stderr, "commitlab matrix: --out %s: %s\n", c.out_path, strerror(errno));
+        bench_dirs_release(&dirs);
         bench_cli_free(&c);
         return 1;
     }
@@ -643,7 +657,7 @@ int cmd_matrix(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
 
-    mx_clear_leftovers(workdir);
+    mx_clear_leftovers(workdir); /* a dead run's: this run holds the lock */
     printf("commitlab matrix: %zu configuration%s x %u repeat%s on %zu filesystem%s (images in %s)\n", c.n,
            c.n == 1 ? "" : "s", m.repeat, m.repeat == 1 ? "" : "s", m.nfs, m.nfs == 1 ? "" : "s", workdir);
     printf("tps is the median over the repeats, spread half their range; dev B/txn is what the loop device\n"
@@ -666,9 +680,9 @@ int cmd_matrix(int argc, char **argv)
         }
     }
     mx_fs_down(&cur);
-    rmdir(workdir); /* only when empty */
     if (c.so.jsonl)
-        fclose(c.so.jsonl);
+        ut_output_close(c.so.jsonl, c.out_path, out_created);
+    bench_dirs_release(&dirs); /* --workdir itself only when this run made it and left it empty */
     if (!got_signal && vl.n > 1) {
         printf("\nverdicts:\n");
         for (size_t i = 0; i < vl.n; i++)

@@ -36,6 +36,7 @@
 #include "probe.h"
 #include "ut_args.h"
 #include "ut_file.h"
+#include "ut_scratch.h"
 #include "ut_stats.h"
 
 atomic_int probe_alarm;
@@ -420,6 +421,9 @@ static int parse_probe_args(int argc, char **argv, struct probe_ctx *c, const ch
             *json = flag_value(argc, argv, &i, "--json", "a file name, or - for stdout");
             if (!**json)
                 ut_usage_error("probe", "--json: expected a file name, or - for stdout");
+            int orc = strcmp(*json, "-") ? ut_output_check(*json) : 0; /* before the probe, not after it */
+            if (orc)
+                ut_usage_error("probe", "--json %s: %s", *json, strerror(-orc));
         } else if (flag_is(a, "--only")) {
             c->only = parse_only(flag_value(argc, argv, &i, "--only", "a section: " SECTION_LIST));
         } else if (flag_is(a, "--files")) {

@@ -18,6 +18,7 @@
 #include "report.h"
 #include "report_out.h"
 #include "ut_args.h"
+#include "ut_scratch.h"
 
 /* ---- sections ---------------------------------------------------------------------------- */
 
@@ -411,6 +412,10 @@ int cmd_report(int argc, char **argv)
     }
     if (!o.ninputs)
         ut_usage_error("report", "expected at least one FILE.jsonl (see commitlab report --help)");
+    const char *target = o.out ? o.out : o.format == REPORT_MD ? "report.md" : "report.html";
+    int orc = ut_output_check(target); /* before the inputs are read */
+    if (orc)
+        ut_usage_error("report", "-o %s: %s", target, strerror(-orc));
     int rc = report_write(&o);
     free(files);
     return rc;

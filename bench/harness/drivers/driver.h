@@ -33,6 +33,10 @@ struct bench_db {
     char path[4096];
     void *impl;
     char err[BENCH_ERRLEN];
+    /* set by open when an existing store keeps a setting of its own that
+     * differs from the one asked for (commitlab's segment size, fixed at
+     * creation): what the run really used, for its record; 0 otherwise */
+    uint64_t stored_segment_size;
 };
 
 struct bench_conn {

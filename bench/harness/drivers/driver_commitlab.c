@@ -108,6 +108,9 @@ static int cl_drv_open(struct bench_db *db)
                  info.bad_file[0] ? ": " : "", cl_strerror(rc));
         return BENCH_ERR;
     }
+    struct cl_stats st;
+    if (!info.created && cl_stats(h, &st) == 0 && st.segment_size != o.segment_size)
+        db->stored_segment_size = st.segment_size; /* --reuse of a database made with another size */
     db->impl = h;
     return BENCH_OK;
 }
