@@ -109,32 +109,24 @@ void bench_config_defaults(struct bench_config *c)
     c->rocksdb_write = "default";
 }
 
-/* The library's policies in its order, all or only the durable ones. */
-static void sync_list(char *buf, size_t len, int durable_only)
+/* The library's policies in its order, all or only the durable ones:
+ * "none,periodic,commit,...", made once. */
+static const char *sync_list(int durable_only)
 {
-    size_t j = 0;
-    for (int i = 0; i < CL_SYNC_NPOLICIES && j < len; i++) {
-        if (durable_only && cl_sync_policy_is_durable((enum cl_sync_policy)i) != 1)
-            continue;
-        j += (size_t)snprintf(buf + j, len - j, "%s%s", j ? "," : "", cl_sync_policy_name((enum cl_sync_policy)i));
+    static char bufs[2][256];
+    char *buf = bufs[durable_only != 0];
+    if (!buf[0]) {
+        size_t j = 0;
+        for (int i = 0; i < CL_SYNC_NPOLICIES && j < sizeof bufs[0]; i++)
+            if (!durable_only || cl_sync_policy_is_durable((enum cl_sync_policy)i) == 1)
+                j += (size_t)snprintf(buf + j, sizeof bufs[0] - j, "%s%s", j ? "," : "",
+                                      cl_sync_policy_name((enum cl_sync_policy)i));
     }
-}
-
-const char *bench_sync_choices(void)
-{
-    static char buf[256];
-    if (!buf[0])
-        sync_list(buf, sizeof buf, 0);
     return buf;
 }
 
-const char *bench_sync_durable_choices(void)
-{
-    static char buf[256];
-    if (!buf[0])
-        sync_list(buf, sizeof buf, 1);
-    return buf;
-}
+const char *bench_sync_choices(void) { return sync_list(0); }
+const char *bench_sync_durable_choices(void) { return sync_list(1); }
 
 static const char *choices_of(const struct knob_def *k)
 {
