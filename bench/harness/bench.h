@@ -88,5 +88,8 @@ struct bench_cli {
 };
 void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c);
 void bench_cli_free(struct bench_cli *c);
+/* bench's --help, from the table of knobs: every knob's line by section,
+ * with its accepted values and its default, then the command's options. */
+void bench_cli_usage(FILE *f);
 
 #endif

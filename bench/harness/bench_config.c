@@ -1,112 +1,79 @@
 /*
- * bench_config.c -- the knobs of a run and the command line that sets
- * them: the table of knobs (flag, kind, accepted values), the defaults,
- * the check of every value (one line naming the flag and what it accepts,
- * exit 2, all before the first run starts), and the expansion of comma
- * lists into the cross product of runs.  bench_cli_parse is what `commitlab
- * bench` and `commitlab matrix` parse their options with; the drivers,
- * the output and the crash campaign read the knobs' flags and defaults.
+ * bench_config.c -- the knobs of a run, from the one table of
+ * bench_knobs.h: reading, checking and writing each value by its type,
+ * the defaults, the "config" object of a JSON line, the --help lines, and
+ * the command line -- every value checked before the first run starts,
+ * a bad one a single line naming the flag and what it accepts (exit 2),
+ * and the comma lists expanded into their cross product in the table's
+ * sweep order.  bench_cli_parse is what `commitlab bench` and `commitlab
+ * matrix` parse their options with; the drivers, the output, the report
+ * and the crash campaign read the knobs through bench_knob().
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 #include "commitlab.h"
-#include "drivers/driver.h"
 #include "ut_args.h"
 
-/* ---- knobs ------------------------------------------------------------------- */
+/* ---- the table ------------------------------------------------------------------- */
 
-enum kind { KIND_ENUM, KIND_UINT, KIND_SIZE, KIND_RATIO };
+#define BENCH_KNOB_ROW_(id, field, ctype, type_, flag_, key_, dflt_, choices_, min_, max_, flags_, owner_, sweep_, \
+                        group_, help_)                                                                             \
+    [K_##id] = {.flag = flag_,                                                                                     \
+                .key = key_,                                                                                       \
+                .type = type_,                                                                                     \
+                .off = offsetof(struct bench_config, field),                                                       \
+                .size = sizeof(((struct bench_config *)0)->field),                                                 \
+                .dflt = dflt_,                                                                                     \
+                .choices = choices_,                                                                               \
+                .min = (double)(min_),                                                                             \
+                .max = (double)(max_),                                                                             \
+                .flags = flags_,                                                                                   \
+                .owner = owner_,                                                                                   \
+                .sweep = sweep_,                                                                                   \
+                .group = group_,                                                                                   \
+                .help = help_},
+static const struct bench_knob_def knobs[K_COUNT] = {BENCH_KNOBS(BENCH_KNOB_ROW_)};
+#undef BENCH_KNOB_ROW_
 
-struct knob_def {
-    const char *flag;
-    enum kind kind;
-    const char *choices; /* KIND_ENUM: comma-separated */
-    uint64_t min, max;   /* KIND_UINT, KIND_SIZE */
-};
-
-static const struct knob_def knobs[K_COUNT] = {
-    [K_ENGINE] = {"--engine", KIND_ENUM, "commitlab,lmdb,rocksdb,sqlite,raw", 0, 0},
-    [K_WORKLOAD] = {"--workload", KIND_ENUM, "kv,tpcb", 0, 0},
-    [K_CLIENTS] = {"--clients", KIND_UINT, NULL, 1, 1024},
-    [K_SYNC] = {"--sync", KIND_ENUM, NULL, 0, 0}, /* the library's policies: bench_sync_choices() */
-    [K_SYNC_METHOD] = {"--sync-method", KIND_ENUM, "fdatasync,fsync,dsync,direct", 0, 0},
-    [K_ELR] = {"--elr", KIND_ENUM, "on,off", 0, 0},
-    [K_SEGMENTS] = {"--segments", KIND_ENUM, "fresh,recycle", 0, 0},
-    [K_SEGMENT_INIT] = {"--segment-init", KIND_ENUM, "sparse,fallocate,zero", 0, 0},
-    [K_SEGMENT_SIZE] = {"--segment-size", KIND_SIZE, NULL, 64 << 10, 1ull << 34},
-    [K_PREALLOC] = {"--prealloc", KIND_UINT, NULL, 0, 64},
-    [K_RECYCLE_MAX] = {"--recycle-max", KIND_UINT, NULL, 1, 64},
-    [K_CHECKPOINT] = {"--checkpoint-bytes", KIND_SIZE, NULL, 0, 1ull << 40},
-    [K_COMMIT_DELAY] = {"--commit-delay", KIND_UINT, NULL, 0, 1000000},
-    [K_COMMIT_SIBLINGS] = {"--commit-siblings", KIND_UINT, NULL, 0, 1024},
-    [K_INTERVAL] = {"--interval", KIND_UINT, NULL, 1, 3600000},
-    [K_URING_DEPTH] = {"--uring-depth", KIND_UINT, NULL, 1, CL_MAX_URING_DEPTH},
-    [K_SYNC_LATENCY] = {"--sync-latency", KIND_UINT, NULL, 0, 10000000},
-    [K_CACHE] = {"--cache", KIND_SIZE, NULL, 1 << 20, 1ull << 40},
-    [K_VALUE_SIZE] = {"--value-size", KIND_UINT, NULL, 8, 4096},
-    [K_KEYS] = {"--keys", KIND_UINT, NULL, 1, 1000000000},
-    [K_DIST] = {"--dist", KIND_ENUM, "uniform,zipf", 0, 0},
-    [K_OPS_PER_TXN] = {"--ops-per-txn", KIND_UINT, NULL, 1, 100000},
-    [K_READ_RATIO] = {"--read-ratio", KIND_RATIO, NULL, 0, 0},
-    [K_SCALE] = {"--scale", KIND_UINT, NULL, 1, 10000},
-    [K_SQLITE_SYNC] = {"--sqlite-sync", KIND_ENUM, "full,normal,off", 0, 0},
-    [K_RATE] = {"--rate", KIND_UINT, NULL, 0, 10000000},
-    [K_MAX_BATCH] = {"--max-batch", KIND_SIZE, NULL, 0, 1ull << 30},
-    [K_FLUSHER_SPIN] = {"--flusher-spin", KIND_UINT, NULL, 0, 1000000},
-    [K_ROCKSDB_WRITE] = {"--rocksdb-write", KIND_ENUM, "default,pipelined,unordered,manual-flush", 0, 0},
-};
+const struct bench_knob_def *bench_knob(enum bench_knob k)
+{
+    return (unsigned)k < K_COUNT ? &knobs[k] : NULL;
+}
 
 const char *bench_knob_flag(enum bench_knob k)
 {
     return (unsigned)k < K_COUNT ? knobs[k].flag : "?";
 }
 
+enum bench_knob bench_knob_by_flag(const char *flag)
+{
+    int k;
+    for (k = 0; k < K_COUNT; k++)
+        if (strcmp(flag, knobs[k].flag) == 0)
+            break;
+    return (enum bench_knob)k;
+}
+
+enum bench_knob bench_knob_by_key(const char *key)
+{
+    int k;
+    for (k = 0; k < K_COUNT; k++)
+        if (strcmp(key, knobs[k].key) == 0)
+            break;
+    return (enum bench_knob)k;
+}
+
+/* ---- the library's policies ------------------------------------------------------ */
+
 int bench_sync_is_durable(const char *sync)
 {
     enum cl_sync_policy p;
     return cl_sync_policy_parse(sync, &p) == 0 && cl_sync_policy_is_durable(p) == 1;
-}
-
-void bench_config_defaults(struct bench_config *c)
-{
-    struct cl_options o;
-    cl_options_init(&o);
-    memset(c, 0, sizeof *c);
-    c->engine = "commitlab";
-    c->workload = "kv";
-    c->clients = 1;
-    c->duration = 10;
-    c->warmup = 1;
-    c->dir = "commitlab-bench.d";
-    c->preload = 1;
-    c->seed = 1;
-    c->value_size = 100;
-    c->keys = 100000;
-    c->zipf_theta = 0.99;
-    c->ops_per_txn = 1;
-    c->scale = 1;
-    c->sync = "commit";
-    c->sync_method = cl_sync_method_name(o.method);
-    c->elr = o.elr;
-    c->segments = "fresh";
-    c->segment_init = "zero";
-    c->segment_size = o.segment_size;
-    c->prealloc = o.prealloc;
-    c->recycle_max = o.recycle_max;
-    c->checkpoint_bytes = o.checkpoint_bytes;
-    c->commit_delay_us = o.commit_delay_us;
-    c->commit_siblings = o.commit_siblings;
-    c->interval_ms = o.interval_ms;
-    c->uring_depth = o.uring_depth;
-    c->max_batch = o.max_batch;
-    c->flusher_spin_us = o.flusher_spin_us;
-    c->sync_latency_us = o.sync_latency_us;
-    c->cache_bytes = o.cache_size;
-    c->rocksdb_write = "default";
 }
 
 /* The library's policies in its order, all or only the durable ones:
@@ -128,91 +95,467 @@ static const char *sync_list(int durable_only)
 const char *bench_sync_choices(void) { return sync_list(0); }
 const char *bench_sync_durable_choices(void) { return sync_list(1); }
 
-static const char *choices_of(const struct knob_def *k)
+/* ---- a knob's field ---------------------------------------------------------------- */
+
+static void *field_of(struct bench_config *c, enum bench_knob k) { return (char *)c + knobs[k].off; }
+static const void *cfield_of(const struct bench_config *c, enum bench_knob k)
 {
-    return k == &knobs[K_SYNC] ? bench_sync_choices() : k->choices;
+    return (const char *)c + knobs[k].off;
 }
 
-static int in_choices(const char *choices, const char *v)
+/* Integers are 4 or 8 bytes wide (unsigned, uint32_t, int, uint64_t). */
+static uint64_t get_int(const struct bench_config *c, enum bench_knob k)
+{
+    if (knobs[k].size == sizeof(uint64_t)) {
+        uint64_t v;
+        memcpy(&v, cfield_of(c, k), sizeof v);
+        return v;
+    }
+    uint32_t v;
+    memcpy(&v, cfield_of(c, k), sizeof v);
+    return v;
+}
+
+static void set_int(struct bench_config *c, enum bench_knob k, uint64_t v)
+{
+    if (knobs[k].size == sizeof(uint64_t)) {
+        memcpy(field_of(c, k), &v, sizeof v);
+    } else {
+        uint32_t w = (uint32_t)v;
+        memcpy(field_of(c, k), &w, sizeof w);
+    }
+}
+
+static const char *get_str(const struct bench_config *c, enum bench_knob k)
+{
+    const char *s;
+    memcpy(&s, cfield_of(c, k), sizeof s);
+    return s;
+}
+
+static double get_real(const struct bench_config *c, enum bench_knob k)
+{
+    double d;
+    memcpy(&d, cfield_of(c, k), sizeof d);
+    return d;
+}
+
+static int is_word(enum bench_knob_type t) { return t == KT_WORD || t == KT_POLICY || t == KT_INDEX || t == KT_ONOFF; }
+
+/* ---- words ------------------------------------------------------------------------- */
+
+static const char *choices_of(enum bench_knob k)
+{
+    return knobs[k].type == KT_POLICY ? bench_sync_choices() : knobs[k].choices;
+}
+
+/* The index of v among the comma-separated words, or -1. */
+static int word_index(const char *words, const char *v)
 {
     size_t n = strlen(v);
-    for (const char *p = choices; *p;) {
+    int i = 0;
+    for (const char *p = words; p && *p; i++) {
         const char *e = strchr(p, ',');
         size_t len = e ? (size_t)(e - p) : strlen(p);
         if (len == n && strncmp(p, v, n) == 0)
-            return 1;
+            return i;
         if (!e)
             break;
         p = e + 1;
     }
+    return -1;
+}
+
+/* Word i of words into buf ("" when there is none). */
+static void word_at(const char *words, int i, char *buf, size_t len)
+{
+    const char *p = words;
+    for (; p && i > 0; i--) {
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+    size_t n = p ? strcspn(p, ",") : 0;
+    snprintf(buf, len, "%.*s", (int)n, p ? p : "");
+}
+
+/* "a, b, c": the words as a sentence lists them. */
+static void words_spaced(const char *words, char *buf, size_t len)
+{
+    size_t j = 0;
+    for (const char *p = words; *p && j + 3 < len; p++) {
+        buf[j++] = *p;
+        if (*p == ',')
+            buf[j++] = ' ';
+    }
+    buf[j] = 0;
+}
+
+/* ---- checking, setting and writing one value --------------------------------------- */
+
+static const char *arg_name(const struct bench_knob_def *d)
+{
+    if (d->flags & KF_LIST)
+        return " LIST";
+    switch (d->type) {
+    case KT_SECS: return " S";
+    case KT_NUM: return " X";
+    case KT_COUNT: case KT_SEED: case KT_UINT: return " N";
+    case KT_SIZE: return " SIZE";
+    case KT_PATH: return " D";
+    case KT_SET: return " SET";
+    case KT_TRUE: case KT_FALSE: return "";
+    default: return " WORD";
+    }
+}
+
+void bench_knob_accepted(enum bench_knob k, char *buf, size_t len)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    char w[256];
+    int n = 0;
+    switch (d->type) {
+    case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
+        words_spaced(choices_of(k), w, sizeof w);
+        n = snprintf(buf, len, "%s", w);
+        break;
+    case KT_UINT:
+        n = snprintf(buf, len, "an integer in [%llu, %llu]", (unsigned long long)d->min, (unsigned long long)d->max);
+        break;
+    case KT_SIZE:
+        n = snprintf(buf, len, "a size with optional k/M/G in [%llu, %llu] bytes", (unsigned long long)d->min,
+                     (unsigned long long)d->max);
+        break;
+    case KT_RATIO: n = snprintf(buf, len, "a fraction in [0, 1]"); break;
+    case KT_SECS: case KT_NUM:
+        n = snprintf(buf, len, "%s in %c%g, %g%c", d->type == KT_SECS ? "seconds" : "a number",
+                     d->flags & KF_OPEN_MIN ? '(' : '[', d->min, d->max, d->flags & KF_OPEN_MAX ? ')' : ']');
+        break;
+    case KT_COUNT: n = snprintf(buf, len, "a positive integer"); break;
+    case KT_SEED: n = snprintf(buf, len, "a non-negative integer"); break;
+    case KT_PATH: n = snprintf(buf, len, "a directory path"); break;
+    case KT_SET:
+        words_spaced(d->choices, w, sizeof w);
+        n = snprintf(buf, len, "a set of %s", w);
+        break;
+    case KT_TRUE: case KT_FALSE: n = snprintf(buf, len, "no value"); break;
+    }
+    if (n > 0 && (size_t)n < len && (d->flags & KF_LIST))
+        snprintf(buf + n, len - (size_t)n, " (comma lists allowed)");
+}
+
+/* Digits only, at most 64 bits. */
+static int parse_digits(const char *v, uint64_t *out)
+{
+    char *end;
+    if (*v < '0' || *v > '9')
+        return -EINVAL;
+    errno = 0;
+    unsigned long long u = strtoull(v, &end, 10);
+    if (*end || errno)
+        return -EINVAL;
+    *out = u;
     return 0;
 }
 
-static void accepted(const struct knob_def *k, char *buf, size_t len)
+static int in_range(const struct bench_knob_def *d, double x)
 {
-    switch (k->kind) {
-    case KIND_ENUM: {
-        size_t j = 0;
-        for (const char *p = choices_of(k); *p && j + 3 < len; p++) {
-            if (*p == ',') {
-                buf[j++] = ',';
-                buf[j++] = ' ';
-            } else {
-                buf[j++] = *p;
-            }
-        }
-        buf[j] = 0;
-        snprintf(buf + j, len - j, " (comma lists allowed)");
-        break;
-    }
-    case KIND_UINT:
-        snprintf(buf, len, "an integer in [%llu, %llu] (comma lists allowed)", (unsigned long long)k->min,
-                 (unsigned long long)k->max);
-        break;
-    case KIND_SIZE:
-        snprintf(buf, len, "a size with optional k/M/G in [%llu, %llu] bytes (comma lists allowed)",
-                 (unsigned long long)k->min, (unsigned long long)k->max);
-        break;
-    case KIND_RATIO:
-        snprintf(buf, len, "a fraction in [0, 1] (comma lists allowed)");
-        break;
-    }
+    return (d->flags & KF_OPEN_MIN ? x > d->min : x >= d->min) && (d->flags & KF_OPEN_MAX ? x < d->max : x <= d->max);
 }
 
-/* Checks one value of a knob; exits 2 naming the flag when it is bad. */
-static void validate(const char *cmd, enum bench_knob kk, const char *v)
+int bench_knob_check(enum bench_knob k, const char *v)
 {
-    const struct knob_def *k = &knobs[kk];
-    char acc[256];
+    const struct bench_knob_def *d = &knobs[k];
     uint64_t u;
     char *end;
     int ok = 0;
+    switch (d->type) {
+    case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
+        ok = word_index(choices_of(k), v) >= 0;
+        break;
+    case KT_UINT: ok = parse_digits(v, &u) == 0 && u >= d->min && u <= d->max; break;
+    case KT_SIZE: ok = ut_parse_size(v, &u) == 0 && u >= d->min && u <= d->max; break;
+    case KT_RATIO: case KT_SECS: case KT_NUM: {
+        double x = strtod(v, &end);
+        ok = *v && !*end && in_range(d, x);
+        break;
+    }
+    case KT_COUNT: ok = parse_digits(v, &u) == 0 && u >= 1; break;
+    case KT_SEED: ok = parse_digits(v, &u) == 0; break;
+    case KT_PATH: ok = *v != 0; break;
+    case KT_SET: {
+        char *copy = strdup(v), *save = NULL;
+        ok = copy != NULL;
+        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && ok; t = strtok_r(NULL, ",", &save))
+            ok = word_index(d->choices, t) >= 0;
+        free(copy);
+        break;
+    }
+    case KT_TRUE: case KT_FALSE: ok = 0; break;
+    }
+    return ok ? 0 : -EINVAL;
+}
 
-    switch (k->kind) {
-    case KIND_ENUM:
-        ok = in_choices(choices_of(k), v);
+void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, int given)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    uint64_t u = 0;
+    switch (d->type) {
+    case KT_WORD: case KT_POLICY: case KT_PATH:
+        memcpy(field_of(c, k), &v, sizeof v);
         break;
-    case KIND_UINT:
-        errno = 0;
-        u = strtoull(v, &end, 10);
-        ok = *v >= '0' && *v <= '9' && !*end && !errno && u >= k->min && u <= k->max;
+    case KT_INDEX: set_int(c, k, (uint64_t)word_index(d->choices, v)); break;
+    case KT_ONOFF: set_int(c, k, strcmp(v, "on") == 0); break;
+    case KT_UINT: case KT_COUNT: case KT_SEED:
+        parse_digits(v, &u);
+        set_int(c, k, u);
         break;
-    case KIND_SIZE:
-        ok = *v >= '0' && *v <= '9' && ut_parse_size(v, &u) == 0 && u >= k->min && u <= k->max;
+    case KT_SIZE:
+        ut_parse_size(v, &u);
+        set_int(c, k, u);
         break;
-    case KIND_RATIO: {
-        double d = strtod(v, &end);
-        ok = *v && !*end && d >= 0 && d <= 1;
+    case KT_RATIO: case KT_SECS: case KT_NUM: {
+        double x = strtod(v, NULL);
+        memcpy(field_of(c, k), &x, sizeof x);
+        break;
+    }
+    case KT_TRUE: case KT_FALSE: /* v is "on" or "off", as a default says it */
+        set_int(c, k, strcmp(v, "on") == 0);
+        break;
+    case KT_SET: {
+        char *copy = strdup(v), *save = NULL;
+        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+            u |= 1ull << word_index(d->choices, t);
+        free(copy);
+        set_int(c, k, u);
         break;
     }
     }
-    if (!ok) {
-        accepted(k, acc, sizeof acc);
-        ut_usage_error(cmd, "%s: '%s' is not accepted; expected %s", k->flag, v, acc);
+    if ((d->flags & KF_CLEARS_TXNS) && given)
+        c->txns = 0;
+    if (given)
+        c->given[k] = 1;
+}
+
+void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *buf, size_t len)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    uint64_t u;
+    buf[0] = 0;
+    switch (d->type) {
+    case KT_WORD: case KT_POLICY: case KT_PATH: {
+        const char *s = get_str(c, k);
+        snprintf(buf, len, "%s", s ? s : "");
+        break;
+    }
+    case KT_INDEX: word_at(d->choices, (int)get_int(c, k), buf, len); break;
+    case KT_ONOFF: case KT_TRUE: case KT_FALSE: snprintf(buf, len, "%s", get_int(c, k) ? "on" : "off"); break;
+    case KT_UINT: case KT_COUNT: case KT_SEED: snprintf(buf, len, "%llu", (unsigned long long)get_int(c, k)); break;
+    case KT_SIZE:
+        u = get_int(c, k);
+        if (u && u % (1ull << 30) == 0)
+            snprintf(buf, len, "%lluG", (unsigned long long)(u >> 30));
+        else if (u && u % (1ull << 20) == 0)
+            snprintf(buf, len, "%lluM", (unsigned long long)(u >> 20));
+        else if (u && u % 1024 == 0)
+            snprintf(buf, len, "%lluk", (unsigned long long)(u >> 10));
+        else
+            snprintf(buf, len, "%llu", (unsigned long long)u);
+        break;
+    case KT_RATIO: case KT_SECS: case KT_NUM: snprintf(buf, len, "%g", get_real(c, k)); break;
+    case KT_SET: {
+        size_t j = 0;
+        u = get_int(c, k);
+        for (int i = 0; i < 32 && j < len; i++)
+            if (u & (1ull << i)) {
+                char w[64];
+                word_at(d->choices, i, w, sizeof w);
+                j += (size_t)snprintf(buf + j, len - j, "%s%s", j ? "," : "", w);
+            }
+        break;
+    }
     }
 }
 
-/* ---- the cross product ----------------------------------------------------------- */
+void bench_config_defaults(struct bench_config *c)
+{
+    memset(c, 0, sizeof *c);
+    for (int k = 0; k < K_COUNT; k++)
+        if (knobs[k].dflt)
+            bench_knob_set(c, (enum bench_knob)k, knobs[k].dflt, 0);
+}
+
+/* ---- JSON -------------------------------------------------------------------------- */
+
+/* Knob k of c as a JSON value, whatever the engine and workload. */
+static json_t *knob_json(const struct bench_config *c, enum bench_knob k)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    char w[64];
+    switch (d->type) {
+    case KT_WORD: case KT_POLICY: case KT_PATH: {
+        const char *s = get_str(c, k);
+        return s ? json_string(s) : json_null();
+    }
+    case KT_INDEX:
+        word_at(d->choices, (int)get_int(c, k), w, sizeof w);
+        return json_string(w);
+    case KT_ONOFF: case KT_TRUE: case KT_FALSE: return json_boolean(get_int(c, k));
+    case KT_UINT: case KT_SIZE: case KT_COUNT: case KT_SEED: return json_integer((json_int_t)get_int(c, k));
+    case KT_RATIO: case KT_SECS: case KT_NUM: return json_real(get_real(c, k));
+    case KT_SET: {
+        json_t *a = json_array();
+        uint64_t u = get_int(c, k);
+        for (int i = 0; i < 32; i++)
+            if (u & (1ull << i)) {
+                word_at(d->choices, i, w, sizeof w);
+                json_array_append_new(a, json_string(w));
+            }
+        return a;
+    }
+    }
+    return json_null();
+}
+
+/* Whether knob k applies to c's engine and workload, and has a value. */
+static int knob_in_json(const struct bench_config *c, enum bench_knob k)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    if (d->owner && strcmp(c->engine, d->owner) != 0 && !c->given[k])
+        return 0;
+    if (((d->flags & KF_KV) && strcmp(c->workload, "kv") != 0) ||
+        ((d->flags & KF_TPCB) && strcmp(c->workload, "tpcb") != 0))
+        return 0;
+    if ((d->flags & KF_NULL_ZERO) && get_int(c, k) == 0)
+        return 0;
+    if ((d->flags & KF_NULL_WITH_TXNS) && c->txns)
+        return 0;
+    return !(d->flags & KF_IF_ZIPF) || c->zipf;
+}
+
+json_t *bench_config_json(const struct bench_config *cfg)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < K_COUNT; i++) {
+        enum bench_knob k = (enum bench_knob)i;
+        json_object_set_new(o, knobs[k].key, knob_in_json(cfg, k) ? knob_json(cfg, k) : json_null());
+        /* the members derived from a knob follow it */
+        if (k == K_VALUE_SIZE)
+            json_object_set_new(o, "key_size", json_integer(16));
+        else if (k == K_SYNC)
+            json_object_set_new(o, "sync_durable", json_boolean(bench_sync_is_durable(cfg->sync)));
+        else if (k == K_CACHE)
+            json_object_set_new(o, "sync_latency_emulated", json_boolean(cfg->sync_latency_us > 0));
+    }
+    return o;
+}
+
+json_t *bench_knob_default_json(enum bench_knob k)
+{
+    struct bench_config d;
+    bench_config_defaults(&d);
+    return knob_json(&d, k);
+}
+
+/* ---- --help -------------------------------------------------------------------------- */
+
+#define HELP_COL 23
+#define HELP_WIDTH 100
+
+/* "  --flag ARG           text", the text wrapped at HELP_WIDTH. */
+static void help_line(FILE *f, const char *left, const char *text)
+{
+    int col = fprintf(f, "  %s", left);
+    if (col + 1 > HELP_COL) {
+        fputc('\n', f);
+        col = 0;
+    }
+    fprintf(f, "%*s", HELP_COL - col, "");
+    col = HELP_COL;
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, " ");
+        if (col > HELP_COL && col + 1 + (int)n > HELP_WIDTH) {
+            fprintf(f, "\n%*s", HELP_COL, "");
+            col = HELP_COL;
+        } else if (col > HELP_COL) {
+            fputc(' ', f);
+            col++;
+        }
+        fprintf(f, "%.*s", (int)n, p);
+        col += (int)n;
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    fputc('\n', f);
+}
+
+static const char *const group_heading[KG_COUNT] = {
+    [KG_RUN] = NULL,
+    [KG_KV] = "kv workload:",
+    [KG_TPCB] = "tpcb workload:",
+    [KG_COMMIT] = "commit path (commitlab maps every knob; other engines what they can, else n/a):",
+    [KG_ENGINE] = "one engine's own:",
+};
+
+/* The options of the command rather than of a run. */
+static const struct {
+    const char *left, *help;
+} cli_opts[] = {
+    {"--repeat N", "run the whole list N times, round by round, each round in a shuffled order; then each "
+                   "configuration's median (min-max) and, per client count, the best configuration and its margin "
+                   "over the next best (default 1)"},
+    {"--out FILE.jsonl", "append one JSON object per run (docs/bench.md)"},
+    {"--format table|csv", "stdout format (default table)"},
+    {"--quiet", "no progress line on stderr"},
+    {"--list-engines", "the engines built into this binary, and how each maps the knobs"},
+};
+
+void bench_cli_usage(FILE *f)
+{
+    fprintf(f, "usage: commitlab bench [options]     (comma lists run the cross product)\n");
+    for (int g = 0; g < KG_COUNT; g++) {
+        fprintf(f, "%s\n", group_heading[g] ? group_heading[g] : "");
+        for (int k = 0; k < K_COUNT; k++) {
+            const struct bench_knob_def *d = &knobs[k];
+            char left[64], text[1024], w[256];
+            if (d->group != (enum bench_knob_group)g)
+                continue;
+            snprintf(left, sizeof left, "%s%s", d->flag, arg_name(d));
+            int n = snprintf(text, sizeof text, "%s", d->help);
+            if ((is_word(d->type) || d->type == KT_SET) && n > 0 && (size_t)n < sizeof text) {
+                /* the words, the default marked as the old --help did */
+                const char *words = choices_of((enum bench_knob)k);
+                n += snprintf(text + n, sizeof text - (size_t)n, ":");
+                for (int i = 0; n > 0 && (size_t)n < sizeof text; i++) {
+                    word_at(words, i, w, sizeof w);
+                    if (!w[0])
+                        break;
+                    n += snprintf(text + n, sizeof text - (size_t)n, "%s %s%s", i ? "," : "", w,
+                                  d->dflt && strcmp(w, d->dflt) == 0 ? " (default)" : "");
+                }
+            } else if (d->dflt && d->type != KT_TRUE && d->type != KT_FALSE && n > 0 && (size_t)n < sizeof text) {
+                snprintf(text + n, sizeof text - (size_t)n, " (default %s)", d->dflt);
+            }
+            help_line(f, left, text);
+        }
+    }
+    fprintf(f, "runs and output:\n");
+    for (size_t i = 0; i < sizeof cli_opts / sizeof *cli_opts; i++)
+        help_line(f, cli_opts[i].left, cli_opts[i].help);
+}
+
+/* ---- the command line -------------------------------------------------------------- */
+
+/* Checks one value of a knob; exits 2 naming the flag when it is bad. */
+static void validate(const char *cmd, enum bench_knob k, const char *v)
+{
+    char acc[300];
+    if (bench_knob_check(k, v) == 0)
+        return;
+    bench_knob_accepted(k, acc, sizeof acc);
+    ut_usage_error(cmd, "%s: '%s' is not accepted; expected %s", knobs[k].flag, v, acc);
+}
 
 static void split_list(const char *cmd, enum bench_knob k, const char *arg, struct knob_values *kv)
 {
@@ -237,65 +580,25 @@ static void split_list(const char *cmd, enum bench_knob k, const char *arg, stru
     free(copy);
 }
 
-/* Applies one knob value (already validated) to c. */
-static void apply(struct bench_config *c, enum bench_knob k, const char *v)
+/* The list knobs in the table's sweep order, the outermost first. */
+static size_t sweep_order(enum bench_knob *order)
 {
-    uint64_t u = 0;
-    if (knobs[k].kind == KIND_UINT)
-        u = strtoull(v, NULL, 10);
-    else if (knobs[k].kind == KIND_SIZE)
-        ut_parse_size(v, &u);
-    c->given[k] = 1;
-    switch (k) {
-    case K_ENGINE: c->engine = v; break;
-    case K_WORKLOAD: c->workload = v; break;
-    case K_CLIENTS: c->clients = (unsigned)u; break;
-    case K_SYNC: c->sync = v; break;
-    case K_SYNC_METHOD: c->sync_method = v; break;
-    case K_ELR: c->elr = strcmp(v, "on") == 0; break;
-    case K_SEGMENTS: c->segments = v; break;
-    case K_SEGMENT_INIT: c->segment_init = v; break;
-    case K_SEGMENT_SIZE: c->segment_size = u; break;
-    case K_PREALLOC: c->prealloc = (uint32_t)u; break;
-    case K_RECYCLE_MAX: c->recycle_max = (uint32_t)u; break;
-    case K_CHECKPOINT: c->checkpoint_bytes = u; break;
-    case K_COMMIT_DELAY: c->commit_delay_us = (uint32_t)u; break;
-    case K_COMMIT_SIBLINGS: c->commit_siblings = (uint32_t)u; break;
-    case K_INTERVAL: c->interval_ms = (uint32_t)u; break;
-    case K_URING_DEPTH: c->uring_depth = (uint32_t)u; break;
-    case K_SYNC_LATENCY: c->sync_latency_us = (uint32_t)u; break;
-    case K_CACHE: c->cache_bytes = u; break;
-    case K_VALUE_SIZE: c->value_size = (uint32_t)u; break;
-    case K_KEYS: c->keys = u; break;
-    case K_DIST: c->zipf = strcmp(v, "zipf") == 0; break;
-    case K_OPS_PER_TXN: c->ops_per_txn = (uint32_t)u; break;
-    case K_READ_RATIO: c->read_ratio = strtod(v, NULL); break;
-    case K_SCALE: c->scale = (uint32_t)u; break;
-    case K_SQLITE_SYNC: c->sqlite_sync = v; break;
-    case K_RATE: c->rate = (uint32_t)u; break;
-    case K_MAX_BATCH: c->max_batch = u; break;
-    case K_FLUSHER_SPIN: c->flusher_spin_us = (uint32_t)u; break;
-    case K_ROCKSDB_WRITE: c->rocksdb_write = v; break;
-    case K_COUNT: break;
-    }
+    size_t n = 0;
+    for (unsigned rank = 1; rank <= K_COUNT; rank++)
+        for (int k = 0; k < K_COUNT; k++)
+            if (knobs[k].sweep == rank)
+                order[n++] = (enum bench_knob)k;
+    return n;
 }
-
-/* Outermost first; clients vary fastest so that a table reads as
- * "this engine and policy at 1, 16, 64 clients". */
-static const enum bench_knob sweep_order[] = {
-    K_WORKLOAD, K_ENGINE, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE,
-    K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_MAX_BATCH,
-    K_FLUSHER_SPIN, K_SYNC_LATENCY, K_CACHE, K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE,
-    K_SQLITE_SYNC, K_ROCKSDB_WRITE, K_RATE, K_CLIENTS,
-};
 
 static struct bench_config *expand(const char *cmd, const struct bench_config *base, struct knob_values *vals,
                                    size_t *nout)
 {
-    size_t total = 1, nk = sizeof sweep_order / sizeof *sweep_order;
+    enum bench_knob order[K_COUNT];
+    size_t total = 1, nk = sweep_order(order);
     for (size_t i = 0; i < nk; i++)
-        if (vals[sweep_order[i]].n)
-            total *= vals[sweep_order[i]].n;
+        if (vals[order[i]].n)
+            total *= vals[order[i]].n;
     if (total > 100000)
         ut_usage_error(cmd, "the comma lists expand to %zu runs (at most 100000)", total);
     struct bench_config *out = calloc(total, sizeof *out);
@@ -308,17 +611,17 @@ static struct bench_config *expand(const char *cmd, const struct bench_config *b
         size_t vl = 0;
         c->varying[0] = 0;
         for (size_t i = 0; i < nk; i++) {
-            enum bench_knob k = sweep_order[i];
+            enum bench_knob k = order[i];
             if (!vals[k].n)
                 continue;
-            apply(c, k, vals[k].v[idx[k]]);
-            if (vals[k].n > 1 && k != K_ENGINE && k != K_SYNC && k != K_CLIENTS && vl < sizeof c->varying)
+            bench_knob_set(c, k, vals[k].v[idx[k]], 1);
+            if (vals[k].n > 1 && !(knobs[k].flags & KF_LABEL) && vl < sizeof c->varying)
                 vl += (size_t)snprintf(c->varying + vl, sizeof c->varying - vl, "%s%s=%s", vl ? " " : "",
                                        knobs[k].flag + 2, vals[k].v[idx[k]]);
         }
-        /* advance the odometer: the last knob in sweep_order fastest */
+        /* advance the odometer: the last knob in the sweep order fastest */
         for (size_t i = nk; i-- > 0;) {
-            enum bench_knob k = sweep_order[i];
+            enum bench_knob k = order[i];
             if (!vals[k].n)
                 continue;
             if (++idx[k] < vals[k].n)
@@ -329,8 +632,6 @@ static struct bench_config *expand(const char *cmd, const struct bench_config *b
     *nout = total;
     return out;
 }
-
-/* ---- the command line ----------------------------------------------------------- */
 
 static const char *need_arg(const char *cmd, int argc, char **argv, int *i, const char *flag,
                             const char **inline_val)
@@ -369,102 +670,44 @@ static const char *split_inline_value(const char *arg, char *flagbuf, size_t len
     return flagbuf;
 }
 
-/* The knob whose flag this is, or K_COUNT. */
-static int knob_of_flag(const char *flag)
+/* A knob's flag: a comma list kept as text for the cross product, or one
+ * value set on the base of every run.  1 when arg is a knob's flag. */
+static int parse_knob(const char *cmd, int argc, char **argv, int *i, const char *arg, const char **inl,
+                      struct bench_cli *c)
 {
-    int k;
-    for (k = 0; k < K_COUNT; k++)
-        if (strcmp(flag, knobs[k].flag) == 0)
-            break;
-    return k;
-}
-
-/* --lmdb-flags: one set, not a list. */
-static void parse_lmdb_flags(const char *cmd, const char *v, struct bench_config *base)
-{
-    char *copy = strdup(v), *save = NULL;
-    base->lmdb_flags = 0;
-    base->lmdb_flags_given = 1;
-    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-        if (strcmp(t, "nometasync") == 0)
-            base->lmdb_flags |= LMDB_F_NOMETASYNC;
-        else if (strcmp(t, "writemap") == 0)
-            base->lmdb_flags |= LMDB_F_WRITEMAP;
-        else if (strcmp(t, "mapasync") == 0)
-            base->lmdb_flags |= LMDB_F_MAPASYNC;
-        else
-            ut_usage_error(cmd, "--lmdb-flags: '%s' is not accepted; expected a set of "
-                                 "nometasync, writemap, mapasync", t);
+    enum bench_knob k = bench_knob_by_flag(arg);
+    if (k == K_COUNT)
+        return 0;
+    const struct bench_knob_def *d = &knobs[k];
+    if (d->type == KT_TRUE || d->type == KT_FALSE) {
+        if (*inl)
+            return 0; /* --reuse=x: not an option of ours */
+        bench_knob_set(&c->base, k, d->type == KT_TRUE ? "on" : "off", 1);
+        return 1;
     }
-    free(copy);
+    const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+    if (d->flags & KF_LIST) {
+        split_list(cmd, k, v, &c->vals[k]);
+    } else {
+        validate(cmd, k, v);
+        bench_knob_set(&c->base, k, v, 1);
+    }
+    return 1;
 }
 
-/* The options of a run that are not comma lists (one value for every
- * run); 1 when arg is one of them. */
-static int parse_run_option(const char *cmd, int argc, char **argv, int *i, const char *arg, const char **inl,
-                            struct bench_cli *c)
+/* The options of the command: how often, where the results go, and what
+ * it does; 1 when arg is one of them. */
+static int parse_command_option(const char *cmd, int argc, char **argv, int *i, const char *arg, const char **inl,
+                                struct bench_cli *c)
 {
-    struct bench_config *base = &c->base;
     char *end;
-
-    if (strcmp(arg, "--duration") == 0) {
-        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
-        base->duration = strtod(v, &end);
-        if (*end || !*v || !(base->duration > 0 && base->duration <= 86400))
-            ut_usage_error(cmd, "--duration: '%s' is not accepted; expected seconds in (0, 86400]", v);
-        base->txns = 0;
-    } else if (strcmp(arg, "--txns") == 0) {
-        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
-        errno = 0;
-        base->txns = strtoull(v, &end, 10);
-        if (*end || !*v || *v == '-' || errno || base->txns == 0)
-            ut_usage_error(cmd, "--txns: '%s' is not accepted; expected a positive integer", v);
-    } else if (strcmp(arg, "--repeat") == 0) {
+    if (strcmp(arg, "--repeat") == 0) {
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
         unsigned long r = strtoul(v, &end, 10);
         if (*end || !*v || r < 1 || r > 100)
             ut_usage_error(cmd, "--repeat: '%s' is not accepted; expected an integer in [1, 100]", v);
         c->repeat = (unsigned)r;
-    } else if (strcmp(arg, "--warmup") == 0) {
-        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
-        base->warmup = strtod(v, &end);
-        if (*end || !*v || !(base->warmup >= 0 && base->warmup <= 3600))
-            ut_usage_error(cmd, "--warmup: '%s' is not accepted; expected seconds in [0, 3600]", v);
-    } else if (strcmp(arg, "--dir") == 0) {
-        base->dir = need_arg(cmd, argc, argv, i, arg, inl);
-        c->dir_given = 1;
-        if (!*base->dir)
-            ut_usage_error(cmd, "--dir: expected a directory path");
-    } else if (strcmp(arg, "--seed") == 0) {
-        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
-        base->seed = strtoull(v, &end, 10);
-        if (*end || !*v || *v == '-')
-            ut_usage_error(cmd, "--seed: '%s' is not accepted; expected a non-negative integer", v);
-    } else if (strcmp(arg, "--zipf-theta") == 0) {
-        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
-        base->zipf_theta = strtod(v, &end);
-        if (*end || !*v || !(base->zipf_theta > 0 && base->zipf_theta < 1))
-            ut_usage_error(cmd, "--zipf-theta: '%s' is not accepted; expected a number in (0, 1)", v);
-    } else if (strcmp(arg, "--lmdb-flags") == 0) {
-        parse_lmdb_flags(cmd, need_arg(cmd, argc, argv, i, arg, inl), base);
-    } else if (strcmp(arg, "--reuse") == 0 && !*inl) {
-        base->reuse = 1;
-    } else if (strcmp(arg, "--no-preload") == 0 && !*inl) {
-        base->preload = 0;
-    } else if (strcmp(arg, "--verify") == 0 && !*inl) {
-        base->verify = 1;
-    } else {
-        return 0;
-    }
-    return 1;
-}
-
-/* Where the results go, and what the command does; 1 when arg is one of
- * these options. */
-static int parse_output_option(const char *cmd, int argc, char **argv, int *i, const char *arg, const char **inl,
-                               struct bench_cli *c)
-{
-    if (strcmp(arg, "--out") == 0) {
+    } else if (strcmp(arg, "--out") == 0) {
         c->out_path = need_arg(cmd, argc, argv, i, arg, inl);
     } else if (strcmp(arg, "--format") == 0) {
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
@@ -494,13 +737,10 @@ void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c
         char flagbuf[64];
         const char *inl = NULL;
         const char *arg = split_inline_value(argv[i], flagbuf, sizeof flagbuf, &inl);
-        int k = knob_of_flag(arg);
-        if (k < K_COUNT)
-            split_list(cmd, (enum bench_knob)k, need_arg(cmd, argc, argv, &i, arg, &inl), &c->vals[k]);
-        else if (!parse_run_option(cmd, argc, argv, &i, arg, &inl, c) &&
-                 !parse_output_option(cmd, argc, argv, &i, arg, &inl, c))
+        if (!parse_knob(cmd, argc, argv, &i, arg, &inl, c) && !parse_command_option(cmd, argc, argv, &i, arg, &inl, c))
             ut_usage_error(cmd, "unknown option '%s' (see commitlab %s --help)", argv[i], cmd);
     }
+    c->dir_given = c->base.given[K_DIR];
     if (!c->base.preload && c->vals[K_WORKLOAD].n) {
         for (size_t j = 0; j < c->vals[K_WORKLOAD].n; j++)
             if (strcmp(c->vals[K_WORKLOAD].v[j], "tpcb") == 0)

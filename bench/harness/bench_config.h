@@ -1,90 +1,118 @@
 /*
  * bench_config.h -- one run of the benchmark harness as the command line
- * describes it.  The knobs may be given as comma lists; `commitlab bench`
- * runs the cross product of every list, one struct bench_config per run.
- * Every part of the harness reads a configuration; none changes it once
- * the run has started.
+ * describes it, and the table of knobs it is made from (bench_knobs.h).
+ * The list knobs may be given as comma lists; `commitlab bench` runs the
+ * cross product of every list, one struct bench_config per run.  Every
+ * part of the harness reads a configuration; none changes it once the run
+ * has started.
  */
 #ifndef CL_BENCH_CONFIG_H
 #define CL_BENCH_CONFIG_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-/* Knobs that may be given as comma lists; the cross product of every list
- * is the sweep.  Each is kept as the user's text and parsed per run. */
+#include "bench_knobs.h"
+
+/* How a knob's value is read, checked and written. */
+enum bench_knob_type {
+    KT_WORD,                      /* a string, one of choices */
+    KT_POLICY,                    /* a string, one of the library's sync policies */
+    KT_INDEX,                     /* an int: the index of a word of choices */
+    KT_ONOFF,                     /* an int: on = 1, off = 0 */
+    KT_UINT,                      /* an integer in [min, max] */
+    KT_SIZE,                      /* bytes, with an optional k/M/G, in [min, max] */
+    KT_RATIO,                     /* a fraction in [0, 1] */
+    KT_SECS,                      /* seconds in the range */
+    KT_NUM,                       /* a number in the range */
+    KT_COUNT,                     /* a positive integer */
+    KT_SEED,                      /* a non-negative integer */
+    KT_PATH,                      /* a path, not empty */
+    KT_TRUE,                      /* a flag without a value: sets the int to 1 */
+    KT_FALSE,                     /* a flag without a value: sets the int to 0 */
+    KT_SET,                       /* a comma set of choices: bit i for word i */
+};
+
+/* Flags of a knob. */
+#define KF_LIST 0x0001u           /* takes a comma list: the cross product runs each value */
+#define KF_LABEL 0x0002u          /* in the short label of a run, not among its varying knobs */
+#define KF_SERIES 0x0004u         /* names a series (engine, workload, sync, clients), not a knob of it */
+#define KF_CSV 0x0008u            /* a column of the CSV */
+#define KF_ENGINE 0x0010u         /* the engine maps it: its driver must declare it, else n/a */
+#define KF_KV 0x0020u             /* the kv workload's: null in the JSON of another */
+#define KF_TPCB 0x0040u           /* the tpcb workload's */
+#define KF_NULL_ZERO 0x0080u      /* null in the JSON when 0 */
+#define KF_NULL_WITH_TXNS 0x0100u /* null in the JSON when --txns is set */
+#define KF_IF_ZIPF 0x0200u        /* null in the JSON unless --dist zipf */
+#define KF_CLEARS_TXNS 0x0400u    /* giving it clears --txns */
+#define KF_OPEN_MIN 0x0800u       /* the range excludes min */
+#define KF_OPEN_MAX 0x1000u       /* the range excludes max */
+
+/* The help sections, in the order --help prints them. */
+enum bench_knob_group { KG_RUN, KG_KV, KG_TPCB, KG_COMMIT, KG_ENGINE, KG_COUNT };
+
 enum bench_knob {
-    K_ENGINE, K_WORKLOAD, K_CLIENTS, K_SYNC, K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT,
-    K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH,
-    K_SYNC_LATENCY, K_CACHE, K_VALUE_SIZE, K_KEYS, K_DIST, K_OPS_PER_TXN, K_READ_RATIO, K_SCALE,
-    K_SQLITE_SYNC, K_RATE, K_MAX_BATCH, K_FLUSHER_SPIN, K_ROCKSDB_WRITE,
+#define BENCH_KNOB_ENUM_(id, ...) K_##id,
+    BENCH_KNOBS(BENCH_KNOB_ENUM_)
+#undef BENCH_KNOB_ENUM_
     K_COUNT
 };
 
+/* A row of the table, as bench_config.c keeps it. */
+struct bench_knob_def {
+    const char *flag;             /* "--segment-size" */
+    const char *key;              /* the JSON config member: "segment_size" */
+    enum bench_knob_type type;
+    size_t off, size;             /* the field of struct bench_config */
+    const char *dflt;             /* as the flag would take it, or NULL */
+    const char *choices;          /* comma-separated words, or NULL */
+    double min, max;
+    unsigned flags;               /* KF_* */
+    const char *owner;            /* the engine whose knob it is, or NULL */
+    unsigned sweep;               /* place in the cross product, 1 outermost; 0: not a list */
+    enum bench_knob_group group;
+    const char *help;
+};
+
+/* LMDB's flags, as --lmdb-flags sets them (bit i: its i-th word). */
 #define LMDB_F_NOMETASYNC 1u
 #define LMDB_F_WRITEMAP 2u
 #define LMDB_F_MAPASYNC 4u
 
 struct bench_config {
-    /* what and where */
-    const char *engine;           /* commitlab | lmdb | rocksdb | sqlite */
-    const char *workload;         /* kv | tpcb */
-    unsigned clients;             /* threads */
-    double duration;              /* seconds measured (when txns == 0) */
-    uint64_t txns;                /* transactions measured, or 0 for duration */
-    double warmup;                /* seconds run before measuring */
-    const char *dir;              /* parent directory of the run directories */
-    int reuse;                    /* keep and reuse the run directory */
-    int preload;                  /* load every key before the timed phase */
-    int verify;                   /* after the run, reopen and read every key back */
-    uint64_t seed;
-
-    /* kv */
-    uint32_t value_size;
-    uint64_t keys;
-    int zipf;                     /* 0 uniform, 1 zipf */
-    double zipf_theta;
-    uint32_t ops_per_txn;
-    double read_ratio;
-    /* tpcb */
-    uint32_t scale;
-    /* open loop: transactions per second across all clients, arriving as a
-     * Poisson process; each latency runs from its scheduled start (no
-     * coordinated omission).  0: closed loop, back to back. */
-    uint32_t rate;
-
-    /* commit path (commitlab's knobs; others map what they can) */
-    const char *sync;             /* none|periodic|commit|group|uring */
-    const char *sync_method;      /* fdatasync|fsync|dsync|direct */
-    int elr;
-    const char *segments;         /* fresh|recycle */
-    const char *segment_init;     /* zero|sparse|fallocate */
-    uint64_t segment_size;
-    uint32_t prealloc;
-    uint32_t recycle_max;         /* recycle: future segments kept at most */
-    uint64_t checkpoint_bytes;    /* log bytes between checkpoints */
-    uint32_t commit_delay_us, commit_siblings, interval_ms, uring_depth, sync_latency_us;
-    uint64_t max_batch;           /* group: bytes one write may take, 0 = the log buffer */
-    uint32_t flusher_spin_us;     /* flusher: spin before sleeping */
-    uint64_t cache_bytes;
-    unsigned lmdb_flags;          /* LMDB_F_* */
-    const char *sqlite_sync;      /* full|normal|off, or NULL = from --sync */
-    const char *rocksdb_write;    /* default|pipelined|unordered|manual-flush:
-                                   * RocksDB's write path (NULL = default) */
+    /* every knob of bench_knobs.h, by its field name */
+#define BENCH_KNOB_FIELD_(id, field, ctype, ...) ctype field;
+    BENCH_KNOBS(BENCH_KNOB_FIELD_)
+#undef BENCH_KNOB_FIELD_
 
     /* which knobs the user gave explicitly (an engine that cannot express
-     * an explicit knob prints n/a rather than ignoring it) */
+     * an explicit knob runs n/a rather than ignoring it) */
     unsigned char given[K_COUNT];
-    int lmdb_flags_given;
-    /* the knobs other than engine, sync and clients that vary in this
-     * sweep, with their values ("value-size=100"), for the table */
+    /* the list knobs other than engine, sync and clients that vary in
+     * this sweep, with their values ("value-size=100"), for the table */
     char varying[160];
 };
 
+/* The row of knob k. */
+const struct bench_knob_def *bench_knob(enum bench_knob k);
 /* The flag of a knob ("--sync-method"). */
 const char *bench_knob_flag(enum bench_knob k);
+/* The knob whose flag or whose JSON member this is, or K_COUNT. */
+enum bench_knob bench_knob_by_flag(const char *flag);
+enum bench_knob bench_knob_by_key(const char *key);
+/* The accepted values of knob k, as its one-line error names them
+ * ("an integer in [1, 64]"). */
+void bench_knob_accepted(enum bench_knob k, char *buf, size_t len);
+/* 0 when v is a value knob k accepts, else -EINVAL. */
+int bench_knob_check(enum bench_knob k, const char *v);
+/* Sets knob k of c to v (checked), marking it given when given is 1. */
+void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, int given);
+/* Writes knob k of c as the flag would take it ("16M", "on", "zipf"). */
+void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *buf, size_t len);
 
-/* Fills the defaults (one client, 10 s, kv, commitlab --sync commit). */
+/* Fills every knob's default: one client, 10 s, kv, commitlab --sync
+ * commit, and the library's own defaults for its knobs. */
 void bench_config_defaults(struct bench_config *c);
 /* 1 when the library's sync policy of that name makes a commit durable. */
 int bench_sync_is_durable(const char *sync);
@@ -93,5 +121,14 @@ int bench_sync_is_durable(const char *sync);
  * those that make a commit durable ("commit,group,..."). */
 const char *bench_sync_choices(void);
 const char *bench_sync_durable_choices(void);
+
+/* The "config" object of a JSON line (docs/bench.md): every knob its own
+ * member, in the table's order, null where the knob does not apply to the
+ * engine or the workload (unless given); and the JSON value a knob holds
+ * at its default, which is what a line means when the flag was not given
+ * (the report reads old lines by it). */
+struct json_t;
+struct json_t *bench_config_json(const struct bench_config *cfg);
+struct json_t *bench_knob_default_json(enum bench_knob k);
 
 #endif

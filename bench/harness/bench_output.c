@@ -163,85 +163,6 @@ static json_t *jstr(const char *s)
     return s && s[0] ? json_string(s) : json_null();
 }
 
-json_t *bench_config_json(const struct bench_config *cfg)
-{
-    json_t *c = json_object();
-    int cl = strcmp(cfg->engine, "commitlab") == 0;
-    json_object_set_new(c, "engine", json_string(cfg->engine));
-    json_object_set_new(c, "workload", json_string(cfg->workload));
-    json_object_set_new(c, "clients", json_integer(cfg->clients));
-    json_object_set_new(c, "duration_s", cfg->txns ? json_null() : json_real(cfg->duration));
-    json_object_set_new(c, "txns", cfg->txns ? json_integer((json_int_t)cfg->txns) : json_null());
-    json_object_set_new(c, "warmup_s", json_real(cfg->warmup));
-    json_object_set_new(c, "dir", json_string(cfg->dir));
-    json_object_set_new(c, "reuse", json_boolean(cfg->reuse));
-    json_object_set_new(c, "preload", json_boolean(cfg->preload));
-    json_object_set_new(c, "verify", json_boolean(cfg->verify));
-    json_object_set_new(c, "seed", json_integer((json_int_t)cfg->seed));
-    if (strcmp(cfg->workload, "kv") == 0) {
-        json_object_set_new(c, "value_size", json_integer(cfg->value_size));
-        json_object_set_new(c, "key_size", json_integer(16));
-        json_object_set_new(c, "keys", json_integer((json_int_t)cfg->keys));
-        json_object_set_new(c, "dist", json_string(cfg->zipf ? "zipf" : "uniform"));
-        json_object_set_new(c, "zipf_theta", cfg->zipf ? json_real(cfg->zipf_theta) : json_null());
-        json_object_set_new(c, "ops_per_txn", json_integer(cfg->ops_per_txn));
-        json_object_set_new(c, "read_ratio", json_real(cfg->read_ratio));
-        json_object_set_new(c, "scale", json_null());
-    } else {
-        json_object_set_new(c, "value_size", json_null());
-        json_object_set_new(c, "key_size", json_integer(16));
-        json_object_set_new(c, "keys", json_null());
-        json_object_set_new(c, "dist", json_null());
-        json_object_set_new(c, "zipf_theta", json_null());
-        json_object_set_new(c, "ops_per_txn", json_null());
-        json_object_set_new(c, "read_ratio", json_null());
-        json_object_set_new(c, "scale", json_integer(cfg->scale));
-    }
-    /* the arrival process: closed loop (null), or --rate transactions per
-     * second offered across the clients, latency from scheduled starts */
-    json_object_set_new(c, "rate_tps", cfg->rate ? json_integer(cfg->rate) : json_null());
-    /* The commit path as asked.  For another engine, a knob it does not
-     * map is null unless the user gave it (then the run is n/a). */
-    json_object_set_new(c, "sync", json_string(cfg->sync));
-    json_object_set_new(c, "sync_durable", json_boolean(bench_sync_is_durable(cfg->sync)));
-#define KNOB(key, k, val) json_object_set_new(c, key, (cl || cfg->given[k]) ? (val) : json_null())
-    KNOB("sync_method", K_SYNC_METHOD, json_string(cfg->sync_method));
-    KNOB("elr", K_ELR, json_boolean(cfg->elr));
-    KNOB("segments", K_SEGMENTS, json_string(cfg->segments));
-    KNOB("segment_init", K_SEGMENT_INIT, json_string(cfg->segment_init));
-    KNOB("segment_size", K_SEGMENT_SIZE, json_integer((json_int_t)cfg->segment_size));
-    KNOB("prealloc", K_PREALLOC, json_integer(cfg->prealloc));
-    KNOB("recycle_max", K_RECYCLE_MAX, json_integer(cfg->recycle_max));
-    KNOB("checkpoint_bytes", K_CHECKPOINT, json_integer((json_int_t)cfg->checkpoint_bytes));
-    KNOB("commit_delay_us", K_COMMIT_DELAY, json_integer(cfg->commit_delay_us));
-    KNOB("commit_siblings", K_COMMIT_SIBLINGS, json_integer(cfg->commit_siblings));
-    KNOB("interval_ms", K_INTERVAL, json_integer(cfg->interval_ms));
-    KNOB("uring_depth", K_URING_DEPTH, json_integer(cfg->uring_depth));
-    KNOB("max_batch", K_MAX_BATCH, json_integer((json_int_t)cfg->max_batch));
-    KNOB("flusher_spin_us", K_FLUSHER_SPIN, json_integer(cfg->flusher_spin_us));
-    KNOB("sync_latency_us", K_SYNC_LATENCY, json_integer(cfg->sync_latency_us));
-    KNOB("cache_bytes", K_CACHE, json_integer((json_int_t)cfg->cache_bytes));
-#undef KNOB
-    json_object_set_new(c, "sync_latency_emulated", json_boolean(cfg->sync_latency_us > 0));
-    json_t *lf = json_array();
-    if (cfg->lmdb_flags & LMDB_F_NOMETASYNC)
-        json_array_append_new(lf, json_string("nometasync"));
-    if (cfg->lmdb_flags & LMDB_F_WRITEMAP)
-        json_array_append_new(lf, json_string("writemap"));
-    if (cfg->lmdb_flags & LMDB_F_MAPASYNC)
-        json_array_append_new(lf, json_string("mapasync"));
-    json_object_set_new(c, "lmdb_flags", strcmp(cfg->engine, "lmdb") == 0 ? lf : (json_decref(lf), json_null()));
-    json_object_set_new(c, "sqlite_sync", cfg->sqlite_sync ? json_string(cfg->sqlite_sync) : json_null());
-    /* RocksDB's write path: what a RocksDB run used (its default
-     * included, as commitlab's knobs are); for another engine null unless
-     * given, and then that run is n/a. */
-    json_object_set_new(c, "rocksdb_write",
-                        strcmp(cfg->engine, "rocksdb") == 0 || cfg->given[K_ROCKSDB_WRITE]
-                            ? json_string(cfg->rocksdb_write ? cfg->rocksdb_write : "default")
-                            : json_null());
-    return c;
-}
-
 static json_t *metrics_json(const struct bench_result *r)
 {
     json_t *m = json_object();
@@ -442,7 +363,11 @@ static void csv_num(FILE *f, double v, const char *fmt)
 
 void bench_csv_header(FILE *f)
 {
-    fprintf(f, "time,engine,workload,clients,sync,sync_method,status,reason,engine_settings,varying,"
+    fprintf(f, "time");
+    for (int k = 0; k < K_COUNT; k++) /* the knobs the table marks as CSV columns */
+        if (bench_knob((enum bench_knob)k)->flags & KF_CSV)
+            fprintf(f, ",%s", bench_knob((enum bench_knob)k)->key);
+    fprintf(f, ",status,reason,engine_settings,varying,"
                "txns,seconds,tps,lat_mean_us,lat_p50_us,lat_p90_us,lat_p99_us,lat_p999_us,lat_max_us,"
                "syncs_per_commit,commits_per_sync,log_bytes_per_commit,data_bytes_per_commit,"
                "io_write_bytes_per_commit,device_bytes_per_commit,cpu_us_per_txn,checkpoints,checkpoint_pause_us,"
@@ -455,8 +380,14 @@ void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_r
     int ok = r->status == RUN_OK;
     uint64_t n = r->txns;
     double commits = r->engine_commits > 0 ? (double)r->engine_commits : (double)n;
-    fprintf(f, "%s,%s,%s,%u,%s,%s,%s,", r->time_utc, cfg->engine, cfg->workload, cfg->clients, cfg->sync,
-            cfg->sync_method, ok ? "ok" : r->status == RUN_NA ? "n/a" : "error");
+    fprintf(f, "%s", r->time_utc);
+    for (int k = 0; k < K_COUNT; k++)
+        if (bench_knob((enum bench_knob)k)->flags & KF_CSV) {
+            char v[256];
+            bench_knob_format(cfg, (enum bench_knob)k, v, sizeof v);
+            fprintf(f, ",%s", v);
+        }
+    fprintf(f, ",%s,", ok ? "ok" : r->status == RUN_NA ? "n/a" : "error");
     csv_str(f, ok ? "" : r->reason);
     fputc(',', f);
     csv_str(f, r->settings);

@@ -39,8 +39,6 @@ int bench_json_append_extra(FILE *f, const struct bench_config *cfg, const struc
                             unsigned run_index, unsigned nruns, const char *key, struct json_t *extra);
 /* Writes one JSON value as a line and flushes; 0 or -1. */
 int bench_json_write(FILE *f, struct json_t *o);
-/* The "config" object of a JSON line: every knob its own member. */
-struct json_t *bench_config_json(const struct bench_config *cfg);
 
 /* A short human label of a run ("lmdb --sync commit --clients 16"). */
 void bench_label(const struct bench_config *cfg, char *buf, size_t len);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_config.h"
 #include "bench_schema.h"
 #include "report.h"
 #include "report_out.h"
@@ -150,17 +151,17 @@ void rp_fmt_num(char *buf, size_t len, double v)
 /* ---- knobs and command lines ---------------------------------------------------------------- */
 
 /* A value as the flag takes it: sizes with k/M/G, booleans on/off. */
-static void knob_value(enum bench_schema_kind kind, json_t *v, char *buf, size_t len)
+static void knob_value(int size, json_t *v, char *buf, size_t len)
 {
     if (json_is_boolean(v)) {
         snprintf(buf, len, "%s", json_is_true(v) ? "on" : "off");
     } else if (json_is_integer(v)) {
         long long n = (long long)json_integer_value(v);
-        if (kind == BS_SIZE && n > 0 && n % (1ll << 30) == 0)
+        if (size && n > 0 && n % (1ll << 30) == 0)
             snprintf(buf, len, "%lldG", n >> 30);
-        else if (kind == BS_SIZE && n > 0 && n % (1ll << 20) == 0)
+        else if (size && n > 0 && n % (1ll << 20) == 0)
             snprintf(buf, len, "%lldM", n >> 20);
-        else if (kind == BS_SIZE && n > 0 && n % 1024 == 0)
+        else if (size && n > 0 && n % 1024 == 0)
             snprintf(buf, len, "%lldk", n >> 10);
         else
             snprintf(buf, len, "%lld", n);
@@ -184,12 +185,19 @@ static void knob_value(enum bench_schema_kind kind, json_t *v, char *buf, size_t
     }
 }
 
+/* The name labels give a knob: its flag's, or for --no-preload the
+ * member's ("preload=off"). */
+static const char *knob_name(const struct bench_knob_def *d)
+{
+    return d->type == KT_FALSE ? d->key : d->flag + 2;
+}
+
 void rp_knob_label(const char *key, json_t *v, char *buf, size_t len)
 {
-    const struct bench_schema_knob *k = bench_schema_knob(key);
+    const struct bench_knob_def *d = bench_knob(bench_knob_by_key(key));
     char val[160];
-    knob_value(k ? k->kind : BS_STR, v, val, sizeof val);
-    snprintf(buf, len, "%s=%s", k ? k->name : key, val);
+    knob_value(d && d->type == KT_SIZE, v, val, sizeof val);
+    snprintf(buf, len, "%s=%s", d ? knob_name(d) : key, val);
 }
 
 /* Quotes a word for a POSIX shell when it needs it. */
@@ -218,31 +226,31 @@ static void flag(FILE *f, const char *name, const char *value)
     }
 }
 
-/* The knobs of config c that differ from what the schema says a line
- * holds when the flag is not given (bench_schema.h): what the command
+/* The knobs of config c that differ from what a line holds when the flag
+ * is not given (the table of knobs, bench_knobs.h): what the command
  * line must say, and nothing it need not.  A member that is null was not
  * set for this engine or workload. */
 static void knob_flags(FILE *f, json_t *c, int matrix)
 {
-    for (size_t i = 0; i < bench_schema_nknobs; i++) {
-        const struct bench_schema_knob *k = &bench_schema_knobs[i];
+    for (int i = 0; i < K_COUNT; i++) {
+        const struct bench_knob_def *k = bench_knob((enum bench_knob)i);
         json_t *v = rp_get(c, k->key);
         char val[200];
-        if (!v || json_is_null(v))
-            continue;
-        json_t *def = json_loads(k->dflt, JSON_DECODE_ANY, NULL);
+        if ((k->flags & KF_SERIES) || !v || json_is_null(v))
+            continue; /* engine, workload, sync and clients name the series */
+        json_t *def = bench_knob_default_json((enum bench_knob)i);
         int same = json_equal(v, def);
         json_decref(def);
         if (same)
             continue;
-        if (matrix && strcmp(k->key, "dir") == 0)
+        if (matrix && i == K_DIR)
             continue; /* the matrix chooses its own mount points */
-        if (k->kind == BS_IF_TRUE || k->kind == BS_IF_FALSE) {
-            if (json_is_true(v) == (k->kind == BS_IF_TRUE))
+        if (k->type == KT_TRUE || k->type == KT_FALSE) {
+            if (json_is_true(v) == (k->type == KT_TRUE))
                 flag(f, k->flag, NULL);
             continue;
         }
-        knob_value(k->kind, v, val, sizeof val);
+        knob_value(k->type == KT_SIZE, v, val, sizeof val);
         flag(f, k->flag, val);
     }
 }
@@ -291,7 +299,7 @@ static void matrix_options(FILE *f, const struct report *r, size_t cfg)
         if (!m)
             continue;
         if (!image && json_is_integer(rp_get(m, "image_size"))) {
-            knob_value(BS_SIZE, rp_get(m, "image_size"), val, sizeof val);
+            knob_value(1, rp_get(m, "image_size"), val, sizeof val);
             flag(f, "--image-size", val);
             flag(f, "--image-init", rp_str(m, "image_init", "sparse"));
             image = 1;
@@ -360,7 +368,7 @@ static char *crash_command(const struct rp_crash *c, long long replay)
         json_t *v = rp_get(c->row, fields[i][0]);
         if (!v || json_is_null(v) || (kill && strcmp(fields[i][0], "model") == 0))
             continue; /* a kill row's model is "kill", which --model does not take */
-        knob_value(BS_STR, v, val, sizeof val);
+        knob_value(0, v, val, sizeof val);
         flag(f, fields[i][1], val);
     }
     double n = rp_num(c->row, "crashes");

@@ -53,7 +53,7 @@ int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o
 static int cl_check(const struct bench_config *cfg, char *why, size_t len)
 {
     struct cl_options o;
-    const char *foreign = cfg->lmdb_flags_given          ? "--lmdb-flags"
+    const char *foreign = cfg->given[K_LMDB_FLAGS]          ? "--lmdb-flags"
                           : cfg->given[K_SQLITE_SYNC]   ? "--sqlite-sync"
                           : cfg->given[K_ROCKSDB_WRITE] ? "--rocksdb-write"
                                                         : NULL;

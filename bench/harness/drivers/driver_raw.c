@@ -74,7 +74,7 @@ static int raw_check(const struct bench_config *cfg, char *why, size_t len)
         snprintf(why, len, "--sync-method direct: raw writes unaligned records");
         return BENCH_NA;
     }
-    if (cfg->lmdb_flags_given) {
+    if (cfg->given[K_LMDB_FLAGS]) {
         snprintf(why, len, "--lmdb-flags applies to LMDB only");
         return BENCH_NA;
     }

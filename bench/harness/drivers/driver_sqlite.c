@@ -70,7 +70,7 @@ static int sqlite_check(const struct bench_config *cfg, char *why, size_t len)
             return BENCH_NA;
         }
     }
-    if (cfg->lmdb_flags_given) {
+    if (cfg->given[K_LMDB_FLAGS]) {
         snprintf(why, len, "--lmdb-flags applies to LMDB only");
         return BENCH_NA;
     }
