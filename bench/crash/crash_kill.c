@@ -195,7 +195,7 @@ int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, c
     memset(o, 0, sizeof *o);
     memset(&w, 0, sizeof w);
     crash_bench_config(c, dir, &bc);
-    if (c->drv->check(&bc, o->na_why, sizeof o->na_why)) {
+    if (bench_engine_check(c->drv, &bc, o->na_why, sizeof o->na_why)) {
         o->na = 1;
         return 1;
     }

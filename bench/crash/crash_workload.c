@@ -354,6 +354,19 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
     bc->interval_ms = 2;
     bc->given[K_SEGMENT_SIZE] = bc->given[K_CACHE] = c->drv == &bench_driver_commitlab;
     bc->given[K_SYNC] = 1;
+    /* The campaign's commit-path knobs away from their defaults count as
+     * given, so that an engine that cannot express one runs n/a rather
+     * than as something else (bench_engine_check). */
+    static const enum bench_knob carried[] = {K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_PREALLOC};
+    struct bench_config d;
+    bench_config_defaults(&d);
+    for (size_t i = 0; i < sizeof carried / sizeof *carried; i++) {
+        char a[64], b[64];
+        bench_knob_format(bc, carried[i], a, sizeof a);
+        bench_knob_format(&d, carried[i], b, sizeof b);
+        if (strcmp(a, b) != 0)
+            bc->given[carried[i]] = 1;
+    }
 }
 
 int crash_keep_copy(const char *dir, char *kept, size_t len)

@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "commitlab.h"
 #include "ut_args.h"
+#include "ut_text.h"
 
 /* ---- the table ------------------------------------------------------------------- */
 
@@ -471,23 +472,7 @@ static void help_line(FILE *f, const char *left, const char *text)
         col = 0;
     }
     fprintf(f, "%*s", HELP_COL - col, "");
-    col = HELP_COL;
-    for (const char *p = text; *p;) {
-        size_t n = strcspn(p, " ");
-        if (col > HELP_COL && col + 1 + (int)n > HELP_WIDTH) {
-            fprintf(f, "\n%*s", HELP_COL, "");
-            col = HELP_COL;
-        } else if (col > HELP_COL) {
-            fputc(' ', f);
-            col++;
-        }
-        fprintf(f, "%.*s", (int)n, p);
-        col += (int)n;
-        p += n;
-        while (*p == ' ')
-            p++;
-    }
-    fputc('\n', f);
+    ut_wrap(f, HELP_COL, HELP_COL, HELP_WIDTH, text);
 }
 
 static const char *const group_heading[KG_COUNT] = {

@@ -128,7 +128,7 @@
       "nometasync,writemap,mapasync", 0, 0, KF_ENGINE, "lmdb", 0, KG_ENGINE,                                     \
       "LMDB's environment flags (one set, not a list)")                                                          \
     X(SQLITE_SYNC, sqlite_sync, const char *, KT_WORD, "--sqlite-sync", "sqlite_sync", NULL, "full,normal,off",  \
-      0, 0, KF_LIST | KF_ENGINE, NULL, 26, KG_ENGINE, "SQLite's synchronous (default: from --sync)")             \
+      0, 0, KF_LIST | KF_ENGINE, "sqlite", 26, KG_ENGINE, "SQLite's synchronous (default: from --sync)")             \
     X(ROCKSDB_WRITE, rocksdb_write, const char *, KT_WORD, "--rocksdb-write", "rocksdb_write", "default",        \
       "default,pipelined,unordered,manual-flush", 0, 0, KF_LIST | KF_ENGINE, "rocksdb", 27, KG_ENGINE,           \
       "RocksDB's write path: WriteOptions.sync per --sync, enable_pipelined_write, unordered_write "            \

@@ -1,6 +1,7 @@
 /*
  * driver.h -- what an engine driver implements for the benchmark harness
- * (struct bench_driver), and the drivers built into this binary.
+ * (struct bench_driver), what it declares it can express of the knobs
+ * (struct bench_accept), and the drivers built into this binary.
  *
  * Layering: the commitlab driver uses only engine/commitlab.h; the
  * reference drivers use only their stores' own public APIs.  The runner
@@ -72,15 +73,35 @@ struct bench_engine_stats {
     int64_t writes_by_self, writes_by_leader;
 };
 
+/* What a driver accepts of the knobs the engine maps (KF_ENGINE in
+ * bench_knobs.h): one row per knob, or per value of it, and how the
+ * engine expresses it -- the line --list-engines prints ("--sync commit ->
+ * WriteOptions.sync=true").  value NULL: every value (a row naming the
+ * value goes first).  maps NULL: not accepted, why says why.  A knob the
+ * run sets (given, or --sync, which every run has) without an accepting
+ * row makes the run n/a, with the reason in the table and the JSON; it is
+ * never run as something else.  The rows end with {K_COUNT}. */
+struct bench_accept {
+    enum bench_knob knob;
+    const char *value;
+    const char *maps;
+    const char *why;
+};
+
 struct bench_driver {
     const char *name;
     int built;                    /* compiled into this binary */
-    const char *maps;             /* for --list-engines: how the knobs map */
+    const struct bench_accept *accepts;
+    const char *no_why;           /* why a knob without a row is n/a ("LMDB has no log") */
+    const char *notes;            /* for --list-engines: what the rows do not say */
     int own_sync_latency;         /* emulates --sync-latency itself; else the harness
                                    * interposes the engine's sync calls (sync_latency.c) */
     int times_commits;            /* commit fills conn->phase_ns */
     int keeps_no_data;            /* a floor, not a store: nothing to read back or recover */
-    /* 0 when cfg is expressible; else BENCH_NA with the reason in why. */
+    /* What the rows cannot say, between knobs (raw runs kv without reads
+     * only): 0 when cfg is expressible; else BENCH_NA with the reason in
+     * why.  NULL when there is nothing of the kind.  Callers use
+     * bench_engine_check, which reads the rows first. */
     int (*check)(const struct bench_config *cfg, char *why, size_t len);
     /* The engine's own settings for cfg, for the table and the JSON. */
     void (*describe)(const struct bench_config *cfg, char *buf, size_t len);
@@ -107,17 +128,21 @@ extern const struct bench_driver bench_driver_commitlab, bench_driver_lmdb, benc
 const struct bench_driver *bench_driver_find(const char *name);
 extern const struct bench_driver *const bench_drivers[];
 extern const size_t bench_ndrivers;
+/* Every driver, built or not, and its rows as "--knob value -> mapping". */
 void bench_list_engines(FILE *f);
+
+/* Whether engine d can run cfg: every knob cfg sets has an accepting row
+ * (bench_accept), and d's check agrees.  0, or BENCH_NA with the reason
+ * in why, naming the flag and its value. */
+int bench_engine_check(const struct bench_driver *d, const struct bench_config *cfg, char *why, size_t len);
+/* The row of d that decides knob k at value v (a row for the value, else
+ * one for every value), or NULL: no row, not accepted. */
+const struct bench_accept *bench_driver_accept(const struct bench_driver *d, enum bench_knob k, const char *v);
 
 /* The libcommitlab options the commitlab driver opens cfg with; BENCH_NA
  * (why filled) when cfg names an unknown policy or method.  For callers
  * that open the database themselves, on another file layer. */
 struct cl_options;
 int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o, char *why, size_t len);
-
-/* For drivers: BENCH_NA naming the first of knobs[] the user gave
- * explicitly ("--sync-method: lmdb <why>"), else 0. */
-int bench_reject_given(const struct bench_config *cfg, const enum bench_knob *knobs, size_t n,
-                       const char *engine_why, char *why, size_t len);
 
 #endif

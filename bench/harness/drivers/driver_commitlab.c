@@ -1,9 +1,10 @@
 /*
  * driver_commitlab.c -- the benchmark driver for commitlab's own engine,
- * through its public API (engine/commitlab.h) only.  Every knob of the
- * commit-path table maps to a field of struct cl_options; a policy or
- * option the library does not build makes cl_open return CL_ENOTSUP, which
- * the run reports as n/a with the library's own message.
+ * through its public API (engine/commitlab.h) only.  Every commit-path
+ * knob maps to a field of struct cl_options (cl_accepts, as --list-engines
+ * prints them); a policy or option the library does not build makes
+ * cl_open return CL_ENOTSUP, which the run reports as n/a with the
+ * library's own message.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,19 +51,29 @@ int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o
     return 0;
 }
 
-static int cl_check(const struct bench_config *cfg, char *why, size_t len)
-{
-    struct cl_options o;
-    const char *foreign = cfg->given[K_LMDB_FLAGS]          ? "--lmdb-flags"
-                          : cfg->given[K_SQLITE_SYNC]   ? "--sqlite-sync"
-                          : cfg->given[K_ROCKSDB_WRITE] ? "--rocksdb-write"
-                                                        : NULL;
-    if (foreign) {
-        snprintf(why, len, "%s applies to another engine", foreign);
-        return BENCH_NA;
-    }
-    return bench_commitlab_options(cfg, &o, why, len);
-}
+/* Every commit-path knob is a field of struct cl_options. */
+static const struct bench_accept cl_accepts[] = {
+    {K_SYNC, NULL, "cl_options.sync (a policy this libcommitlab does not build is n/a: cl_open says CL_ENOTSUP)",
+     NULL},
+    {K_SYNC_METHOD, NULL, "cl_options.method", NULL},
+    {K_ELR, NULL, "cl_options.elr", NULL},
+    {K_SEGMENTS, NULL, "cl_options.segments", NULL},
+    {K_SEGMENT_INIT, NULL, "cl_options.segment_init", NULL},
+    {K_SEGMENT_SIZE, NULL, "cl_options.segment_size", NULL},
+    {K_PREALLOC, NULL, "cl_options.prealloc", NULL},
+    {K_RECYCLE_MAX, NULL, "cl_options.recycle_max", NULL},
+    {K_CHECKPOINT, NULL, "cl_options.checkpoint_bytes", NULL},
+    {K_COMMIT_DELAY, NULL, "cl_options.commit_delay_us", NULL},
+    {K_COMMIT_SIBLINGS, NULL, "cl_options.commit_siblings", NULL},
+    {K_INTERVAL, NULL, "cl_options.interval_ms", NULL},
+    {K_URING_DEPTH, NULL, "cl_options.uring_depth", NULL},
+    {K_MAX_BATCH, NULL, "cl_options.max_batch", NULL},
+    {K_FLUSHER_SPIN, NULL, "cl_options.flusher_spin_us", NULL},
+    {K_SYNC_LATENCY, NULL, "cl_options.sync_latency_us (the library's latency layer, its io_uring syncs included)",
+     NULL},
+    {K_CACHE, NULL, "cl_options.cache_size", NULL},
+    {K_COUNT, NULL, NULL, NULL},
+};
 
 static void cl_describe(const struct bench_config *cfg, char *buf, size_t len)
 {
@@ -229,12 +240,9 @@ const struct bench_driver bench_driver_commitlab = {
     .built = 1,
     .own_sync_latency = 1,
     .times_commits = 1,
-    .maps = "every commit-path knob: --sync, --sync-method, --elr, --segments, --recycle-max,\n"
-            "  --segment-init, --segment-size, --prealloc, --checkpoint-bytes, --commit-delay, --commit-siblings,\n"
-            "  --interval, --uring-depth, --max-batch, --flusher-spin, --sync-latency (emulated),\n"
-            "  --cache; a policy the\n"
-            "  library cannot run here is n/a (cl_open says CL_ENOTSUP)",
-    .check = cl_check,
+    .accepts = cl_accepts,
+    .no_why = "applies to another engine",
+    .notes = "commits timed by phase (cl_commit_timed); counters from cl_stats",
     .describe = cl_describe,
     .open = cl_drv_open,
     .close = cl_drv_close,

@@ -21,22 +21,16 @@ struct lmdb_db {
     MDB_dbi dbi;
 };
 
-static const enum bench_knob lmdb_no[] = {
-    K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY,
-    K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_CACHE, K_SQLITE_SYNC, K_MAX_BATCH, K_FLUSHER_SPIN,
-    K_ROCKSDB_WRITE,
+static const struct bench_accept lmdb_accepts[] = {
+    {K_SYNC, "commit", "the default durable commit: fdatasync of the data pages, then the meta page written "
+                       "through an O_DSYNC descriptor (two durability points)", NULL},
+    {K_SYNC, "none", "MDB_NOSYNC", NULL},
+    {K_SYNC, NULL, NULL, "LMDB has one writer that syncs inside mdb_txn_commit (durable = --sync commit, "
+                         "MDB_NOSYNC = --sync none)"},
+    {K_SYNC_LATENCY, NULL, "emulated: paid after its fdatasync and after its O_DSYNC meta write", NULL},
+    {K_LMDB_FLAGS, NULL, "MDB_NOMETASYNC, MDB_WRITEMAP, MDB_MAPASYNC", NULL},
+    {K_COUNT, NULL, NULL, NULL},
 };
-
-static int lmdb_check(const struct bench_config *cfg, char *why, size_t len)
-{
-    if (strcmp(cfg->sync, "commit") && strcmp(cfg->sync, "none")) {
-        snprintf(why, len, "--sync %s: LMDB has one writer that syncs inside mdb_txn_commit "
-                 "(durable = --sync commit, MDB_NOSYNC = --sync none)", cfg->sync);
-        return BENCH_NA;
-    }
-    return bench_reject_given(cfg, lmdb_no, sizeof lmdb_no / sizeof *lmdb_no,
-                              "LMDB has no log and a fixed sync method (fdatasync + O_DSYNC meta)", why, len);
-}
 
 static unsigned env_flags(const struct bench_config *cfg)
 {
@@ -195,12 +189,10 @@ static const char *lmdb_version(void)
 const struct bench_driver bench_driver_lmdb = {
     .name = "lmdb",
     .built = 1,
-    .maps = "--sync commit = default durable commit (fdatasync data + O_DSYNC meta page);\n"
-            "  --sync none = MDB_NOSYNC; --lmdb-flags nometasync,writemap,mapasync;\n"
-            "  one environment, one write transaction per client transaction (single writer);\n"
-            "  periodic/group/uring and the log knobs are n/a; no sync counters (null);\n"
-            "  --sync-latency is paid at its fdatasync and its O_DSYNC meta write (emulated)",
-    .check = lmdb_check,
+    .accepts = lmdb_accepts,
+    .no_why = "LMDB has no log and a fixed sync method (fdatasync + O_DSYNC meta)",
+    .notes = "one environment, one write transaction per client transaction (a single writer);\n"
+             "no sync counters (null)",
     .describe = lmdb_describe,
     .open = lmdb_open,
     .close = lmdb_close,

@@ -53,32 +53,28 @@ struct raw_conn {
     uint64_t len;
 };
 
-static const enum bench_knob raw_no[] = {
-    K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY,
-    K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_CACHE, K_SQLITE_SYNC, K_MAX_BATCH, K_FLUSHER_SPIN,
-    K_ROCKSDB_WRITE,
+static const struct bench_accept raw_accepts[] = {
+    {K_SYNC, "none", "pwrite, no sync", NULL},
+    {K_SYNC, "commit", "pwrite, then one sync, one commit at a time", NULL},
+    {K_SYNC, "group", "the same single writer as --sync commit: one sync per commit", NULL},
+    {K_SYNC, "flusher", "the same single writer as --sync commit: one sync per commit", NULL},
+    {K_SYNC, NULL, NULL, "raw is one write and one sync per commit (commit), or no sync (none)"},
+    {K_SYNC_METHOD, "fdatasync", "fdatasync", NULL},
+    {K_SYNC_METHOD, "fsync", "fsync", NULL},
+    {K_SYNC_METHOD, "dsync", "no sync call: the write through an O_DSYNC descriptor", NULL},
+    {K_SYNC_METHOD, NULL, NULL, "raw writes unaligned records"},
+    {K_SYNC_LATENCY, NULL, "emulated: paid after its syncs", NULL},
+    {K_COUNT, NULL, NULL, NULL},
 };
 
+/* What the rows cannot say: nothing is indexed, so nothing can be read. */
 static int raw_check(const struct bench_config *cfg, char *why, size_t len)
 {
     if (strcmp(cfg->workload, "kv") || cfg->read_ratio > 0 || cfg->verify) {
         snprintf(why, len, "raw keeps no index: kv without reads or --verify only");
         return BENCH_NA;
     }
-    if (strcmp(cfg->sync, "periodic") == 0 || strcmp(cfg->sync, "uring") == 0) {
-        snprintf(why, len, "--sync %s: raw is one write and one sync per commit (commit), or no sync (none)",
-                 cfg->sync);
-        return BENCH_NA;
-    }
-    if (strcmp(cfg->sync_method, "direct") == 0) {
-        snprintf(why, len, "--sync-method direct: raw writes unaligned records");
-        return BENCH_NA;
-    }
-    if (cfg->given[K_LMDB_FLAGS]) {
-        snprintf(why, len, "--lmdb-flags applies to LMDB only");
-        return BENCH_NA;
-    }
-    return bench_reject_given(cfg, raw_no, sizeof raw_no / sizeof *raw_no, "raw has no log knobs", why, len);
+    return 0;
 }
 
 static int sync_kind(const struct bench_config *cfg)
@@ -253,10 +249,10 @@ const struct bench_driver bench_driver_raw = {
     .name = "raw",
     .built = 1,
     .keeps_no_data = 1,
-    .maps = "no store: each commit is one pwrite of the bytes commitlab's log would write for it\n"
-            "  into a zeroed 16 MiB file, then fdatasync (fsync; the write under dsync), one at a time;\n"
-            "  --sync none = no sync; commit/group/flusher = the same single writer; kv without\n"
-            "  reads only; --sync-latency is paid at its syncs (emulated)",
+    .accepts = raw_accepts,
+    .no_why = "raw has no log knobs",
+    .notes = "no store: each commit is one pwrite of the bytes commitlab's log would write for it,\n"
+             "into a zeroed 16 MiB file, one at a time; kv without reads only",
     .check = raw_check,
     .describe = raw_describe,
     .open = raw_open,

@@ -43,9 +43,17 @@ struct sconn {
     struct sdb *s;
 };
 
-static const enum bench_knob sqlite_no[] = {
-    K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_SEGMENT_SIZE, K_PREALLOC, K_RECYCLE_MAX, K_CHECKPOINT, K_COMMIT_DELAY,
-    K_COMMIT_SIBLINGS, K_INTERVAL, K_URING_DEPTH, K_MAX_BATCH, K_FLUSHER_SPIN, K_ROCKSDB_WRITE,
+static const struct bench_accept sqlite_accepts[] = {
+    {K_SYNC, "commit", "synchronous=FULL: the WAL synced at every commit", NULL},
+    {K_SYNC, "none", "synchronous=OFF (NORMAL with --sqlite-sync normal: synced only at checkpoints)", NULL},
+    {K_SYNC, NULL, NULL, "SQLite has one writer that syncs in COMMIT (synchronous=FULL = --sync commit, OFF/NORMAL = "
+                         "--sync none)"},
+    {K_SQLITE_SYNC, "full", "synchronous=FULL (with a durable --sync)", NULL},
+    {K_SQLITE_SYNC, "normal", "synchronous=NORMAL (with --sync none: not durable)", NULL},
+    {K_SQLITE_SYNC, "off", "synchronous=OFF (with --sync none)", NULL},
+    {K_CACHE, NULL, "cache_size, per connection", NULL},
+    {K_SYNC_LATENCY, NULL, "emulated: paid after each of its fsync and fdatasync calls", NULL},
+    {K_COUNT, NULL, NULL, NULL},
 };
 
 static const char *synchronous_for(const struct bench_config *cfg)
@@ -55,13 +63,9 @@ static const char *synchronous_for(const struct bench_config *cfg)
     return strcmp(cfg->sync, "none") == 0 ? "off" : "full";
 }
 
+/* What the rows cannot say: --sqlite-sync must promise what --sync does. */
 static int sqlite_check(const struct bench_config *cfg, char *why, size_t len)
 {
-    if (strcmp(cfg->sync, "commit") && strcmp(cfg->sync, "none")) {
-        snprintf(why, len, "--sync %s: SQLite has one writer that syncs in COMMIT "
-                 "(synchronous=FULL = --sync commit, OFF/NORMAL = --sync none)", cfg->sync);
-        return BENCH_NA;
-    }
     if (cfg->sqlite_sync) {
         int durable = strcmp(cfg->sqlite_sync, "full") == 0;
         if (durable != bench_sync_is_durable(cfg->sync)) {
@@ -70,12 +74,7 @@ static int sqlite_check(const struct bench_config *cfg, char *why, size_t len)
             return BENCH_NA;
         }
     }
-    if (cfg->given[K_LMDB_FLAGS]) {
-        snprintf(why, len, "--lmdb-flags applies to LMDB only");
-        return BENCH_NA;
-    }
-    return bench_reject_given(cfg, sqlite_no, sizeof sqlite_no / sizeof *sqlite_no,
-                              "no SQLite setting maps to it", why, len);
+    return 0;
 }
 
 static void sqlite_describe(const struct bench_config *cfg, char *buf, size_t len)
@@ -298,11 +297,10 @@ static const char *sqlite_version(void)
 const struct bench_driver bench_driver_sqlite = {
     .name = "sqlite",
     .built = 1,
-    .maps = "WAL mode, one connection per client, BEGIN IMMEDIATE with a busy handler;\n"
-            "  --sync commit = synchronous=FULL; --sync none = OFF (--sqlite-sync normal = NORMAL);\n"
-            "  --cache = cache_size (per connection); periodic/group/uring and the log knobs are n/a;\n"
-            "  counts its automatic checkpoints and their pauses; no sync counters (null);\n"
-            "  --sync-latency is paid at each of its fsync/fdatasync calls (emulated)",
+    .accepts = sqlite_accepts,
+    .no_why = "no SQLite setting maps to it",
+    .notes = "WAL mode, one connection per client, BEGIN IMMEDIATE with a busy handler;\n"
+             "counts its automatic checkpoints and their pauses; no sync counters (null)",
     .check = sqlite_check,
     .describe = sqlite_describe,
     .open = sqlite_open_db,
@@ -323,7 +321,7 @@ const struct bench_driver bench_driver_sqlite = {
 const struct bench_driver bench_driver_sqlite = {
     .name = "sqlite",
     .built = 0,
-    .maps = "not built: install libsqlite3-dev and rebuild",
+    .notes = "not built: install libsqlite3-dev and rebuild",
 };
 
 #endif
