@@ -86,24 +86,24 @@ int cmd_bench(int argc, char **argv)
         bench_cli_free(&c);
         return 1;
     }
-    bench_signals_install();
+    bench_stop_on_signals();
     bench_warn_volatile(c.base.dir);
-    unsigned failed;
-    if (c.repeat > 1) {
-        if (bench_sweep_rounds(c.cfgs, c.n, c.repeat, c.base.seed, &c.so, &failed)) {
-            fprintf(stderr, "commitlab bench: out of memory\n");
-            bench_cli_free(&c);
-            return 1;
-        }
-    } else {
-        failed = bench_sweep(c.cfgs, c.n, &c.so, NULL);
+    c.so.repeat = c.repeat;
+    int failed = bench_sweep(c.cfgs, c.n, &c.so);
+    if (failed < 0) {
+        fprintf(stderr, "commitlab bench: out of memory\n");
+        if (c.so.jsonl)
+            ut_output_close(c.so.jsonl, c.out_path, out_created);
+        bench_dirs_release(&dirs);
+        bench_cli_free(&c);
+        return 1;
     }
     if (c.so.jsonl && (rc = ut_output_close(c.so.jsonl, c.out_path, out_created)) != 0) {
         fprintf(stderr, "commitlab bench: --out %s: %s\n", c.out_path, strerror(-rc));
         failed++;
     }
     bench_dirs_release(&dirs); /* D itself only when this run made it and left it empty */
-    int sig = bench_signal_caught();
+    int sig = bench_stop_signal();
     bench_cli_free(&c);
     return sig ? 128 + sig : bench_interrupted() ? 130 : failed ? 1 : 0;
 }

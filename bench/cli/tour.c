@@ -50,6 +50,7 @@ struct tour_series {
     /* The segment pair: only at SEG_CLIENTS clients, with small segments
      * and frequent checkpoints so that segments are retired and reused. */
     const char *segments;
+    int done;                     /* one row said why the rest cannot run */
 };
 
 #define SEG_CLIENTS 16u
@@ -153,10 +154,18 @@ static void parse_tour_args(int argc, char **argv, struct tour_opts *o)
 
 /* ---- the runs -------------------------------------------------------------------- */
 
-/* Where the tour is: for the progress line, the JSON's run numbers and
- * the exit status. */
-struct tour_progress {
-    struct ut_progress up;        /* done, total: the JSON's run and runs */
+/* The tour as a sweep: its rows in order, each a series at a client
+ * count; where it is goes to the progress line, the JSON's run numbers
+ * and the exit status. */
+struct tour_item {
+    struct tour_series *se;
+    size_t c;                     /* into tour_clients */
+};
+
+struct tour {
+    struct tour_item *items;
+    const struct tour_opts *o;
+    FILE *jf;
     unsigned failed;
 };
 
@@ -182,54 +191,55 @@ static void row_config(struct bench_config *cfg, const struct tour_series *se, u
     }
 }
 
-static void show_progress(const struct tour_progress *p, const struct bench_config *cfg)
+static void row_label(struct bench_sweep *s, size_t i, char *buf, size_t len)
 {
-    char label[200];
-    if (!p->up.on)
-        return;
-    bench_label(cfg, label, sizeof label);
-    ut_progress_show(&p->up, "run", label);
+    const struct tour *t = s->ctx;
+    struct bench_config cfg;
+    row_config(&cfg, t->items[i].se, tour_clients[t->items[i].c], t->o);
+    bench_label(&cfg, buf, len);
 }
 
-/* One series: a row per client count (the segment pair: one row), each
- * printed and appended to jf as it finishes. */
-static void run_series(struct tour_series *se, const struct tour_opts *o, FILE *jf, struct tour_progress *p)
+/* One row of a series, printed and appended to the JSON lines as it
+ * finishes.  A series whose engine is not built, or that the engine
+ * cannot run at all, gets one row that says so, and its other rows pass. */
+static int run_row(struct bench_sweep *s, size_t i, unsigned round)
 {
+    struct tour *t = s->ctx;
+    struct tour_series *se = t->items[i].se;
+    struct tour_row *row = &se->rows[t->items[i].c];
+    (void)round;
+    if (se->done)
+        return 0;
     const struct bench_driver *d = bench_driver_find(se->engine);
     if (!d || !d->built) {
+        ut_progress_clear(s->progress);
         printf("%-9s %-8s %7s %13s  (not built: install its -dev package and rebuild)\n", se->engine, se->sync, "-",
                "n/a");
-        p->up.done += NCLIENTS;
-        return;
+        se->done = 1;
+        return 0;
     }
-    if (se->segments && !strcmp(se->segments, "fresh"))
+    if (se->segments && !strcmp(se->segments, "fresh")) {
+        ut_progress_clear(s->progress);
         printf("-- the same log with 1 MiB segments and a checkpoint every 4 MiB: fresh versus recycled "
                "segments --\n");
-    for (size_t c = 0; c < NCLIENTS && !bench_interrupted(); c++) {
-        struct tour_row *row = &se->rows[c];
-        if (se->segments && tour_clients[c] != SEG_CLIENTS)
-            continue;
-        row_config(&row->cfg, se, tour_clients[c], o);
-        ut_progress_begin(&p->up);
-        show_progress(p, &row->cfg);
-        bench_run(&row->cfg, &row->res, NULL, NULL);
-        row->ran = 1;
-        ut_progress_end(&p->up);
-        if (bench_interrupted())
-            break; /* a run cut short: no row, no JSON line */
-        bench_table_row(stdout, &row->cfg, &row->res);
-        fflush(stdout);
-        if (bench_json_append(jf, &row->cfg, &row->res, (unsigned)p->up.done, (unsigned)p->up.total))
-            p->failed++;
-        if (row->res.status == RUN_ERROR)
-            p->failed++;
-        /* A configuration the engine cannot do is n/a at any client count:
-         * one row says so. */
-        if (row->res.status == RUN_NA) {
-            p->up.done += NCLIENTS - c - 1;
-            break;
-        }
     }
+    row_config(&row->cfg, se, tour_clients[t->items[i].c], t->o);
+    bench_run(&row->cfg, &row->res, bench_sweep_tick, s);
+    row->ran = 1;
+    ut_progress_clear(s->progress);
+    if (bench_interrupted())
+        return 0; /* a run cut short: no row, no JSON line */
+    bench_table_row(stdout, &row->cfg, &row->res);
+    fflush(stdout);
+    if (bench_json_append(t->jf, &row->cfg, &row->res, (unsigned)s->pos + 1, (unsigned)s->total))
+        t->failed++;
+    if (row->res.status == RUN_ERROR)
+        t->failed++;
+    /* A configuration the engine cannot do is n/a at any client count:
+     * one row says so. */
+    if (row->res.status == RUN_NA)
+        se->done = 1;
+    return 0;
 }
 
 /* The title, the filesystem and the table's header. */
@@ -395,29 +405,34 @@ int cmd_tour(int argc, char **argv)
         bench_dirs_release(&dirs);
         return 1;
     }
-    bench_signals_install();
+    bench_stop_on_signals();
     print_preamble(&o);
 
-    struct tour_progress p = {0};
-    size_t total = 0;
+    /* the rows: each series at every client count, the segment pair at one */
+    struct tour_item items[sizeof series / sizeof *series * NCLIENTS];
+    size_t nitems = 0;
     for (size_t s = 0; s < nseries; s++)
-        total += series[s].segments ? 1 : NCLIENTS;
-    ut_progress_init(&p.up, o.quiet, total, 0.5 + o.secs + 0.5);
-    for (size_t s = 0; s < nseries && !bench_interrupted(); s++)
-        run_series(&series[s], &o, jf, &p);
+        for (size_t c = 0; c < NCLIENTS; c++)
+            if (!series[s].segments || tour_clients[c] == SEG_CLIENTS)
+                items[nitems++] = (struct tour_item){&series[s], c};
+    struct tour t = {items, &o, jf, 0};
+    struct ut_progress up;
+    ut_progress_init(&up, o.quiet, nitems, 0.5 + o.secs + 0.5);
+    struct bench_sweep sw = {.n = nitems, .run = run_row, .ctx = &t, .progress = &up, .label = row_label};
+    bench_sweep_run(&sw);
     fclose(jf);
     bench_dirs_release(&dirs); /* --dir itself only when the tour made it and left it empty */
-    if (bench_signal_caught()) {
-        ut_progress_clear(&p.up);
+    if (bench_stop_signal()) {
+        ut_progress_clear(&up);
         fprintf(stderr, "commitlab tour: interrupted; its run directories are removed\n");
-        return 128 + bench_signal_caught();
+        return 128 + bench_stop_signal();
     }
 
-    print_findings(series, nseries, ut_now() - p.up.start, o.out);
+    print_findings(series, nseries, ut_now() - up.start, o.out);
     for (size_t s = 0; s < nseries; s++)
         for (size_t c = 0; c < NCLIENTS; c++)
             if (series[s].rows[c].ran)
                 bench_result_free(&series[s].rows[c].res);
     rc = tour_report(o.out) ? 1 : 0;
-    return p.failed ? 1 : rc;
+    return t.failed ? 1 : rc;
 }

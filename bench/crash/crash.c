@@ -406,11 +406,10 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
 {
     const struct list *ls[] = {&co->sync, &co->method, &co->segments, &co->init,   &co->prealloc,
                                &co->elr,  &co->model,  &co->clients,  &co->engine, &co->workload};
-    size_t pick[10];
-    for (int k = 9; k >= 0; k--) {
-        pick[k] = idx % ls[k]->n;
-        idx /= ls[k]->n;
-    }
+    size_t pick[10], counts[10];
+    for (int k = 0; k < 10; k++)
+        counts[k] = ls[k]->n;
+    bench_cross_pick(counts, 10, idx, pick); /* the last list fastest */
     memset(c, 0, sizeof *c);
     for (int k = 0; k < 10; k++)
         c->names[k] = ls[k]->v[pick[k]];
@@ -559,6 +558,65 @@ static int check_work_dirs(struct bench_dirs *d, const struct crash_opts *co, co
     return bench_dirs_check(d, pp, n, 0);
 }
 
+/* The campaign: one combination of the sweep after another. */
+struct campaign {
+    const struct crash_opts *co;
+    crash_fn one;
+    const char *dir;
+    FILE *jf;
+    struct progress *p;
+    int failed;
+};
+
+/* One combination: its calibration, its crashes, its row and JSON line;
+ * nothing for a combination that repeats another (config_at). */
+static int run_combination(struct bench_sweep *s, size_t idx, unsigned round)
+{
+    struct campaign *cam = s->ctx;
+    const struct crash_opts *co = cam->co;
+    crash_fn one = cam->one;
+    const char *dir = cam->dir;
+    FILE *jf = cam->jf;
+    struct progress *pp = cam->p;
+    struct crash_config c;
+    (void)round;
+    pp->idx = idx;
+    if (!config_at(co, idx, &c))
+        return 0;
+    struct totals t;
+    memset(&t, 0, sizeof t);
+    /* Calibration: how much a crash-free run of this combination has
+     * to crash into (file operations, or nanoseconds of committing).
+     * Crash points are drawn uniformly over it and a twentieth more,
+     * so most crashes hit while clients commit and some after. */
+    struct crash_outcome cal;
+    uint64_t span = 0;
+    if (one(&c, co->seed, 0, dir, &cal, &span)) {
+        t.na = 1;
+        snprintf(t.na_why, sizeof t.na_why, "%s", cal.na_why);
+    }
+    span += span / 20 + 1;
+    if (!t.na)
+        run_crashes(co, &c, one, span, dir, &t, pp);
+    ut_progress_clear(&pp->up);
+    if (bench_interrupted())
+        return 0; /* a combination cut short: no row, no JSON line */
+    row(&c, &t);
+    if (t.have_bad) {
+        printf("  first failure: seed %" PRIu64 ": %s\n", t.first_bad_seed, t.first_why);
+        replay_line(stdout, &c, t.first_bad_seed);
+    }
+    if (bad(&c, &t) && !t.na)
+        cam->failed = 1;
+    if (jf) {
+        json_t *j = row_json(&c, &t);
+        bench_json_write(jf, j);
+        json_decref(j);
+    }
+    fflush(stdout);
+    return 0;
+}
+
 int cmd_crash(int argc, char **argv)
 {
     struct crash_opts co;
@@ -603,7 +661,7 @@ int cmd_crash(int argc, char **argv)
         free_opts(&co);
         return 1;
     }
-    bench_signals_install();
+    bench_stop_on_signals();
 
     struct progress p = {.total = co.sync.n * co.method.n * co.segments.n * co.init.n * co.prealloc.n * co.elr.n *
                                   co.model.n * co.clients.n * co.engine.n * co.workload.n};
@@ -620,42 +678,10 @@ int cmd_crash(int argc, char **argv)
                co.have_replay ? "one replayed crash" : "each row is one combination");
     row_header();
     fflush(stdout);
-    for (p.idx = 0; p.idx < p.total && !bench_interrupted(); p.idx++) {
-        struct crash_config c;
-        if (!config_at(&co, p.idx, &c))
-            continue;
-        struct totals t;
-        memset(&t, 0, sizeof t);
-        /* Calibration: how much a crash-free run of this combination has
-         * to crash into (file operations, or nanoseconds of committing).
-         * Crash points are drawn uniformly over it and a twentieth more,
-         * so most crashes hit while clients commit and some after. */
-        struct crash_outcome cal;
-        uint64_t span = 0;
-        if (one(&c, co.seed, 0, dir, &cal, &span)) {
-            t.na = 1;
-            snprintf(t.na_why, sizeof t.na_why, "%s", cal.na_why);
-        }
-        span += span / 20 + 1;
-        if (!t.na)
-            run_crashes(&co, &c, one, span, dir, &t, &p);
-        ut_progress_clear(&p.up);
-        if (bench_interrupted())
-            break; /* a combination cut short: no row, no JSON line */
-        row(&c, &t);
-        if (t.have_bad) {
-            printf("  first failure: seed %" PRIu64 ": %s\n", t.first_bad_seed, t.first_why);
-            replay_line(stdout, &c, t.first_bad_seed);
-        }
-        if (bad(&c, &t) && !t.na)
-            failed = 1;
-        if (jf) {
-            json_t *j = row_json(&c, &t);
-            bench_json_write(jf, j);
-            json_decref(j);
-        }
-        fflush(stdout);
-    }
+    struct campaign cam = {&co, one, dir, jf, &p, 0};
+    struct bench_sweep sw = {.n = p.total, .run = run_combination, .ctx = &cam, .progress = &p.up};
+    bench_sweep_run(&sw);
+    failed = cam.failed;
     double el = ut_now() - p.up.start;
     printf("\n%" PRIu64 " crashes in %.1f s: %.0f crashes per second\n", p.crashes_all, el,
            el > 0 ? (double)p.crashes_all / el : 0);
@@ -675,6 +701,6 @@ int cmd_crash(int argc, char **argv)
     }
     bench_dirs_release(&dirs); /* --dir itself only when this run made it and left it empty */
     free_opts(&co);
-    int sig = bench_signal_caught();
+    int sig = bench_stop_signal();
     return sig ? 128 + sig : failed;
 }

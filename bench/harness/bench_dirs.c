@@ -4,7 +4,6 @@
  * call it before their first run and after their last.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,25 +88,3 @@ void bench_dirs_release(struct bench_dirs *d)
     free(d->dir);
     d->dir = NULL;
 }
-
-static volatile sig_atomic_t caught;
-
-static void on_signal(int sig)
-{
-    if (!caught)
-        caught = sig;
-    bench_interrupt();
-}
-
-void bench_signals_install(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-}
-
-int bench_signal_caught(void) { return caught; }

@@ -12,8 +12,8 @@
  * a killed run is removed once D's lock is held, and anything else where
  * one would go is refused before the first run starts.
  *
- * SIGINT, SIGTERM and SIGHUP make the current run stop (bench_interrupt);
- * the command then cleans up and exits 128 + the signal's number.
+ * A command that claims a directory stops at SIGINT, SIGTERM and SIGHUP
+ * (bench_stop_on_signals), cleans up, and exits 128 + the signal's number.
  */
 #ifndef CL_BENCH_DIRS_H
 #define CL_BENCH_DIRS_H
@@ -43,10 +43,5 @@ int bench_dirs_check(struct bench_dirs *d, const char *const *paths, size_t n, i
 
 /* Unlocks; removes D when the command made it and it is empty. */
 void bench_dirs_release(struct bench_dirs *d);
-
-/* Installs the handlers of SIGINT, SIGTERM and SIGHUP. */
-void bench_signals_install(void);
-/* The signal that interrupted the run (0 when none): exit 128 + it. */
-int bench_signal_caught(void);
 
 #endif

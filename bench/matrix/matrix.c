@@ -41,17 +41,10 @@
 #include "ut_scratch.h"
 #include "ut_stats.h"
 
-/* ---- signals ------------------------------------------------------------ */
-
-/* What this command mounted and attached now, for the cleanup. */
+/* What this command mounted and attached now, for the cleanup: at
+ * SIGINT, SIGTERM or SIGHUP (bench_stop_on_signals) the run stops, the
+ * sweep skips the rest, and the command takes this down before it exits. */
 static struct mx_mount cur = MX_MOUNT_INIT;
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-    got_signal = sig;
-    bench_interrupt();
-}
 
 /* ---- options -------------------------------------------------------------- */
 
@@ -97,8 +90,9 @@ static void usage(FILE *f)
             "                       filesystem as the guest first writes them, at the cost of host\n"
             "                       metadata in the guest's syncs; zero: the image is written whole\n"
             "                       and synced first, like a real device (slower to set up)\n"
-            "  --repeat N           runs of each configuration, interleaved; the median is reported\n"
-            "                       (default 1; 3 or more to judge a difference)\n"
+            "  --repeat N           runs of each configuration, round by round, each round in a\n"
+            "                       shuffled order; the median is reported (default 1; 3 or more\n"
+            "                       to judge a difference)\n"
             "  --mount-opts FS:OPTS extra mount options, e.g. ext4:barrier=0 or xfs:logbsize=256k\n"
             "  --mkfs-opts FS:OPTS  extra mkfs options, e.g. \"xfs:-l size=64m\"\n"
             "\n"
@@ -458,29 +452,54 @@ static json_t *fs_json(const struct mx_fs_kind *k, const char *mkfs_cmd, const c
     return j;
 }
 
-/* The progress line over every filesystem's runs, and the run it is about. */
-struct progress {
-    struct ut_progress up;
-    const char *fs;
-    const struct bench_config *cfg;
+/* One filesystem's runs, as a sweep. */
+struct fs_runs {
+    const struct mx_fs_kind *k;
+    const struct matrix_opts *m;
+    struct bench_cli *c;
+    struct cell *cells;
+    struct bench_result *r;
+    const char *dir, *mkfs_cmd, *mopts;
+    int failed;
 };
 
-static void tick(void *arg)
+static void fs_label(struct bench_sweep *s, size_t i, char *buf, size_t len)
 {
-    struct progress *p = arg;
-    char what[64], label[256];
-    if (!p->up.on)
-        return;
-    snprintf(what, sizeof what, "%s: run", p->fs);
-    bench_label(p->cfg, label, sizeof label);
-    ut_progress_show(&p->up, what, label);
+    const struct fs_runs *f = s->ctx;
+    bench_label(&f->c->cfgs[i], buf, len);
+}
+
+/* Configuration i in round rep: its run, its cell, its JSON line. */
+static int fs_run_one(struct bench_sweep *s, size_t i, unsigned rep)
+{
+    struct fs_runs *f = s->ctx;
+    struct bench_config cfg = f->c->cfgs[i];
+    cfg.dir = f->dir;
+    sync();
+    bench_run(&cfg, f->r, bench_sweep_tick, s);
+    if (bench_interrupted()) {
+        bench_result_free(f->r);
+        return -1;
+    }
+    cell_add(&f->cells[i], &cfg, f->r);
+    if (f->r->status == RUN_ERROR)
+        f->failed++;
+    if (f->c->so.jsonl) {
+        json_t *extra = fs_json(f->k, f->mkfs_cmd, f->mopts, f->m, rep);
+        if (bench_json_append_extra(f->c->so.jsonl, &cfg, f->r, (unsigned)s->pos + 1, (unsigned)s->total, "matrix",
+                                    extra))
+            f->failed++;
+        json_decref(extra);
+    }
+    bench_result_free(f->r);
+    return 0;
 }
 
 /* Runs every configuration, repeat times, on one filesystem; prints its
  * table and verdict.  Returns the number of failed runs, or -1 when the
  * filesystem could not be set up. */
 static int run_fs(const struct mx_fs_kind *k, const struct matrix_opts *m, const char *workdir,
-                  struct bench_cli *c, struct progress *pr, struct verdict_list *vl)
+                  struct bench_cli *c, struct ut_progress *pr, struct verdict_list *vl)
 {
     char err[1024], mkfs_cmd[1024];
     struct cell *cells = calloc(c->n, sizeof *cells);
@@ -494,47 +513,26 @@ static int run_fs(const struct mx_fs_kind *k, const struct matrix_opts *m, const
     }
     struct mx_image img = {m->image_size, m->image_zero, opt_for(m->mkfs_opts, m->nmkfs, k->name),
                            opt_for(m->mount_opts, m->nmount, k->name)};
-    if (mx_fs_up(&cur, k, &img, workdir, &got_signal, mkfs_cmd, sizeof mkfs_cmd, err, sizeof err)) {
-        ut_progress_clear(&pr->up);
+    if (mx_fs_up(&cur, k, &img, workdir, bench_interrupted, mkfs_cmd, sizeof mkfs_cmd, err, sizeof err)) {
+        ut_progress_clear(pr);
         fprintf(stderr, "commitlab matrix: %s: %s\n", k->name, err);
         mx_fs_down(&cur);
         free(cells);
         free(r);
         return -1;
     }
-    char dir[4200];
+    char dir[4200], what[64];
     snprintf(dir, sizeof dir, "%.4000s/bench", cur.mnt);
-    const char *mopts = opt_for(m->mount_opts, m->nmount, k->name);
-    pr->fs = k->name;
-    for (unsigned rep = 0; rep < m->repeat && !got_signal; rep++) {
-        for (size_t i = 0; i < c->n && !got_signal; i++) {
-            struct bench_config cfg = c->cfgs[i];
-            cfg.dir = dir;
-            pr->cfg = &cfg;
-            ut_progress_begin(&pr->up);
-            sync();
-            bench_run(&cfg, r, tick, pr);
-            ut_progress_end(&pr->up);
-            if (got_signal) {
-                bench_result_free(r);
-                break;
-            }
-            cell_add(&cells[i], &cfg, r);
-            if (r->status == RUN_ERROR)
-                failed++;
-            if (c->so.jsonl) {
-                json_t *extra = fs_json(k, mkfs_cmd, mopts, m, rep);
-                if (bench_json_append_extra(c->so.jsonl, &cfg, r, (unsigned)(rep * c->n + i + 1),
-                                            (unsigned)(m->repeat * c->n), "matrix", extra))
-                    failed++;
-                json_decref(extra);
-            }
-            bench_result_free(r);
-        }
-    }
-    ut_progress_clear(&pr->up);
+    snprintf(what, sizeof what, "%s: run", k->name);
+    /* every configuration, --repeat rounds, each round in its own order */
+    struct fs_runs f = {k, m, c, cells, r, dir, mkfs_cmd, opt_for(m->mount_opts, m->nmount, k->name), 0};
+    struct bench_sweep sw = {.n = c->n, .rounds = m->repeat, .shuffle = m->repeat > 1, .seed = c->base.seed,
+                             .run = fs_run_one, .ctx = &f, .progress = pr, .what = what, .label = fs_label};
+    bench_sweep_run(&sw);
+    failed = f.failed;
+    ut_progress_clear(pr);
     mx_fs_down(&cur);
-    if (!got_signal) {
+    if (!bench_interrupted()) {
         for (size_t i = 0; i < c->n; i++)
             table_row(stdout, k, &c->cfgs[i], &cells[i]);
         /* one verdict per engine that has recycle runs, in sweep order */
@@ -649,13 +647,7 @@ int cmd_matrix(int argc, char **argv)
         return 1;
     }
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    bench_stop_on_signals();
 
     mx_clear_leftovers(workdir); /* a dead run's: this run holds the lock */
     printf("commitlab matrix: %zu configuration%s x %u repeat%s on %zu filesystem%s (images in %s)\n", c.n,
@@ -666,15 +658,15 @@ int cmd_matrix(int argc, char **argv)
     table_header(stdout);
     fflush(stdout);
 
-    struct progress pr = {0};
-    ut_progress_init(&pr.up, c.so.quiet, c.n * m.repeat * m.nfs, c.base.warmup + c.base.duration + 1);
+    struct ut_progress pr;
+    ut_progress_init(&pr, c.so.quiet, c.n * m.repeat * m.nfs, c.base.warmup + c.base.duration + 1);
     int failed = 0, setup_failed = 0;
     struct verdict_list vl = {0};
-    for (size_t f = 0; f < m.nfs && !got_signal; f++) {
+    for (size_t f = 0; f < m.nfs && !bench_interrupted(); f++) {
         int rc = run_fs(m.fs[f], &m, workdir, &c, &pr, &vl);
         if (rc < 0) {
             setup_failed++;
-            pr.up.total -= c.n * m.repeat;
+            pr.total -= c.n * m.repeat;
         } else {
             failed += rc;
         }
@@ -683,7 +675,7 @@ int cmd_matrix(int argc, char **argv)
     if (c.so.jsonl)
         ut_output_close(c.so.jsonl, c.out_path, out_created);
     bench_dirs_release(&dirs); /* --workdir itself only when this run made it and left it empty */
-    if (!got_signal && vl.n > 1) {
+    if (!bench_interrupted() && vl.n > 1) {
         printf("\nverdicts:\n");
         for (size_t i = 0; i < vl.n; i++)
             printf("  %s\n", vl.text[i]);
@@ -692,10 +684,10 @@ int cmd_matrix(int argc, char **argv)
         free(vl.text[i]);
     free(vl.text);
     bench_cli_free(&c);
-    if (got_signal) {
+    if (bench_interrupted()) {
         fprintf(stderr, "commitlab matrix: interrupted (signal %d); everything it mounted is unmounted and "
-                        "detached\n", (int)got_signal);
-        return 128 + (int)got_signal;
+                        "detached\n", bench_stop_signal());
+        return 128 + bench_stop_signal();
     }
     return setup_failed || failed ? 1 : 0;
 }

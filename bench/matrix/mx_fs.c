@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,18 +291,18 @@ static int set_nocow(const char *dir, char *err, size_t errlen)
 
 /* Writes zeros over the whole image and syncs it: every block allocated
  * and written on the host, as on a real device. */
-static int zero_fill(int fd, uint64_t size, const volatile sig_atomic_t *stop)
+static int zero_fill(int fd, uint64_t size, int (*stop)(void))
 {
     size_t chunk = 8u << 20;
     char *z = calloc(1, chunk);
     int rc = z ? 0 : -1;
-    for (uint64_t off = 0; off < size && rc == 0 && !*stop; off += chunk) {
+    for (uint64_t off = 0; off < size && rc == 0 && !stop(); off += chunk) {
         size_t n = size - off < chunk ? (size_t)(size - off) : chunk;
         ssize_t w = pwrite(fd, z, n, (off_t)off);
         if (w != (ssize_t)n)
             rc = -1;
     }
-    if (*stop) {
+    if (stop()) {
         errno = EINTR;
         rc = -1;
     }
@@ -314,7 +313,7 @@ static int zero_fill(int fd, uint64_t size, const volatile sig_atomic_t *stop)
 }
 
 int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_image *img, const char *workdir,
-             const volatile sig_atomic_t *stop, char *mkfs_cmd, size_t mkfs_len, char *err, size_t errlen)
+             int (*stop)(void), char *mkfs_cmd, size_t mkfs_len, char *err, size_t errlen)
 {
     char out[4096], sizebuf[64], optbuf[1024];
     const char *mopts = img->mount_opts;

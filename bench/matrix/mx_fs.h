@@ -12,7 +12,6 @@
 #ifndef CL_MX_FS_H
 #define CL_MX_FS_H
 
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,10 +51,10 @@ struct mx_image {
 /* Makes filesystem k in workdir and mounts it at m->mnt, with an empty
  * m->mnt/bench for the runs (chattr +C for nocow kinds); mkfs_cmd gets the
  * mkfs command line ("" for tmpfs).  Writing a zero image stops early
- * when *stop becomes set.  0, or -1 with err filled; either way m records
+ * when stop() says so (a signal came).  0, or -1 with err filled; either way m records
  * what was set up, for mx_fs_down. */
 int mx_fs_up(struct mx_mount *m, const struct mx_fs_kind *k, const struct mx_image *img, const char *workdir,
-             const volatile sig_atomic_t *stop, char *mkfs_cmd, size_t mkfs_len, char *err, size_t errlen);
+             int (*stop)(void), char *mkfs_cmd, size_t mkfs_len, char *err, size_t errlen);
 /* Unmounts, detaches and removes what m records.  Idempotent. */
 void mx_fs_down(struct mx_mount *m);
 /* Removes what an earlier run in workdir left behind (it was killed
