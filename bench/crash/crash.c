@@ -51,17 +51,25 @@ struct crash_opts {
     const char *dir, *out;
 };
 
+/* A comma list of flag's values, each checked by ok -- or, with ok NULL,
+ * as bench checks the knob of the same flag (the table of knobs), and
+ * refused naming what that knob accepts. */
 static void list_split(struct list *l, const char *flag, const char *arg, int (*ok)(const char *))
 {
     char *copy = strdup(arg), *save = NULL;
+    enum bench_knob k = bench_knob_by_flag(flag);
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i]);
     l->n = 0;
     if (!copy || !*arg || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
         ut_usage_error("crash", "%s: '%s' has an empty item in its list", flag, arg);
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!ok(t))
-            return (void)ut_usage_error("crash", "%s: '%s' is not accepted", flag, t);
+        if (ok ? !ok(t) : bench_knob_check(k, t) != 0) {
+            char acc[300] = "";
+            if (!ok)
+                bench_knob_accepted(k, acc, sizeof acc);
+            ut_usage_error("crash", "%s: '%s' is not accepted%s%s", flag, t, ok ? "" : "; expected ", acc);
+        }
         char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
         if (!nv || !(nv[l->n] = strdup(t)))
             ut_usage_error("crash", "out of memory");
@@ -78,19 +86,6 @@ static void list_free(struct list *l)
     free(l->v);
 }
 
-static int ok_sync(const char *s)
-{
-    enum cl_sync_policy p;
-    return cl_sync_policy_parse(s, &p) == 0;
-}
-static int ok_method(const char *s)
-{
-    enum cl_sync_method m;
-    return cl_sync_method_parse(s, &m) == 0;
-}
-static int ok_segments(const char *s) { return !strcmp(s, "fresh") || !strcmp(s, "recycle"); }
-static int ok_init(const char *s) { return !strcmp(s, "zero") || !strcmp(s, "sparse") || !strcmp(s, "fallocate"); }
-static int ok_onoff(const char *s) { return !strcmp(s, "on") || !strcmp(s, "off"); }
 static int ok_model(const char *s)
 {
     enum vfs_crash_model m;
@@ -103,7 +98,6 @@ static int ok_uint(const char *s)
     return *s >= '0' && *s <= '9' && !*end && v <= 64;
 }
 static int ok_any(const char *s) { return s != NULL; }
-static int ok_workload(const char *s) { return !strcmp(s, "kv") || !strcmp(s, "tpcb"); }
 static int ok_clients(const char *s) { return ok_uint(s) && strtoul(s, NULL, 10) >= 1; }
 static int ok_engine(const char *s)
 {
@@ -306,11 +300,11 @@ static void parse(struct crash_opts *co, int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         struct { const char *flag; struct list *l; int (*ok)(const char *); } lists[] = {
-            {"--sync", &co->sync, ok_sync}, {"--sync-method", &co->method, ok_method},
-            {"--segments", &co->segments, ok_segments}, {"--segment-init", &co->init, ok_init},
-            {"--prealloc", &co->prealloc, ok_uint}, {"--elr", &co->elr, ok_onoff},
+            {"--sync", &co->sync, NULL}, {"--sync-method", &co->method, NULL},
+            {"--segments", &co->segments, NULL}, {"--segment-init", &co->init, NULL},
+            {"--prealloc", &co->prealloc, NULL}, {"--elr", &co->elr, NULL},
             {"--model", &co->model, ok_model}, {"--clients", &co->clients, ok_clients},
-            {"--engine", &co->engine, ok_engine}, {"--workload", &co->workload, ok_workload}};
+            {"--engine", &co->engine, ok_engine}, {"--workload", &co->workload, NULL}};
         int done = 0;
         for (size_t k = 0; k < sizeof lists / sizeof *lists && !done; k++)
             if (!strcmp(a, lists[k].flag)) {
@@ -626,16 +620,16 @@ int cmd_crash(int argc, char **argv)
     co.txns = 40;
     co.jobs = 1;
     co.dir = "commitlab-crash.d";
-    list_split(&co.sync, "--sync", bench_sync_durable_choices(), ok_sync); /* every durable policy */
-    list_split(&co.method, "--sync-method", "fdatasync", ok_method);
-    list_split(&co.segments, "--segments", "fresh", ok_segments);
-    list_split(&co.init, "--segment-init", "zero", ok_init);
-    list_split(&co.prealloc, "--prealloc", "0", ok_uint);
-    list_split(&co.elr, "--elr", "on", ok_onoff);
+    list_split(&co.sync, "--sync", bench_sync_durable_choices(), NULL); /* every durable policy */
+    list_split(&co.method, "--sync-method", "fdatasync", NULL);
+    list_split(&co.segments, "--segments", "fresh", NULL);
+    list_split(&co.init, "--segment-init", "zero", NULL);
+    list_split(&co.prealloc, "--prealloc", "0", NULL);
+    list_split(&co.elr, "--elr", "on", NULL);
     list_split(&co.model, "--model", "drop,torn,reorder", ok_model);
     list_split(&co.clients, "--clients", "4", ok_clients);
     list_split(&co.engine, "--engine", "commitlab", ok_engine);
-    list_split(&co.workload, "--workload", "kv", ok_workload);
+    list_split(&co.workload, "--workload", "kv", NULL);
     parse(&co, argc, argv);
 
     /* Before any work: --out writable, --dir claimed for the whole run,
