@@ -18,6 +18,23 @@
  *     or read failing), reads return CL_EBROKEN too: no reader ever sees
  *     part of a transaction.
  *
+ * One process per database: cl_open takes an exclusive lock on the
+ * directory (flock(2) on the directory itself) and holds it until
+ * cl_close.  A second cl_open of the same directory, from another process
+ * or from the same one, returns CL_EBUSY at once, before it reads, writes,
+ * syncs or deletes anything there; cl_error_detail() then reads "database
+ * DIR is in use (process PID)".  cl_inspect takes the lock shared: it
+ * refuses a database in use, and an open refuses while it reads.  The
+ * kernel drops the lock when its holder exits or is killed, so a crashed
+ * holder leaves none behind and the next cl_open recovers.  The lock is
+ * advisory: a process that writes the files without libcommitlab is not
+ * kept out.
+ *
+ * Files: inside a database directory only regular files are opened, never
+ * through a symbolic link; anything else where data.clp or a segment
+ * should be is refused with CL_EFILETYPE, naming it, without blocking (a
+ * FIFO is never waited on).
+ *
  * Threads: one cl_db may be shared by any number of threads.  A cl_txn
  * belongs to the thread that began it (and must be committed or aborted
  * there).
@@ -33,7 +50,8 @@
  *     (cl_put) takes the lock at commit only.  While a thread holds the
  *     writer lock through one write transaction, a second one of the same
  *     thread that needs it (to read or commit), and cl_checkpoint, return
- *     CL_EBUSY rather than wait for itself.
+ *     CL_EBUSY rather than wait for itself.  This is per database: a
+ *     thread may hold write transactions on any number of databases.
  *   - Read-only transactions are read committed: each read sees the latest
  *     committed transactions, with no snapshot across reads, and never
  *     waits for the writer lock or for a sync.  With early lock release
@@ -69,19 +87,23 @@ extern "C" {
 #define CL_EBROKEN    (-10003) /* an earlier log write or sync failed: handle is read-only until reopened */
 #define CL_EINVAL     (-10004) /* invalid argument or option */
 #define CL_ETOOBIG    (-10005) /* key longer than CL_MAX_KEY or value longer than CL_MAX_VALUE */
-#define CL_EBUSY      (-10006) /* this thread holds the writer lock through another write transaction */
+#define CL_EBUSY      (-10006) /* cl_open, cl_inspect: the database is in use (see "One process per
+                                * database"); a transaction: this thread holds the writer lock through
+                                * another write transaction */
 #define CL_EFORMAT    (-10007) /* not a commitlab database, or an unsupported format version */
 #define CL_ENOTSUP    (-10008) /* the option or policy is not built or not available here */
 #define CL_EREADONLY  (-10009) /* write call on a read-only transaction */
 #define CL_ENOMEM     (-10010) /* out of memory */
 #define CL_ETXNDONE   (-10011) /* the transaction was already committed or aborted */
 #define CL_EINTERNAL  (-10012) /* an internal consistency check failed: a bug in commitlab, not the caller's */
+#define CL_EFILETYPE  (-10013) /* a database file is a symbolic link, FIFO, device, socket or directory */
 #define CL_ERR_FIRST  (-10001)
-#define CL_ERR_LAST   (-10012)
+#define CL_ERR_LAST   (-10013)
 
 #define CL_MAX_KEY   512u
 #define CL_MAX_VALUE 4096u
 #define CL_MAX_URING_DEPTH 1024u /* uring_depth above it is CL_EINVAL */
+#define CL_MAX_SEGMENT_SIZE (1ull << 30) /* segment_size above it is CL_EINVAL */
 
 /* ---- options ----------------------------------------------------------- */
 
@@ -117,8 +139,8 @@ enum cl_sync_method {
     CL_METHOD_DIRECT,   /* O_DIRECT | O_DSYNC, aligned buffers */
     CL_METHOD_RWF_DSYNC /* "rwf-dsync": each write is pwritev2(2) with RWF_DSYNC on an ordinary
                          * descriptor, durable when it returns, as under O_DSYNC;
-                         * cl_open probes it once and returns CL_ENOTSUP, saying why in
-                         * cl_recovery_info.unsupported, where the kernel refuses the flag */
+                         * cl_open probes it once and returns CL_ENOTSUP, cl_error_detail()
+                         * saying why, where the kernel refuses the flag */
 };
 
 /* How the uring policy makes a chain's write durable.  fsync: the write is
@@ -138,31 +160,54 @@ enum cl_uring_sync { CL_URING_SYNC_FSYNC = 0, CL_URING_SYNC_RWF_DSYNC };
 enum cl_segment_policy { CL_SEGMENTS_FRESH = 0, CL_SEGMENTS_RECYCLE };
 enum cl_segment_init { CL_SEGINIT_ZERO = 0, CL_SEGINIT_SPARSE, CL_SEGINIT_FALLOCATE };
 
+/* Every option has a range; cl_open refuses a value outside it with
+ * CL_EINVAL, and cl_error_detail() names the option and its range
+ * ("option uring_depth = 0 is out of range: 1..1024 chains").  Nothing is
+ * clamped or replaced by a default behind the caller's back. */
 struct cl_options {
     enum cl_sync_policy sync;        /* default CL_SYNC_COMMIT */
     enum cl_sync_method method;      /* default CL_METHOD_FDATASYNC */
-    int elr;                         /* early lock release, default 1 */
+    int elr;                         /* early lock release, 0 or 1, default 1 */
     enum cl_segment_policy segments; /* default CL_SEGMENTS_FRESH */
     enum cl_segment_init segment_init; /* default CL_SEGINIT_ZERO */
     uint32_t recycle_max;            /* recycle: future segments kept ready at most, 1..64, default 4 */
     uint32_t prealloc;               /* segments a background thread keeps prepared ahead, 0..64, default 0 */
-    uint64_t segment_size;           /* WAL segment bytes, default 16 MiB; fixed at creation */
-    uint64_t cache_size;             /* page cache bytes, default 64 MiB */
+    uint64_t segment_size;           /* WAL segment bytes, 64 KiB..CL_MAX_SEGMENT_SIZE (1 GiB), a multiple of
+                                      * 4096, default 16 MiB; fixed at creation (a later open uses the
+                                      * stored size) */
+    uint64_t cache_size;             /* page cache bytes, 64 KiB..64 GiB, default 64 MiB */
     uint64_t checkpoint_bytes;       /* WAL bytes between checkpoints, default 64 MiB; 0 = only on demand/close */
-    uint32_t interval_ms;            /* periodic policy */
-    uint32_t commit_delay_us;        /* group policy */
-    uint32_t commit_siblings;        /* group policy */
+    uint32_t interval_ms;            /* periodic policy: 1..60000, default 200 */
+    uint32_t commit_delay_us;        /* group policy: 0..100000 (PostgreSQL's range), default 0 */
+    uint32_t commit_siblings;        /* group policy: 0..1000 (PostgreSQL's range), default 5 */
     uint32_t uring_depth;            /* uring policy: chains in flight, 1..CL_MAX_URING_DEPTH, default 4 */
-    uint64_t max_batch;              /* group policy: log bytes one write may take, 0 = the whole
+    uint64_t max_batch;              /* group policy: log bytes one write may take, 0..1 MiB; 0 = the whole
                                       * log buffer (1 MiB), default 0 */
-    uint32_t flusher_spin_us;        /* flusher policy: spin this long before sleeping, default 0 */
-    uint32_t sync_latency_us;        /* emulated extra latency per sync */
-    int create;                      /* create the database if absent, default 1 */
+    uint32_t flusher_spin_us;        /* flusher policy: spin this long before sleeping, 0..100000, default 0 */
+    uint32_t sync_latency_us;        /* emulated extra latency per sync, 0..10000000, default 0 */
+    int create;                      /* create the database if absent, 0 or 1, default 1 */
     enum cl_uring_sync uring_sync;   /* uring policy: a linked sync or RWF_DSYNC writes, default fsync */
 };
 
 /* Fills *o with the defaults above. */
 CL_API void cl_options_init(struct cl_options *o);
+
+/* ---- structures that grow ---------------------------------------------------
+ * struct cl_options, cl_recovery_info and cl_stats are allocated by the
+ * caller and grow only at their ends.  The calls that take them have a
+ * form that is told the caller's size, and the usual names below are
+ * macros for it, so a program passes the size it was built with:
+ *   - a field beyond that size is never read or written: on input it
+ *     takes its default, on output it is left alone;
+ *   - a caller built against a newer header (larger than this library's
+ *     struct) must leave the bytes this library does not know zero, or
+ *     cl_open refuses with CL_ENOTSUP (an option this library lacks);
+ *     outputs fill only what this library knows.
+ * A program built before the sized forms existed calls the plain symbols,
+ * which take the layouts of libcommitlab 0.1 (every field up to create,
+ * bad_file and batch_hist).  Define CL_NO_SIZED_CALLS before including
+ * this header to call the plain symbols. */
+CL_API void cl_options_init_sized(struct cl_options *o, size_t size);
 
 /* What cl_open found and did; filled when the caller passes one. */
 struct cl_recovery_info {
@@ -174,21 +219,24 @@ struct cl_recovery_info {
     uint64_t records_read;
     int torn_tail;              /* the log ended in a torn or partial record */
     uint64_t corrupt_lsn;       /* when cl_open returns CL_ECORRUPT for the log: the damaged record */
-    int missing_segment;        /* ... and the segment holding corrupt_lsn is missing while later ones exist */
+    int missing_segment;        /* ... and the segment holding corrupt_lsn is missing: later ones exist, a
+                                 * SWITCH record points into it, or the checkpoint's log begins there */
     char bad_file[64];          /* when cl_open returns CL_EFORMAT or CL_ECORRUPT: the file of dir it refused
                                  * ("data.clp", or a segment "wal-<segno>.log" that is damaged or names another
                                  * database); empty otherwise.  The refused file is left as it was. */
-    char unsupported[128];      /* when cl_open returns CL_ENOTSUP: what was refused here and why
-                                 * (e.g. "rwf-dsync: the kernel refuses pwritev2(RWF_DSYNC): ..."); or empty */
 };
 
 struct cl_db;
 struct cl_txn;
 
 /* Opens (and, with opts->create, creates) the database in dir, recovering
- * from the log.  opts may be NULL for the defaults; info may be NULL. */
+ * from the log.  opts may be NULL for the defaults; info may be NULL.
+ * CL_EBUSY when the database is open elsewhere (One process per database
+ * above); on any failure cl_error_detail() may say more. */
 CL_API int cl_open(const char *dir, const struct cl_options *opts,
             struct cl_db **out, struct cl_recovery_info *info);
+CL_API int cl_open_sized(const char *dir, const struct cl_options *opts, size_t opts_size, struct cl_db **out,
+                         struct cl_recovery_info *info, size_t info_size);
 
 /* Checkpoints, syncs and frees.  Returns the final checkpoint's error if it
  * failed (-EIO, -ENOSPC, ...; the handle is freed all the same).  On a
@@ -219,7 +267,14 @@ CL_API int cl_get(struct cl_txn *t, const void *key, size_t klen, void *buf, siz
 
 /* Calls fn for each key in [lo, hi) in key order (lo/hi NULL = unbounded),
  * including the transaction's own writes.  fn returning non-zero stops the
- * scan, and cl_scan returns that value. */
+ * scan, and cl_scan returns that value.
+ *
+ * The scan visits a stable view: the committed keys and the transaction's
+ * own writes as they were when cl_scan began.  fn may write through the
+ * same transaction (cl_put, cl_del): each such write is applied once, to
+ * the transaction, and is not visited by this scan -- neither a new value
+ * of a key already visited or still to come, nor a key inserted inside
+ * the range.  key and val are valid until fn returns. */
 typedef int (*cl_scan_fn)(void *arg, const void *key, size_t klen, const void *val, size_t vlen);
 CL_API int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size_t hilen,
             cl_scan_fn fn, void *arg);
@@ -360,8 +415,12 @@ struct cl_stats {
     int prealloc_error;         /* 0, or the error that stopped the prealloc thread */
     int broken;                 /* the handle is broken (sticky failure) */
     uint64_t batch_hist[CL_BATCH_HIST]; /* commits made durable together (see CL_BATCH_HIST) */
+    /* since 0.2 */
+    uint64_t segment_size;      /* the log's segment size, fixed when the database was created (an open
+                                 * of an existing database uses it, whatever cl_options says) */
 };
 CL_API int cl_stats(struct cl_db *db, struct cl_stats *out);
+CL_API int cl_stats_sized(struct cl_db *db, struct cl_stats *out, size_t size);
 /* Starts the peak values of cl_stats (max_commits_per_sync,
  * max_switch_commit_us) afresh, e.g. at the start of a measurement. */
 CL_API void cl_stats_reset_max(struct cl_db *db);
@@ -428,6 +487,13 @@ CL_API int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const
 
 CL_API const char *cl_strerror(int err);
 
+/* What the last failed cl_open or cl_inspect of this thread refused, in
+ * one sentence naming it -- the option and its accepted range, the file,
+ * or the directory in use and the process holding it -- or "" when it
+ * has nothing to add to cl_strerror.  Valid until this thread's next
+ * cl_open or cl_inspect. */
+CL_API const char *cl_error_detail(void);
+
 /* Names of the enums, for CLIs and logs ("commit", "fdatasync", ...);
  * the parse functions return CL_EINVAL for an unknown name. */
 CL_API const char *cl_sync_policy_name(enum cl_sync_policy p);
@@ -437,6 +503,14 @@ CL_API const char *cl_sync_method_name(enum cl_sync_method m);
 CL_API int cl_sync_policy_is_durable(enum cl_sync_policy p);
 CL_API int cl_sync_policy_parse(const char *s, enum cl_sync_policy *out);
 CL_API int cl_sync_method_parse(const char *s, enum cl_sync_method *out);
+
+/* The sized forms under the usual names (see "structures that grow"). */
+#if !defined(CL_NO_SIZED_CALLS) && !defined(CL_BUILDING_LIBRARY)
+#define cl_options_init(o) cl_options_init_sized((o), sizeof(struct cl_options))
+#define cl_open(dir, opts, out, info) \
+    cl_open_sized((dir), (opts), sizeof(struct cl_options), (out), (info), sizeof(struct cl_recovery_info))
+#define cl_stats(db, out) cl_stats_sized((db), (out), sizeof(struct cl_stats))
+#endif
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@
 
 #include "clock.h"
 #include "commitlab.h"
+#include "dirlock.h"
 #include "store.h"
 #include "engine_internal.h"
 #include "vfs.h"
@@ -49,6 +50,7 @@ struct cl_txn {
 
 struct cl_db {
     char *dir;
+    struct dir_lock *lock;       /* exclusive, from before anything is read until freed */
     struct cl_options opt;
     struct vfs *vfs;
     struct vfs *latency_vfs;     /* the emulated slow device wrapper, when asked for */
@@ -57,6 +59,7 @@ struct cl_db {
     uint64_t segment_size;
 
     pthread_mutex_t writer;      /* the writer lock */
+    uintptr_t writer_owner;      /* the holding thread's tag, 0 when free (atomic) */
     int broken;                  /* sticky: the first failure (atomic) */
     uint64_t next_txn_id;        /* under writer */
 
@@ -94,44 +97,6 @@ static void db_break(struct cl_db *db, int err)
     if (err == 0)
         err = CL_EBROKEN;
     __atomic_compare_exchange_n(&db->broken, &expected, err, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-}
-
-void cl_options_init(struct cl_options *o)
-{
-    memset(o, 0, sizeof *o);
-    o->sync = CL_SYNC_COMMIT;
-    o->method = CL_METHOD_FDATASYNC;
-    o->elr = 1;
-    o->segments = CL_SEGMENTS_FRESH;
-    o->segment_init = CL_SEGINIT_ZERO;
-    o->recycle_max = 4;
-    o->segment_size = 16ull << 20;
-    o->cache_size = 64ull << 20;
-    o->checkpoint_bytes = 64ull << 20;
-    o->interval_ms = 200;
-    o->commit_siblings = 5;
-    o->uring_depth = 4;
-    o->create = 1;
-}
-
-static int check_options(const struct cl_options *o)
-{
-    if ((unsigned)o->sync >= CL_SYNC_NPOLICIES || (unsigned)o->method > CL_METHOD_RWF_DSYNC ||
-        (unsigned)o->segments > CL_SEGMENTS_RECYCLE || (unsigned)o->segment_init > CL_SEGINIT_FALLOCATE)
-        return CL_EINVAL;
-    if (o->segment_size < WAL_MIN_SEGMENT || o->segment_size % WAL_SEG_HEADER)
-        return CL_EINVAL;
-    if (o->uring_depth > CL_MAX_URING_DEPTH || (unsigned)o->uring_sync > CL_URING_SYNC_RWF_DSYNC)
-        return CL_EINVAL;
-    if (o->sync == CL_SYNC_URING && o->uring_sync == CL_URING_SYNC_RWF_DSYNC &&
-        (o->method == CL_METHOD_DSYNC || o->method == CL_METHOD_DIRECT))
-        return CL_EINVAL; /* those methods link no sync to replace */
-    if (o->prealloc > WAL_POOL_MAX ||
-        (o->segments == CL_SEGMENTS_RECYCLE && (o->recycle_max < 1 || o->recycle_max > WAL_POOL_MAX)))
-        return CL_EINVAL;
-    if (!wal_policy_for(o->sync))
-        return CL_ENOTSUP;
-    return 0;
 }
 
 /* ---- checkpoints ------------------------------------------------------- */
@@ -277,6 +242,7 @@ static int recover(struct cl_db *db, const struct store_meta *meta, struct cl_re
     rc = wal_reader_open(db->vfs, db->dir, db->segment_size, meta->db_id, meta->checkpoint_lsn, &rd);
     if (rc)
         return rc;
+    wal_reader_require_start(rd, 1); /* the checkpoint's segment was durable before the checkpoint */
     while ((rc = wal_reader_next(rd, &rec)) == 1) {
         const void *k, *v;
         uint32_t kl, vl, nops;
@@ -322,7 +288,7 @@ static int recover(struct cl_db *db, const struct store_meta *meta, struct cl_re
             info->corrupt_lsn = wal_reader_bad_lsn(rd);
             info->missing_segment = wal_reader_missing(rd);
         }
-        if (rc == CL_ECORRUPT || rc == CL_EFORMAT)
+        if (rc == CL_ECORRUPT || rc == CL_EFORMAT || rc == CL_EFILETYPE)
             wal_segment_name(info->bad_file, sizeof info->bad_file,
                              wal_lsn_segno(wal_reader_bad_lsn(rd), db->segment_size));
         goto out;
@@ -369,6 +335,7 @@ static int sync_parent(struct vfs *v, const char *dir)
 struct sync_walk {
     struct vfs *v;
     const char *dir;
+    struct cl_recovery_info *info;
     int rc;
 };
 
@@ -394,6 +361,8 @@ static int sync_one(void *arg, const char *name)
     }
     if (rc == -ENOENT)
         rc = 0;
+    if (rc == CL_EFILETYPE)
+        snprintf(sw->info->bad_file, sizeof sw->info->bad_file, "%s", name);
     sw->rc = rc;
     return rc != 0;
 }
@@ -405,12 +374,12 @@ static int sync_one(void *arg, const char *name)
  * previous checkpoint, say) while a power failure could still take them
  * away; PostgreSQL fsyncs the data directory at the start of crash
  * recovery for the same reason. */
-static int sync_existing(struct vfs *v, const char *dir)
+static int sync_existing(struct vfs *v, const char *dir, struct cl_recovery_info *info)
 {
-    struct sync_walk sw = {v, dir, 0};
+    struct sync_walk sw = {v, dir, info, 0};
     int rc = vfs_list(v, dir, sync_one, &sw);
-    if (rc == 0)
-        rc = sw.rc;
+    if (sw.rc)
+        rc = sw.rc; /* the walk stopped on it (vfs_list returns the 1 that stopped it) */
     if (rc == 0)
         rc = vfs_sync_dir(v, dir);
     if (rc == 0)
@@ -442,6 +411,7 @@ static void db_free(struct cl_db *db)
     pthread_mutex_destroy(&db->ckpt_mu);
     pthread_cond_destroy(&db->ckpt_cv);
     vfs_destroy(db->latency_vfs);
+    dir_unlock(db->lock); /* last: every file of the directory is closed */
     free(db->dir);
     free(db);
 }
@@ -489,10 +459,25 @@ static uint64_t random_id(void)
     return id ? id : 1;
 }
 
+int cl_open_sized(const char *dir, const struct cl_options *opts, size_t opts_size, struct cl_db **out,
+                  struct cl_recovery_info *info, size_t info_size)
+{
+    struct cl_options o;
+    struct cl_recovery_info ri;
+    cl_detail_clear();
+    int rc = cl_options_import(opts, opts_size, &o);
+    if (rc)
+        return rc;
+    rc = cl_open_vfs(dir, &o, NULL, out, &ri);
+    if (info)
+        memcpy(info, &ri, info_size < sizeof ri ? info_size : sizeof ri);
+    return rc;
+}
+
 int cl_open(const char *dir, const struct cl_options *opts, struct cl_db **out,
             struct cl_recovery_info *info)
 {
-    return cl_open_vfs(dir, opts, NULL, out, info);
+    return cl_open_sized(dir, opts, CL_OPTIONS_SIZE_V0, out, info, CL_RECOVERY_INFO_SIZE_V0);
 }
 
 int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs, struct cl_db **out,
@@ -505,6 +490,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     size_t nsegs = 0;
     int rc, created = 0;
 
+    cl_detail_clear();
     if (!dir || !out)
         return CL_EINVAL;
     *out = NULL;
@@ -523,7 +509,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     pthread_mutex_init(&db->ckpt_run, NULL);
     pthread_mutex_init(&db->ckpt_mu, NULL);
     pthread_cond_init(&db->ckpt_cv, NULL);
-    rc = check_options(&db->opt);
+    rc = cl_options_check(&db->opt);
     if (rc)
         goto fail;
     db->dir = strdup(dir);
@@ -548,9 +534,23 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
             goto fail;
         made_dir = rc == 0;
     }
+    /* One process per database: nothing in the directory is read, written,
+     * synced or deleted before the lock is held. */
+    pid_t holder = 0;
+    rc = dir_lock(dir, 0, &db->lock, &holder);
+    if (rc == -EWOULDBLOCK) {
+        rc = CL_EBUSY;
+        if (holder)
+            cl_detail_set("database %s is in use (process %ld)", dir, (long)holder);
+        else
+            cl_detail_set("database %s is in use", dir);
+        goto fail;
+    }
+    if (rc)
+        goto fail;
     /* A new directory is durable only once its parent is synced; an
      * existing one is made durable, with what it holds, before it is read. */
-    rc = made_dir ? sync_parent(db->vfs, dir) : sync_existing(db->vfs, dir);
+    rc = made_dir ? sync_parent(db->vfs, dir) : sync_existing(db->vfs, dir, info);
     if (rc)
         goto fail;
     /* The log segments, listed once: they decide whether a missing or short
@@ -569,7 +569,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         .db_id = random_id(), .wal_segment_size = db->opt.segment_size,
     };
     rc = store_open(&sc, &db->store, &created);
-    if (rc == CL_EFORMAT || rc == CL_ECORRUPT)
+    if (rc == CL_EFORMAT || rc == CL_ECORRUPT || rc == CL_EFILETYPE)
         snprintf(info->bad_file, sizeof info->bad_file, "%s", STORE_FILE);
     if (rc)
         goto fail;
@@ -596,6 +596,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     new_segno++;
     free(segs);
     segs = NULL;
+    char why[160];
     struct wal_config wc = {
         .vfs = db->vfs, .dir = dir, .db_id = meta.db_id, .segment_size = db->segment_size,
         .policy = db->opt.sync, .method = db->opt.method, .segment_init = db->opt.segment_init,
@@ -603,9 +604,11 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         .interval_ms = db->opt.interval_ms, .commit_delay_us = db->opt.commit_delay_us,
         .commit_siblings = db->opt.commit_siblings, .uring_depth = db->opt.uring_depth,
         .max_batch = db->opt.max_batch, .flusher_spin_us = db->opt.flusher_spin_us,
-        .uring_sync = db->opt.uring_sync, .why = info->unsupported, .why_len = sizeof info->unsupported,
+        .uring_sync = db->opt.uring_sync, .why = why, .why_len = sizeof why,
     };
     rc = wal_open(&wc, new_segno, &db->wal);
+    if (rc == CL_ENOTSUP && why[0])
+        cl_detail_set("%s", why); /* what was refused here: io_uring, O_DIRECT, RWF_DSYNC */
     if (rc)
         goto fail;
     rc = db_checkpoint(db); /* the recovered state, durable, before any new commit */
@@ -621,6 +624,8 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     *out = db;
     return 0;
 fail:
+    if (info->bad_file[0] && !cl_error_detail()[0])
+        cl_detail_set("%s/%s: %s", dir, info->bad_file, cl_strerror(rc));
     free(segs);
     db_free(db);
     return rc;
@@ -652,29 +657,31 @@ int cl_close(struct cl_db *db)
  * lost update, no write skew.  A transaction that only writes takes the
  * lock at commit, as before, so blind writers pay nothing.
  *
- * The writer lock is not recursive: the databases whose writer lock this
- * thread holds are remembered, and a second write transaction of the same
- * thread that needs it gets CL_EBUSY instead of waiting for itself. */
-#define HELD_MAX 8
-static __thread struct cl_db *held[HELD_MAX];
-static __thread int nheld;
+ * The writer lock is not recursive: the database records which thread
+ * holds it (writer_owner), and a second write transaction of the same
+ * thread that needs it gets CL_EBUSY instead of waiting for itself.  The
+ * record is per database, so a thread may hold the writer locks of any
+ * number of databases at once. */
 
+/* A per-thread identity, never 0: the address of a thread-local. */
+static __thread char thread_tag;
+static uintptr_t self_tag(void) { return (uintptr_t)&thread_tag; }
+
+/* Only the owning thread stores its own tag (after locking) and clears it
+ * (before unlocking), so no other thread can read its own tag here. */
 static int held_here(const struct cl_db *db)
 {
-    for (int i = 0; i < nheld; i++)
-        if (held[i] == db)
-            return 1;
-    return 0;
+    return __atomic_load_n(&db->writer_owner, __ATOMIC_RELAXED) == self_tag();
 }
 
 static int writer_acquire(struct cl_txn *t)
 {
     if (t->locked)
         return 0;
-    if (held_here(t->db) || nheld == HELD_MAX)
+    if (held_here(t->db))
         return CL_EBUSY;
     pthread_mutex_lock(&t->db->writer);
-    held[nheld++] = t->db;
+    __atomic_store_n(&t->db->writer_owner, self_tag(), __ATOMIC_RELAXED);
     t->locked = 1;
     return 0;
 }
@@ -683,11 +690,7 @@ static void writer_release(struct cl_txn *t)
 {
     if (!t->locked)
         return;
-    for (int i = 0; i < nheld; i++)
-        if (held[i] == t->db) {
-            held[i] = held[--nheld];
-            break;
-        }
+    __atomic_store_n(&t->db->writer_owner, 0, __ATOMIC_RELAXED);
     t->locked = 0;
     pthread_mutex_unlock(&t->db->writer);
 }
@@ -865,11 +868,43 @@ nomem:
     return 1;
 }
 
+/* The transaction's own writes in [lo, hi), copied into sb (deletions
+ * too, so that they shadow the tree). */
+static int ws_copy_range(const struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size_t hilen,
+                         struct scan_buf *sb)
+{
+    size_t j = 0;
+    if (lo) {
+        long f = ws_find(t, lo, lolen);
+        j = (size_t)(f >= 0 ? f : -f - 1);
+    }
+    for (; j < t->n && (!hi || store_key_cmp(t->ws[j].key, t->ws[j].klen, hi, hilen) < 0); j++) {
+        const struct ws_entry *w = &t->ws[j];
+        if (scan_collect(sb, w->key, w->klen, w->val, w->del ? 0 : w->vlen))
+            return sb->err;
+        sb->e[sb->n - 1].del = w->del;
+    }
+    return 0;
+}
+
+static void scan_buf_free(struct scan_buf *sb)
+{
+    for (size_t k = 0; k < sb->n; k++)
+        free(sb->e[k].key);
+    free(sb->e);
+}
+
+/* A scan visits a stable view: the tree's range and the transaction's own
+ * writes as they were when it began, both copied first.  So a callback
+ * that writes (cl_put, cl_del on the same transaction) has its write
+ * applied once, to the write set, and never sees it in this scan: a
+ * counter incremented by its own scan ends one higher, and inserting keys
+ * inside the range does not make the scan run on. */
 int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size_t hilen,
             cl_scan_fn fn, void *arg)
 {
-    struct scan_buf sb = {0};
-    size_t i = 0, j;
+    struct scan_buf sb = {0}, wb = {0};
+    size_t i = 0, j = 0;
     int rc;
 
     if (!t || !fn)
@@ -881,35 +916,30 @@ int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size
         rc = sb.err;
     if (rc < 0)
         goto out;
+    rc = ws_copy_range(t, lo, lolen, hi, hilen, &wb);
+    if (rc < 0)
+        goto out;
     rc = 0;
-    /* Merge the tree's range with the write set's entries in [lo, hi). */
-    j = 0;
-    if (lo) {
-        long f = ws_find(t, lo, lolen);
-        j = (size_t)(f >= 0 ? f : -f - 1);
-    }
+    /* Merge the tree's range with the write set's, the latter shadowing. */
     while (rc == 0) {
-        const struct ws_entry *w = NULL, *s = i < sb.n ? &sb.e[i] : NULL;
-        if (j < t->n && (!hi || store_key_cmp(t->ws[j].key, t->ws[j].klen, hi, hilen) < 0))
-            w = &t->ws[j];
-        if (!w && !s)
+        const struct ws_entry *w = j < wb.n ? &wb.e[j] : NULL, *e = i < sb.n ? &sb.e[i] : NULL;
+        if (!w && !e)
             break;
-        int c = !w ? -1 : !s ? 1 : store_key_cmp(s->key, s->klen, w->key, w->klen);
+        int c = !w ? -1 : !e ? 1 : store_key_cmp(e->key, e->klen, w->key, w->klen);
         if (c < 0) {
-            rc = fn(arg, s->key, s->klen, s->val, s->vlen);
+            rc = fn(arg, e->key, e->klen, e->val, e->vlen);
             i++;
             continue;
         }
         if (c == 0)
             i++; /* the transaction's own write shadows the tree */
+        j++;
         if (!w->del)
             rc = fn(arg, w->key, w->klen, w->val, w->vlen);
-        j++;
     }
 out:
-    for (size_t k = 0; k < sb.n; k++)
-        free(sb.e[k].key);
-    free(sb.e);
+    scan_buf_free(&sb);
+    scan_buf_free(&wb);
     return rc;
 }
 
@@ -1090,12 +1120,15 @@ void cl_stats_reset_max(struct cl_db *db)
     wal_reset_max(db->wal);
 }
 
-int cl_stats(struct cl_db *db, struct cl_stats *out)
+int cl_stats(struct cl_db *db, struct cl_stats *out) { return cl_stats_sized(db, out, CL_STATS_SIZE_V0); }
+
+int cl_stats_sized(struct cl_db *db, struct cl_stats *caller, size_t size)
 {
     struct wal_stats ws;
     struct store_stats ss;
+    struct cl_stats all, *out = &all;
 
-    if (!db || !out)
+    if (!db || !caller)
         return CL_EINVAL;
     memset(out, 0, sizeof *out);
     wal_get_stats(db->wal, &ws);
@@ -1128,5 +1161,7 @@ int cl_stats(struct cl_db *db, struct cl_stats *out)
     out->max_switch_commit_us = __atomic_load_n(&db->max_switch_commit_ns, __ATOMIC_RELAXED) / 1000;
     out->prealloc_error = ws.prealloc_error;
     out->broken = db_broken(db) != 0;
+    out->segment_size = db->segment_size;
+    memcpy(caller, &all, size < sizeof all ? size : sizeof all); /* a field beyond the caller's size: left alone */
     return 0;
 }

@@ -3,10 +3,28 @@
  * API.  Engine codes live in the reserved range CL_ERR_LAST..CL_ERR_FIRST;
  * anything else negative is -errno.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "commitlab.h"
+#include "engine_internal.h"
 #include "wal.h"
+
+/* The last cl_open's or cl_inspect's detail, per thread (cl_error_detail). */
+static __thread char detail[512];
+
+const char *cl_error_detail(void) { return detail; }
+
+void cl_detail_clear(void) { detail[0] = 0; }
+
+void cl_detail_set(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+}
 
 const char *cl_strerror(int err)
 {
@@ -17,13 +35,16 @@ const char *cl_strerror(int err)
     case CL_EBROKEN: return "database is broken by an earlier failed log write or sync; reopen to recover";
     case CL_EINVAL: return "invalid argument";
     case CL_ETOOBIG: return "key or value too large (keys up to 512 bytes, values up to 4096 bytes)";
-    case CL_EBUSY: return "busy: this thread holds the writer lock through another write transaction";
+    case CL_EBUSY: return "busy: the database is in use by another handle or process, or this thread holds "
+                          "the writer lock through another write transaction";
     case CL_EFORMAT: return "not a commitlab database, or an unsupported format version";
     case CL_ENOTSUP: return "not supported: the option or policy is not built or not available here";
     case CL_EREADONLY: return "write on a read-only transaction or database";
     case CL_ENOMEM: return "out of memory";
     case CL_ETXNDONE: return "transaction already committed or aborted";
     case CL_EINTERNAL: return "internal error: a consistency check failed (a bug in commitlab)";
+    case CL_EFILETYPE: return "not a regular file: a symbolic link, FIFO, device, socket or directory where a "
+                              "database file should be";
     default: break;
     }
     if (err < 0 && err > -4096)

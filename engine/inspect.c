@@ -5,10 +5,13 @@
  * verify every reachable page's and every record's checksum.  Nothing here
  * writes: the store is opened read-only and the log is only read.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commitlab.h"
+#include "dirlock.h"
+#include "engine_internal.h"
 #include "store.h"
 #include "vfs.h"
 #include "wal.h"
@@ -44,6 +47,7 @@ static void visit_record(const struct cl_inspect_visitor *visit, const struct wa
 int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const struct cl_inspect_visitor *visit)
 {
     struct vfs *v = vfs_posix();
+    struct dir_lock *lock = NULL;
     struct store *s = NULL;
     struct store_meta m;
     struct wal_reader *rd = NULL;
@@ -52,13 +56,30 @@ int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const struct
     size_t nsegs = 0;
     int rc, created = 0;
 
+    cl_detail_clear();
     if (!dir || !out)
         return CL_EINVAL;
     memset(out, 0, sizeof *out);
-    struct store_config sc = {.vfs = v, .dir = dir, .cache_size = 4u << 20, .readonly = 1};
-    rc = store_open(&sc, &s, &created);
+    /* Shared: other readers may look too, but no cl_open writes (or
+     * recovers) while this reads, so what it reports, corruption above
+     * all, is never a live writer's half-done work. */
+    pid_t holder = 0;
+    rc = dir_lock(dir, DIR_LOCK_SHARED, &lock, &holder);
+    if (rc == -EWOULDBLOCK) {
+        if (holder)
+            cl_detail_set("database %s is in use (process %ld)", dir, (long)holder);
+        else
+            cl_detail_set("database %s is in use", dir);
+        return CL_EBUSY;
+    }
     if (rc)
         return rc;
+    struct store_config sc = {.vfs = v, .dir = dir, .cache_size = 4u << 20, .readonly = 1};
+    rc = store_open(&sc, &s, &created);
+    if (rc == CL_EFILETYPE)
+        cl_detail_set("%s/%s: %s", dir, STORE_FILE, cl_strerror(rc));
+    if (rc)
+        goto out;
     store_get_meta(s, &m);
     out->version = m.version;
     out->page_size = m.page_size;
@@ -75,19 +96,29 @@ int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const struct
     if (rc)
         goto out;
     out->nsegments = nsegs;
-    for (size_t i = 0; i < nsegs && visit && visit->segment; i++) {
+    for (size_t i = 0; i < nsegs; i++) {
         struct wal_segment_header h;
         struct cl_inspect_segment seg = {.segno = segs[i],
                                          .first_lsn = wal_segment_start_lsn(segs[i], m.wal_segment_size)};
-        seg.header_ok = wal_read_segment_header(v, dir, segs[i], &h) == 0;
+        int hrc = wal_read_segment_header(v, dir, segs[i], &h);
+        if (hrc == CL_EFILETYPE) { /* as cl_open refuses it */
+            char name[32];
+            wal_segment_name(name, sizeof name, segs[i]);
+            cl_detail_set("%s/%s: %s", dir, name, cl_strerror(hrc));
+            rc = hrc;
+            goto out;
+        }
+        seg.header_ok = hrc == 0;
         seg.header_db_id = seg.header_ok ? h.db_id : 0;
-        visit->segment(visit->arg, &seg);
+        if (visit && visit->segment)
+            visit->segment(visit->arg, &seg);
     }
 
     rc = wal_reader_open(v, dir, m.wal_segment_size, m.db_id, m.checkpoint_lsn, &rd);
     if (rc)
         goto out;
     wal_reader_with_switch(rd, 1);
+    wal_reader_require_start(rd, m.checkpoint_lsn != 0); /* as recovery reads it */
     while ((rc = wal_reader_next(rd, &rec)) == 1) {
         count_record(out, rec.type);
         if (visit && visit->record)
@@ -98,6 +129,11 @@ int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const struct
         out->corrupt = CL_CORRUPT_LOG;
         out->bad_lsn = wal_reader_bad_lsn(rd);
         goto out;
+    }
+    if (rc == CL_EFILETYPE) {
+        char name[32];
+        wal_segment_name(name, sizeof name, wal_lsn_segno(wal_reader_bad_lsn(rd), m.wal_segment_size));
+        cl_detail_set("%s/%s: %s", dir, name, cl_strerror(rc));
     }
     if (rc < 0)
         goto out;
@@ -115,6 +151,8 @@ int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const struct
 out:
     wal_reader_close(rd);
     free(segs);
-    store_close(s);
+    if (s)
+        store_close(s);
+    dir_unlock(lock);
     return rc;
 }

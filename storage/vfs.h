@@ -16,6 +16,9 @@
  *   - a file opened with VFS_O_DSYNC or VFS_O_WRITE_DSYNC is synced by
  *     every pwrite: each write makes its own bytes durable before it
  *     returns (vfs_write_is_sync);
+ *   - open opens regular files only: a symbolic link (never followed), a
+ *     FIFO, device, socket or directory is refused with CL_EFILETYPE,
+ *     without blocking;
  *   - counters are kept per file class (wal, data, meta) and are safe to
  *     read from any thread.
  */

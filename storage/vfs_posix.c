@@ -30,6 +30,7 @@
  * layer (vfs_fault.c) wraps this backend and reuses the shared helpers.
  */
 #include "clock.h"
+#include "commitlab.h"
 #include "vfs.h"
 
 #include <dirent.h>
@@ -174,6 +175,10 @@ static int px_open(struct vfs *v, const char *path, unsigned flags, enum vfs_cla
         oflags |= O_DSYNC;
     if (flags & VFS_O_DIRECT)
         oflags |= O_DIRECT;
+    /* Only regular files, never through a link, never waited on: a
+     * symbolic link fails O_NOFOLLOW; a FIFO opened O_NONBLOCK returns at
+     * once and fstat names it, as it names a device, socket or directory. */
+    oflags |= O_NOFOLLOW | O_NONBLOCK;
     pf = calloc(1, sizeof *pf);
     if (!pf)
         return -ENOMEM;
@@ -182,9 +187,22 @@ static int px_open(struct vfs *v, const char *path, unsigned flags, enum vfs_cla
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         int e = errno;
+        struct stat lst;
         free(pf);
+        if ((e == ELOOP && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) || e == EISDIR || e == ENXIO)
+            return CL_EFILETYPE; /* a link; a directory opened to write; a socket or an unopened FIFO */
         return -e;
     }
+    struct stat st;
+    int frc = fstat(fd, &st) != 0 ? -errno : S_ISREG(st.st_mode) ? 0 : CL_EFILETYPE;
+    if (frc) {
+        close(fd);
+        free(pf);
+        return frc;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK); /* no meaning for a regular file; off, as before */
     pf->base.vfs = v;
     pf->base.cls = cls;
     pf->base.flags = flags;

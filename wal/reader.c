@@ -41,6 +41,10 @@ struct wal_reader {
     uint8_t *scan;           /* a following segment, while scanning */
     int state, err, torn, missing;
     int with_switch;         /* return SWITCH records too (inspect) */
+    int require_start;       /* the first segment must exist (a checkpoint's: recovery, inspect) */
+    int started;             /* a segment was read */
+    uint64_t switch_lsn;     /* the SWITCH record that sent the reader on, or 0 */
+    uint64_t short_len;      /* WAL_END_SHORT: the segment file's length */
     uint64_t end_lsn, bad_lsn;
     /* Why the log ends where it does, for wal_reader_explain. */
     enum wal_end_kind end_kind;
@@ -51,7 +55,7 @@ struct wal_reader {
 
 /* Reads segment segno into buf (missing bytes read as zero).  *present = 0
  * when the file does not exist. */
-static int load_segment(struct wal_reader *r, uint64_t segno, uint8_t *buf, int *present)
+static int load_segment(struct wal_reader *r, uint64_t segno, uint8_t *buf, int *present, uint64_t *len)
 {
     struct wal_segment_header h;
     struct vfs_file *f;
@@ -60,6 +64,8 @@ static int load_segment(struct wal_reader *r, uint64_t segno, uint8_t *buf, int 
     int rc;
 
     *present = 0;
+    if (len)
+        *len = 0;
     wal_segment_name(name, sizeof name, segno);
     if (asprintf(&path, "%s/%s", r->dir, name) < 0)
         return CL_ENOMEM;
@@ -67,6 +73,8 @@ static int load_segment(struct wal_reader *r, uint64_t segno, uint8_t *buf, int 
     free(path);
     if (rc == -ENOENT)
         return 0;
+    if (rc == CL_EFILETYPE)
+        r->bad_lsn = wal_segment_start_lsn(segno, r->seg_size); /* names the file */
     if (rc)
         return rc;
     rc = vfs_pread(f, buf, (size_t)r->seg_size, 0, &got);
@@ -74,6 +82,8 @@ static int load_segment(struct wal_reader *r, uint64_t segno, uint8_t *buf, int 
     if (rc)
         return rc;
     memset(buf + got, 0, (size_t)(r->seg_size - got));
+    if (len)
+        *len = got;
     /* The records are self-identifying (LSN, incarnation, CRC) but do not
      * name their database: a readable header must, or the segment -- one
      * copied from another database, say -- is refused before any of its
@@ -228,7 +238,7 @@ static int invalid_at(struct wal_reader *r)
         int present;
         if (!r->scan && !(r->scan = malloc((size_t)r->seg_size)))
             return finish(r, RD_ERROR, CL_ENOMEM);
-        rc = load_segment(r, s, r->scan, &present);
+        rc = load_segment(r, s, r->scan, &present, NULL);
         if (rc)
             return finish(r, RD_ERROR, rc);
         if (!present)
@@ -294,10 +304,30 @@ int wal_reader_next(struct wal_reader *r, struct wal_record *rec)
         uint64_t segno = wal_lsn_segno(r->pos, r->seg_size);
         if (!r->have_seg || r->segno != segno) {
             int present, rc;
+            uint64_t len;
+            /* Segments are created whole and durable before a SWITCH points
+             * into one, or a checkpoint starts in one (docs/wal-format.md,
+             * section 6): such a segment missing or short is damage. */
+            int must_exist = r->switch_lsn || (r->require_start && !r->started);
             r->have_seg = 0;
-            rc = load_segment(r, segno, r->seg, &present);
+            r->started = 1;
+            rc = load_segment(r, segno, r->seg, &present, &len);
             if (rc)
                 return finish(r, RD_ERROR, rc);
+            if (!present && must_exist) {
+                r->end_segno = segno;
+                r->end_kind = WAL_END_SWITCH_MISSING;
+                r->missing = 1;
+                r->bad_lsn = r->pos;
+                return finish(r, RD_CORRUPT, CL_ECORRUPT);
+            }
+            if (present && len < r->seg_size) {
+                r->end_segno = segno;
+                r->end_kind = WAL_END_SHORT;
+                r->short_len = len;
+                r->bad_lsn = r->pos;
+                return finish(r, RD_CORRUPT, CL_ECORRUPT);
+            }
             if (!present) {
                 /* The log must go on in this segment: it is where reading
                  * starts (the checkpoint's), or a SWITCH record points to
@@ -325,6 +355,7 @@ int wal_reader_next(struct wal_reader *r, struct wal_record *rec)
         if (!parse_record(r->seg, r->seg_size, segno, wal_lsn_offset(r->pos, r->seg_size), rec))
             return invalid_at(r);
         if (rec->type == WAL_REC_SWITCH) {
+            r->switch_lsn = rec->lsn;
             r->pos = wal_segment_start_lsn(segno + 1, r->seg_size);
             if (r->with_switch)
                 return 1;
@@ -341,6 +372,7 @@ int wal_reader_torn(struct wal_reader *r) { return r->torn; }
 uint64_t wal_reader_bad_lsn(struct wal_reader *r) { return r->bad_lsn; }
 int wal_reader_missing(struct wal_reader *r) { return r->missing; }
 void wal_reader_with_switch(struct wal_reader *r, int on) { r->with_switch = on; }
+void wal_reader_require_start(struct wal_reader *r, int on) { r->require_start = on; }
 enum wal_end_kind wal_reader_end_kind(struct wal_reader *r) { return r->end_kind; }
 
 void wal_reader_explain(struct wal_reader *r, char *buf, size_t len)
@@ -385,6 +417,25 @@ void wal_reader_explain(struct wal_reader *r, char *buf, size_t len)
                  "CORRUPT at LSN %" PRIu64 ": segment %" PRIu64
                  " is missing while later segment files exist: a hole in the log",
                  at, r->end_segno);
+        break;
+    case WAL_END_SWITCH_MISSING:
+        if (r->switch_lsn)
+            snprintf(buf, len,
+                     "CORRUPT at LSN %" PRIu64 ": the SWITCH record at LSN %" PRIu64 " sends the log on into segment %" PRIu64
+                     ", which is missing; a segment is made durable before a SWITCH points into it, so it was lost "
+                     "afterwards",
+                     at, r->switch_lsn, r->end_segno);
+        else
+            snprintf(buf, len,
+                     "CORRUPT at LSN %" PRIu64 ": segment %" PRIu64 ", where the checkpoint's log begins, is missing; "
+                     "it was durable before the checkpoint was recorded, so it was lost afterwards",
+                     at, r->end_segno);
+        break;
+    case WAL_END_SHORT:
+        snprintf(buf, len,
+                 "CORRUPT at LSN %" PRIu64 ": segment %" PRIu64 " is %" PRIu64 " bytes, shorter than a segment (%" PRIu64
+                 "); segments are made whole before the log enters them, so it was cut afterwards",
+                 at, r->end_segno, r->short_len, r->seg_size);
         break;
     case WAL_END_FOREIGN:
         snprintf(buf, len, "segment %" PRIu64 " is not this log's: %s (this database is %016" PRIx64 ")",

@@ -21,6 +21,19 @@
  *       writer itself; a SWITCH record into it is written only after that
  *       (writer.c, W3), so recovery never enters a segment whose
  *       preparation a crash interrupted.
+ *   P4  spare[0..nspare) are distinct retired segment numbers, all below
+ *       the checkpoint's segment, whose files still exist under those
+ *       names; nspare <= recycle_max.
+ *
+ * Recycling with the prealloc thread: the thread refills the pool the
+ * moment the writer takes a segment, while a checkpoint retires segments
+ * in bursts.  If retiring recycled only into the pool's free room, the
+ * thread's fresh files would take most of it (with prealloc 2 and
+ * recycle, about half the switches used a recycled file).  So with both,
+ * a retired segment is kept as a spare (P4) and the thread recycles a
+ * spare whenever it has one, creating a fresh file only when it has none.
+ * A spare left by a crash or a close is just a segment below the
+ * checkpoint: the next checkpoint retires it again.
  */
 #include <assert.h>
 #include <errno.h>
@@ -103,6 +116,58 @@ int wal_pool_take(struct wal *w, uint64_t segno)
     return rc;
 }
 
+/* pool.mu held: 1 when old_segno is a spare already. */
+static int is_spare(const struct wal_segpool *p, uint64_t segno)
+{
+    for (uint32_t i = 0; i < p->nspare; i++)
+        if (p->spare[i] == segno)
+            return 1;
+    return 0;
+}
+
+/* Recycles retired segment old_segno into the next number of the pool,
+ * or returns 1 when it cannot be recycled (too short, or no room). */
+static int recycle_into_pool(struct wal *w, uint64_t old_segno, unsigned limit)
+{
+    struct wal_segpool *p = &w->pool;
+    struct vfs_file *f = NULL;
+    uint64_t segno = 0;
+    int rc = wal_segment_recyclable(w, old_segno, &f);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&p->mu);
+    int room = p->next - p->taken < limit;
+    if (room)
+        segno = reserve(p);
+    pthread_mutex_unlock(&p->mu);
+    if (!room) {
+        vfs_close(f);
+        return 1;
+    }
+    rc = wal_segment_recycle(w, f, old_segno, segno);
+    publish(p, segno, rc == 0, WAL_SLOT_RECYCLED);
+    if (rc == 0)
+        wal_add64(&w->st.segments_recycled, 1);
+    return rc;
+}
+
+static int remove_segment(struct wal *w, uint64_t segno, int *removed)
+{
+    char *path;
+    int rc = wal_segment_path(w, segno, &path);
+    if (rc)
+        return rc;
+    rc = vfs_unlink(w->vfs, path);
+    free(path);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc == 0) {
+        *removed = 1;
+        wal_add64(&w->st.segments_removed, 1);
+    }
+    return rc;
+}
+
 int wal_pool_retire(struct wal *w, uint64_t old_segno, int *removed)
 {
     struct wal_segpool *p = &w->pool;
@@ -111,6 +176,17 @@ int wal_pool_retire(struct wal *w, uint64_t old_segno, int *removed)
     int rc, room;
 
     *removed = 0;
+    if (p->recycle_max && p->prealloc) {
+        /* Kept for the prealloc thread (P4), or removed when it has enough. */
+        pthread_mutex_lock(&p->mu);
+        int keep = is_spare(p, old_segno) ? -1 : p->nspare < p->recycle_max;
+        if (keep == 1) {
+            p->spare[p->nspare++] = old_segno;
+            pthread_cond_broadcast(&p->cv);
+        }
+        pthread_mutex_unlock(&p->mu);
+        return keep ? 0 : remove_segment(w, old_segno, removed);
+    }
     pthread_mutex_lock(&p->mu);
     room = p->next - p->taken < p->recycle_max;
     pthread_mutex_unlock(&p->mu);
@@ -132,19 +208,7 @@ int wal_pool_retire(struct wal *w, uint64_t old_segno, int *removed)
             wal_add64(&w->st.segments_recycled, 1);
         return rc;
     }
-    char *path;
-    rc = wal_segment_path(w, old_segno, &path);
-    if (rc)
-        return rc;
-    rc = vfs_unlink(w->vfs, path);
-    free(path);
-    if (rc == -ENOENT)
-        return 0;
-    if (rc == 0) {
-        *removed = 1;
-        wal_add64(&w->st.segments_removed, 1);
-    }
-    return rc;
+    return remove_segment(w, old_segno, removed);
 }
 
 /* The prealloc thread: keeps `prealloc` segments reserved ahead of the
@@ -159,6 +223,23 @@ static void *prealloc_main(void *arg)
     while (!p->stop) {
         if (p->next - p->taken >= p->prealloc || wal_broken(w)) {
             pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        if (p->nspare) { /* a retired file first */
+            uint64_t old = p->spare[--p->nspare];
+            pthread_mutex_unlock(&p->mu);
+            int rc = recycle_into_pool(w, old, p->prealloc);
+            if (rc == 1) { /* not recyclable (short): gone instead */
+                int gone = 0;
+                rc = remove_segment(w, old, &gone);
+            }
+            if (rc == -ENOENT)
+                rc = 0; /* retired twice: a checkpoint listed it while it was being renamed */
+            pthread_mutex_lock(&p->mu);
+            if (rc) {
+                __atomic_store_n(&w->st.prealloc_error, rc, __ATOMIC_RELEASE);
+                break;
+            }
             continue;
         }
         uint64_t segno = reserve(p);

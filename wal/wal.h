@@ -357,14 +357,21 @@ int wal_reader_next(struct wal_reader *r, struct wal_record *rec);
 uint64_t wal_reader_end_lsn(struct wal_reader *r); /* after 0: first LSN past the valid log */
 int wal_reader_torn(struct wal_reader *r);         /* after 0: the log ended in a damaged record */
 uint64_t wal_reader_bad_lsn(struct wal_reader *r); /* after CL_ECORRUPT */
-/* After CL_ECORRUPT: 1 when the segment holding bad_lsn is missing while a
- * later one exists (the log was read into a file that is not there). */
+/* After CL_ECORRUPT: 1 when the segment holding bad_lsn is missing: a
+ * later one exists, a SWITCH record points into it, or the checkpoint's
+ * log begins there (the log was read into a file that is not there). */
 int wal_reader_missing(struct wal_reader *r);
 void wal_reader_close(struct wal_reader *r);
 
 /* For inspection: return SWITCH records from wal_reader_next too (they
  * are followed either way). */
 void wal_reader_with_switch(struct wal_reader *r, int on);
+/* With on, the segment reading starts in must exist (a checkpoint's, which
+ * was durable before the checkpoint was recorded): missing, it is
+ * CL_ECORRUPT with wal_reader_missing, not an empty log.  A segment a
+ * SWITCH record points into must exist either way, and every segment read
+ * must be whole (segment_size bytes). */
+void wal_reader_require_start(struct wal_reader *r, int on);
 
 /* How the log read by r ended, after wal_reader_next returned anything but 1. */
 enum wal_end_kind {
@@ -375,7 +382,9 @@ enum wal_end_kind {
     WAL_END_TORN,        /* a record begun but not whole, never made durable */
     WAL_END_CORRUPT,     /* an invalid record that a later one proves was durable */
     WAL_END_HOLE,        /* a missing segment with later ones present */
-    WAL_END_FOREIGN      /* a segment whose header is another database's */
+    WAL_END_FOREIGN,     /* a segment whose header is another database's */
+    WAL_END_SWITCH_MISSING, /* a SWITCH record (or the checkpoint) points into a missing segment */
+    WAL_END_SHORT        /* a segment of the log is shorter than a segment */
 };
 enum wal_end_kind wal_reader_end_kind(struct wal_reader *r);
 /* One sentence: where the log ends and why the reader judged it so (which

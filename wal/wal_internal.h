@@ -69,6 +69,11 @@ struct wal_segpool {
     uint8_t slot[WAL_POOL_SLOTS]; /* enum wal_slot of segno % WAL_POOL_SLOTS, for [taken, next) */
     uint32_t recycle_max;        /* 0 unless the recycle policy */
     uint32_t prealloc;
+    /* With prealloc and recycle: retired segments kept under their old
+     * names (below the checkpoint, never read) for the prealloc thread to
+     * recycle before it creates a fresh file. */
+    uint64_t spare[WAL_POOL_MAX];
+    uint32_t nspare;
     pthread_t thread;
     int thread_started, stop;
 };

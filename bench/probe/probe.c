@@ -24,7 +24,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -34,8 +33,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "probe.h"
+#include "ut_args.h"
+#include "ut_file.h"
+#include "ut_scratch.h"
+#include "ut_stats.h"
 
 atomic_int probe_alarm;
 atomic_int probe_interrupted;
@@ -87,17 +89,10 @@ double probe_beyond_secs(const struct probe_ctx *c)
 
 /* ---- cleanup and exits ---------------------------------------------------- */
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb; (void)flag; (void)ftw;
-    remove(p);
-    return 0;
-}
-
 static void cleanup(void)
 {
     if (g_ctx && g_ctx->work[0]) {
-        nftw(g_ctx->work, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        ut_rm_tree(g_ctx->work);
         g_ctx->work[0] = '\0';
     }
 }
@@ -175,26 +170,6 @@ struct probe_row *probe_row_new(struct probe_ctx *c, enum probe_section s, const
     return r;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted samples. */
-static double percentile(const struct probe_lat *l, double p)
-{
-    double x = p / 100.0 * (double)l->n; /* rank, rounded up */
-    size_t k = (size_t)x;
-    if ((double)k < x)
-        k++;
-    if (k < 1)
-        k = 1;
-    if (k > l->n)
-        k = l->n;
-    return l->v[k - 1];
-}
-
 void probe_row_ok(struct probe_ctx *c, struct probe_row *r, uint64_t ops, double secs, const struct probe_lat *lat)
 {
     exit_if_interrupted();
@@ -208,10 +183,10 @@ void probe_row_ok(struct probe_ctx *c, struct probe_row *r, uint64_t ops, double
     }
     fprintf(c->out, PROBE_OPS_FORMAT, (double)ops / secs, secs / (double)ops * 1e6);
     if (lat && lat->n) {
-        qsort(lat->v, lat->n, sizeof *lat->v, cmp_double);
+        qsort(lat->v, lat->n, sizeof *lat->v, ut_cmp_double);
         r->has_latency = 1;
-        r->p50_us = percentile(lat, 50);
-        r->p99_us = percentile(lat, 99);
+        r->p50_us = ut_percentile_sorted(lat->v, lat->n, 50);
+        r->p99_us = ut_percentile_sorted(lat->v, lat->n, 99);
         r->max_us = lat->v[lat->n - 1];
         fprintf(c->out, "  p50 %6.0f  p99 %6.0f  max %6.0f", r->p50_us, r->p99_us, r->max_us);
     }
@@ -357,7 +332,7 @@ static const char *flag_value(int argc, char **argv, int *i, const char *flag, c
     if (a[fl] == '=')
         return a + fl + 1;
     if (*i + 1 >= argc)
-        cli_usage_error("probe", "%s needs a value: %s", flag, what);
+        ut_usage_error("probe", "%s needs a value: %s", flag, what);
     return argv[++*i];
 }
 
@@ -385,10 +360,10 @@ static unsigned parse_only(const char *s)
                 found = 1;
             }
         if (!found)
-            cli_usage_error("probe", "--only: unknown section '%s' (accepted: %s)", t, SECTION_LIST);
+            ut_usage_error("probe", "--only: unknown section '%s' (accepted: %s)", t, SECTION_LIST);
     }
     if (!mask)
-        cli_usage_error("probe", "--only: no section given (accepted: %s)", SECTION_LIST);
+        ut_usage_error("probe", "--only: no section given (accepted: %s)", SECTION_LIST);
     return mask;
 }
 
@@ -415,7 +390,7 @@ static double parse_seconds(const char *v)
     errno = 0;
     double s = strtod(v, &end);
     if (end == v || *end || errno || !(s > 0) || s > 86400)
-        cli_usage_error("probe", "--seconds: '%s' is not a number of seconds in (0, 86400], e.g. 2 or 0.1", v);
+        ut_usage_error("probe", "--seconds: '%s' is not a number of seconds in (0, 86400], e.g. 2 or 0.1", v);
     return s;
 }
 
@@ -425,7 +400,7 @@ static unsigned parse_files(const char *v)
     errno = 0;
     unsigned long n = strtoul(v, &end, 10);
     if (end == v || *end || errno || n < 1 || n > 10000000 || v[0] == '-')
-        cli_usage_error("probe", "--files: '%s' is not a number of files from 1 to 10000000", v);
+        ut_usage_error("probe", "--files: '%s' is not a number of files from 1 to 10000000", v);
     return (unsigned)n;
 }
 
@@ -445,20 +420,23 @@ static int parse_probe_args(int argc, char **argv, struct probe_ctx *c, const ch
         } else if (flag_is(a, "--json")) {
             *json = flag_value(argc, argv, &i, "--json", "a file name, or - for stdout");
             if (!**json)
-                cli_usage_error("probe", "--json: expected a file name, or - for stdout");
+                ut_usage_error("probe", "--json: expected a file name, or - for stdout");
+            int orc = strcmp(*json, "-") ? ut_output_check(*json) : 0; /* before the probe, not after it */
+            if (orc)
+                ut_usage_error("probe", "--json %s: %s", *json, strerror(-orc));
         } else if (flag_is(a, "--only")) {
             c->only = parse_only(flag_value(argc, argv, &i, "--only", "a section: " SECTION_LIST));
         } else if (flag_is(a, "--files")) {
             c->files = parse_files(flag_value(argc, argv, &i, "--files", "a number of files, 1 to 10000000"));
         } else {
-            cli_usage_error("probe", "unknown option '%s' (accepted: --dir, --seconds, --json, --only, --files)", a);
+            ut_usage_error("probe", "unknown option '%s' (accepted: --dir, --seconds, --json, --only, --files)", a);
         }
     }
     struct stat st;
     if (stat(c->dir, &st) != 0)
-        cli_usage_error("probe", "--dir: cannot use '%s': %s", c->dir, strerror(errno));
+        ut_usage_error("probe", "--dir: cannot use '%s': %s", c->dir, strerror(errno));
     if (!S_ISDIR(st.st_mode))
-        cli_usage_error("probe", "--dir: '%s' is not a directory", c->dir);
+        ut_usage_error("probe", "--dir: '%s' is not a directory", c->dir);
     return 0;
 }
 

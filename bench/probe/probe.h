@@ -107,7 +107,9 @@ struct probe_ctx {
 extern atomic_int probe_alarm;
 extern atomic_int probe_interrupted;
 
-/* probe.c */
+/* probe.c: `commitlab probe [--dir D] [--seconds N] [--json FILE] [--only
+ * SECTION]`, and what the sections share */
+int cmd_probe(int argc, char **argv);
 void probe_timer_start(double secs);
 void probe_timer_stop(void);
 double probe_beyond_secs(const struct probe_ctx *c);

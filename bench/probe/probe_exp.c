@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "probe.h"
+#include "ut_clock.h"
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -91,9 +91,9 @@ static void zodb_row(struct probe_ctx *c, int syncs)
         probe_die(c, "could not prepare the data files");
 
     probe_timer_start(probe_beyond_secs(c));
-    double t0 = bench_now();
+    double t0 = ut_now();
     for (ops = 0; !atomic_load_explicit(&probe_alarm, memory_order_relaxed); ops++) {
-        double ts = bench_now();
+        double ts = ut_now();
         if (size >= ZODB_ROTATE) {
             /* keep the file bounded: a fresh one, as after a pack */
             close(dfd);
@@ -123,9 +123,9 @@ static void zodb_row(struct probe_ctx *c, int syncs)
                 break;
             }
         }
-        lat_add(&lat, (bench_now() - ts) * 1e6);
+        lat_add(&lat, (ut_now() - ts) * 1e6);
     }
-    double el = bench_now() - t0;
+    double el = ut_now() - t0;
     probe_timer_stop();
     if (dfd >= 0)
         close(dfd);
@@ -191,7 +191,7 @@ static int seg_prepare(struct seg_run *s, char *path, size_t n)
     snprintf(name, sizeof name, "seg.%06u", s->next_id++);
     probe_join(path, n, c->work, name);
     errno = 0;
-    double t0 = bench_now();
+    double t0 = ut_now();
     if (s->kind == SEG_RECYCLED) {
         if (s->npool == 0)
             return seg_fail(s, "no retired segment to recycle");
@@ -234,7 +234,7 @@ static int seg_prepare(struct seg_run *s, char *path, size_t n)
         close(fd);
         return -1;
     }
-    double us = (bench_now() - t0) * 1e6;
+    double us = (ut_now() - t0) * 1e6;
     lat_add(&s->prep, us);
     s->prep_secs += us / 1e6;
     return fd;
@@ -288,7 +288,7 @@ static void seg_kind_run(struct probe_ctx *c, enum seg_kind kind, const char *ze
 
     int fd = seg_prepare(&s, path, sizeof path);
     while (fd >= 0 && append_secs < secs && !atomic_load(&probe_interrupted)) {
-        double ts = bench_now();
+        double ts = ut_now();
         ssize_t n = pwrite(fd, c->buf + off, PROBE_BLCKSZ, off);
         if (n != PROBE_BLCKSZ) {
             if (n >= 0)
@@ -300,7 +300,7 @@ static void seg_kind_run(struct probe_ctx *c, enum seg_kind kind, const char *ze
             seg_fail(&s, "fdatasync");
             break;
         }
-        double us = (bench_now() - ts) * 1e6;
+        double us = (ut_now() - ts) * 1e6;
         lat_add(&lat, us);
         append_secs += us / 1e6;
         ops++;
@@ -425,7 +425,7 @@ static void append_phase(struct probe_ctx *c, const char *dir, int phase, const 
     memset(w, 0, sizeof w);
     if (phase == 2)
         probe_timer_start(probe_beyond_secs(c));
-    double t0 = bench_now();
+    double t0 = ut_now();
     for (unsigned i = 0; i < APPEND_THREADS; i++) {
         w[i].c = c;
         w[i].dir = dir;
@@ -441,7 +441,7 @@ static void append_phase(struct probe_ctx *c, const char *dir, int phase, const 
         if (w[i].err && !err)
             err = w[i].err;
     }
-    double el = bench_now() - t0;
+    double el = ut_now() - t0;
     probe_timer_stop();
     if (err)
         probe_row_na(c, r, ROW_FAILED, "open/write: %s", strerror(err));

@@ -22,8 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "probe.h"
+#include "ut_clock.h"
 
 enum sync_op { SYNC_NONE, SYNC_FDATASYNC, SYNC_FSYNC };
 
@@ -41,10 +41,10 @@ static int timed_loop(struct probe_ctx *c, int fd, int writes_per_op, size_t wsi
     double t0, t1, ts = 0;
 
     probe_timer_start(secs);
-    t0 = bench_now();
+    t0 = ut_now();
     for (ops = 0; !atomic_load_explicit(&probe_alarm, memory_order_relaxed); ops++) {
         if (lat)
-            ts = bench_now();
+            ts = ut_now();
         for (int w = 0; w < writes_per_op; w++) {
             ssize_t n = pwrite(fd, c->buf, wsize, (off_t)w * (off_t)wsize);
             if (n != (ssize_t)wsize) {
@@ -57,10 +57,10 @@ static int timed_loop(struct probe_ctx *c, int fd, int writes_per_op, size_t wsi
             goto out;
         }
         if (lat)
-            lat_add(lat, (bench_now() - ts) * 1e6);
+            lat_add(lat, (ut_now() - ts) * 1e6);
     }
 out:
-    t1 = bench_now();
+    t1 = ut_now();
     probe_timer_stop();
     *ops_out = ops;
     *secs_out = t1 - t0;
@@ -177,7 +177,7 @@ static void fd_sync_row(struct probe_ctx *c, const char *label, const char *op, 
     int fd, err = 0;
 
     probe_timer_start(c->secs);
-    double t0 = bench_now();
+    double t0 = ut_now();
     for (ops = 0; !atomic_load_explicit(&probe_alarm, memory_order_relaxed); ops++) {
         if ((fd = open(c->path, O_RDWR, 0)) == -1)
             probe_die(c, "could not open output file");
@@ -197,7 +197,7 @@ static void fd_sync_row(struct probe_ctx *c, const char *label, const char *op, 
         }
         close(fd);
     }
-    double el = bench_now() - t0;
+    double el = ut_now() - t0;
     probe_timer_stop();
     if (err)
         probe_row_na(c, r, ROW_FAILED, "write/fsync: %s", strerror(err));

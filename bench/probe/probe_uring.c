@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "probe.h"
+#include "ut_clock.h"
 
 #define MAX_CHAINS 8
 
@@ -41,7 +41,7 @@ static void queue_chain(struct io_uring *ring, int fd, const void *buf, uint64_t
     io_uring_sqe_set_data64(w, slot * 2);
     io_uring_prep_fsync(s, fd, datasync ? IORING_FSYNC_DATASYNC : 0);
     io_uring_sqe_set_data64(s, slot * 2 + 1);
-    ch->t0 = bench_now();
+    ch->t0 = ut_now();
     ch->active = 1;
 }
 
@@ -70,7 +70,7 @@ static void uring_row(struct probe_ctx *c, int datasync, unsigned depth)
 
     memset(chains, 0, sizeof chains);
     probe_timer_start(probe_beyond_secs(c));
-    double t0 = bench_now();
+    double t0 = ut_now();
     for (unsigned slot = 0; slot < depth; slot++) {
         queue_chain(&ring, fd, c->buf, (seq++ % nblocks) * PROBE_BLCKSZ, datasync, slot, &chains[slot]);
         inflight++;
@@ -108,7 +108,7 @@ static void uring_row(struct probe_ctx *c, int datasync, unsigned depth)
             continue;
         }
         ops++;
-        lat_add(&lat, (bench_now() - chains[slot].t0) * 1e6);
+        lat_add(&lat, (ut_now() - chains[slot].t0) * 1e6);
         if (atomic_load_explicit(&probe_alarm, memory_order_relaxed) || err || short_write)
             continue;
         queue_chain(&ring, fd, c->buf, (seq++ % nblocks) * PROBE_BLCKSZ, datasync, slot, &chains[slot]);
@@ -119,7 +119,7 @@ static void uring_row(struct probe_ctx *c, int datasync, unsigned depth)
             break; /* nothing more will complete for certain */
         }
     }
-    double el = bench_now() - t0;
+    double el = ut_now() - t0;
     probe_timer_stop();
     io_uring_queue_exit(&ring);
     close(fd);

@@ -45,6 +45,8 @@ static const struct {
     {{"--dist", "pareto"}, "--dist"},
     {{"--segments", "reuse"}, "--segments"},
     {{"--segment-size", "12q"}, "--segment-size"},
+    {{"--cache", "17179869185G"}, "--cache"},    /* 2^64 + 1 GiB: refused, not wrapped to 1 GiB */
+    {{"--segment-size", "18446744073709551616"}, "--segment-size"},
     {{"--elr", "maybe"}, "--elr"},
     {{"--lmdb-flags", "nosync"}, "--lmdb-flags"},
     {{"--sqlite-sync", "extra"}, "--sqlite-sync"},

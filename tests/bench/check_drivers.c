@@ -328,6 +328,33 @@ START_TEST(test_rocksdb_write_paths)
 }
 END_TEST
 
+/* A policy an engine cannot run is n/a, in the table and the JSON, with
+ * the reason: never the engine's nearest policy under this one's name
+ * (RocksDB under --sync flusher ran as sync=true, labelled "flusher"). */
+START_TEST(test_policy_not_substituted)
+{
+    const char *args[] = {"bench", "--engine", "rocksdb,lmdb,sqlite", "--sync", "flusher", "--txns", "5",
+                          "--warmup", "0", "--keys", "100", "--quiet", "--dir", "d", "--out", "fl.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    json_t *rows = load_jsonl(scratch, "fl.jsonl"), *o;
+    size_t i;
+    ck_assert_int_eq(json_array_size(rows), 3);
+    json_array_foreach(rows, i, o) {
+        const char *engine = json_string_value(at(o, "engine"));
+        const char *reason = json_string_value(at(o, "reason"));
+        ck_assert_msg(strcmp(json_string_value(at(o, "status")), "n/a") == 0, "%s --sync flusher ran", engine);
+        if (built(engine))
+            ck_assert_msg(reason && strstr(reason, "--sync flusher"), "%s: reason '%s'", engine, reason);
+        char line[64];
+        snprintf(line, sizeof line, "\n%-9s %-8s %7u %13s", engine, "flusher", 1u, "n/a");
+        ck_assert_msg(strstr(r.out, line), "%s: no n/a row in the table: %s", engine, r.out);
+    }
+    json_decref(rows);
+    run_free(&r);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
     if (!find_binary(argc, argv))
@@ -345,6 +372,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_rocksdb_write_group);
     tcase_add_test(tc, test_raw_floor);
     tcase_add_test(tc, test_rocksdb_write_paths);
+    tcase_add_test(tc, test_policy_not_substituted);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

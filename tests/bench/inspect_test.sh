@@ -2,7 +2,9 @@
 # inspect_test.sh COMMITLAB -- `commitlab inspect --verify` on a real
 # database: exit 0 after a clean close; after one byte of the root page is
 # changed, exit 1 naming that page; bad arguments exit 2 naming the flag;
-# --help (of inspect and of tour) prints usage and exits 0.
+# --help (of inspect and of tour) prints usage and exits 0; a directory
+# that is not a database, or none, is one line and exit 3; a database in
+# use is refused with exit 4, naming the process that holds it.
 set -u
 bin=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -37,4 +39,23 @@ out=$("$bin" inspect --help); rc=$?
 [ $rc -eq 0 ] && grep -q '^usage: commitlab inspect' <<<"$out" || fail "inspect --help: exit $rc: $out"
 out=$("$bin" tour --help); rc=$?
 [ $rc -eq 0 ] && grep -q '^usage: commitlab tour' <<<"$out" || fail "tour --help: exit $rc: $out"
-echo "inspect: 4 cases passed"
+# not a database, no such directory: one line, no header, exit 3
+mkdir -p "$work/empty"
+out=$("$bin" inspect "$work/empty" 2>&1); rc=$?
+[ $rc -eq 3 ] && [ "$out" = "commitlab inspect: $work/empty: not a commitlab database (no data.clp)" ] \
+    || fail "inspect of a directory that is not a database: exit $rc: $out"
+out=$("$bin" inspect "$work/none" 2>&1); rc=$?
+[ $rc -eq 3 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q "^commitlab inspect: $work/none: " <<<"$out" \
+    || fail "inspect of a missing directory: exit $rc: $out"
+# a database in use: refused (exit 4) naming the process, never read under a live writer
+rm -rf "$db"
+"$bin" bench --engine commitlab --no-preload --duration 3 --warmup 0 --dir "$work" --reuse --quiet >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 50); do [ -f "$db/data.clp" ] && break; sleep 0.1; done
+sleep 0.3
+out=$("$bin" inspect "$db" --verify 2>&1); rc=$?
+wait "$holder" || fail "the bench holding the database failed"
+[ $rc -eq 4 ] && [ "$out" = "commitlab inspect: database $db is in use (process $holder)" ] \
+    || fail "inspect of a database in use: exit $rc: $out"
+"$bin" inspect "$db" --verify >/dev/null || fail "verify after the holder closed"
+echo "inspect: 6 cases passed"

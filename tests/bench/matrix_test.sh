@@ -5,7 +5,8 @@
 # filesystem, the device bytes and the segment statistics, recycled
 # segments really reused, bad arguments exit 2 naming the flag, and --
 # after a normal run, after SIGINT, and after SIGKILL followed by another
-# run -- no mount and no loop device of its own left behind.
+# run -- no mount and no loop device of its own left behind; a second run
+# in the same workdir is refused, naming the first, whose mounts stay.
 # Exit 0: passed; 1: failed; 77: skipped (not root, or no loop devices or
 # mkfs.ext4).
 set -u
@@ -174,6 +175,33 @@ if wait_mounted; then
     check_nothing_left "after SIGKILL and another run"
 else
     fail "the killed run never mounted its filesystem"
+    kill -KILL $pid 2>/dev/null
+    wait $pid 2>/dev/null
+fi
+
+# ---- 5. two runs in one workdir: the second is refused, the first untouched --
+"$BIN" matrix --fs tmpfs --workdir "$WD" --duration 3 --warmup 0 --keys 1000 --quiet \
+    >"$WORK/t1.out" 2>"$WORK/t1.err" &
+pid=$!
+if wait_mounted; then
+    mounts=$(awk -v w="$WD" 'index($2, w) == 1 { print $2 }' /proc/mounts)
+    "$BIN" matrix --fs tmpfs --workdir "$WD" --duration 0.3 --warmup 0 --keys 1000 --quiet \
+        >"$WORK/t2.out" 2>"$WORK/t2.err"
+    rc=$?
+    if [ $rc -eq 2 ] && grep -qx "commitlab matrix: --workdir $WD is in use by another run (process $pid)" "$WORK/t2.err"; then
+        pass "a second run in the same workdir is refused, naming the first"
+    else
+        fail "a second run in the same workdir: exit $rc: $(cat "$WORK/t2.err")"
+    fi
+    if [ "$(awk -v w="$WD" 'index($2, w) == 1 { print $2 }' /proc/mounts)" = "$mounts" ]; then
+        pass "the first run's mounts are intact"
+    else
+        fail "the refused run changed the first one's mounts"
+    fi
+    if wait $pid; then pass "the first run finished"; else fail "the first run failed: $(tail -3 "$WORK/t1.err")"; fi
+    check_nothing_left "after two runs in one workdir"
+else
+    fail "the first of two runs never mounted its filesystem: $(cat "$WORK/t1.err")"
     kill -KILL $pid 2>/dev/null
     wait $pid 2>/dev/null
 fi

@@ -19,7 +19,11 @@
 #  6. a missing file exits 2 naming it, a file without a usable line exits
 #     1, bad arguments exit 2, --help exits 0;
 #  7. `commitlab tour` writes report.html beside its JSON lines and names it
-#     on its last line (runs of 0.1 s: no timeline, which the report says).
+#     on its last line (runs of 0.1 s: no timeline, which the report says);
+#  8. untrusted input: a line over 1 MiB, implausible figures (2^32+1
+#     clients, 1.7e308 tps, a negative latency), a directory, a device and
+#     a 64 MiB file without a newline are each named and skipped or refused,
+#     in bounded memory, and no SVG holds nan or inf.
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_test.sh COMMITLAB FIXTURES}
@@ -235,4 +239,55 @@ python3 check.py out.d/report.html --has chart-tps chart-p99 chart-percentiles c
     --text "commitlab tour" "lmdb commit" "--clients 1,16,64 --duration 0.1" \
     || fail "the tour's report.html"
 
-echo "report: 7 cases passed"
+# 8. input that must not be trusted: a line of more than 1 MiB is named and
+#    skipped (and the report's memory stays bounded), implausible figures
+#    are named and skipped, a directory or a device is named as one, and no
+#    SVG ever holds nan or inf
+good=$(sed -n '/"status":"ok"/{p;q}' bench.jsonl)
+[ -n "$good" ] || fail "no ok line in the fixture"
+python3 - "$good" >hostile.jsonl <<'PY'
+import json, sys
+g = json.loads(sys.argv[1])
+print("x" * (2 << 20))                                   # line 1: 2 MiB, no JSON at all
+def v(f):
+    j = json.loads(sys.argv[1]); f(j); print(json.dumps(j))
+v(lambda j: j["config"].update(clients=4294967297))     # line 2
+v(lambda j: j["metrics"].update(tps=1.7e308))            # line 3
+def neg(j):
+    for k, x in j["metrics"].items():
+        if k.endswith("_us") and isinstance(x, (int, float)):
+            j["metrics"][k] = -5.0; return
+    j["metrics"]["p99_us"] = -5.0
+v(neg)                                                   # line 4
+print(sys.argv[1])                                       # line 5: good
+PY
+# the memory bound: 1 GB of address space, unless the binary is built
+# with a sanitizer, whose shadow memory needs terabytes of it
+vlimit=1000000
+ldd "$bin" 2>/dev/null | grep -qE 'lib(a|t)san' && vlimit=unlimited
+err=$( (ulimit -v $vlimit; "$bin" report hostile.jsonl -o hostile.html) 2>&1 >/dev/null); rc=$?
+[ $rc -eq 0 ] || fail "hostile input: exit $rc: $err"
+grep -qx 'hostile.jsonl:1: longer than 1048576 bytes, skipped' <<<"$err" || fail "the long line is not named: $err"
+grep -q '^hostile.jsonl:2: .*config.clients above 1024.*, skipped$' <<<"$err" || fail "clients 2^32+1 not named: $err"
+grep -q '^hostile.jsonl:3: .*metrics.tps above 1e9.*, skipped$' <<<"$err" || fail "tps 1.7e308 not named: $err"
+grep -q '^hostile.jsonl:4: .*metrics\..* is -5, negative, skipped$' <<<"$err" || fail "a negative figure not named: $err"
+[ "$(grep -c 'skipped$' <<<"$err")" -eq 4 ] || fail "want 4 skipped lines: $err"
+python3 - hostile.html <<'PY' || fail "hostile.html: nan or inf in an SVG number"
+import re, sys
+doc = open(sys.argv[1], encoding="utf-8").read()
+for svg in re.findall(r"<svg\b.*?</svg>", doc, re.S):
+    for m in re.finditer(r'(?:x|y|x1|y1|x2|y2|cx|cy|width|height|d|points|transform)="([^"]*)"', svg):
+        assert not re.search(r"nan|inf", m.group(1), re.I), m.group(0)
+    assert "infG" not in svg and "nanG" not in svg
+PY
+err=$("$bin" report . -o dir.html 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q ': is a directory' <<<"$err" || fail "report DIR: exit $rc: $err"
+err=$(timeout 10 "$bin" report /dev/zero -o zero.html 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q '/dev/zero: is a character device' <<<"$err" || fail "report /dev/zero: exit $rc: $err"
+# a file of any size without a newline: read through, skipped, bounded memory
+head -c $((64 << 20)) /dev/zero | tr '\0' 'y' >nonl.jsonl
+err=$( (ulimit -v $vlimit; timeout 60 "$bin" report nonl.jsonl -o nonl.html) 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && grep -qx 'nonl.jsonl:1: longer than 1048576 bytes, skipped' <<<"$err" \
+    || fail "64 MiB without a newline: exit $rc: $err"
+
+echo "report: 8 cases passed"

@@ -271,6 +271,60 @@ static int failing_open(struct vfs *v, const char *path, unsigned flags, enum vf
     return f->base->ops->open(f->base, path, flags, cls, out);
 }
 
+/* Waits until at least n segment files exist above segno (the pool). */
+static void wait_for_pool(const char *dir, uint64_t segno, size_t n)
+{
+    for (int i = 0; i < 500; i++) {
+        if (count_segments(dir, segno) >= n)
+            return;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    ck_abort_msg("%zu segments above %" PRIu64 ", not %zu", count_segments(dir, segno), segno, n);
+}
+
+/* Recycling with the prealloc thread: the thread recycles what the
+ * checkpoint retired before it creates anything fresh, so after the first
+ * checkpoint at least 90% of the switches go into a recycled file (the
+ * thread's eager fresh files used to take about half of them). */
+START_TEST(test_prealloc_recycles_first)
+{
+    char *dir = tu_mkdtemp("seg");
+    uint64_t id = 1;
+    struct wal *w = open_log(dir, NULL, CL_SEGMENTS_RECYCLE, 4, 2, 1);
+    struct wal_stats st0, st;
+    wait_for_pool(dir, 1, 2);
+    uint64_t s = 1;
+    for (; s < 5; s++) {
+        fill_to(w, &id, s + 1);
+        wait_for_pool(dir, s + 1, 2);
+    }
+    /* a checkpoint every 4 segments retires the 4 below the writer */
+    ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+    ck_assert_int_eq(wal_retire_below(w, s), 0);
+    wal_get_stats(w, &st0);
+    for (int cycle = 0; cycle < 10; cycle++) {
+        for (int k = 0; k < 4; k++, s++) {
+            fill_to(w, &id, s + 1);
+            wait_for_pool(dir, s + 1, 2);
+        }
+        ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+        ck_assert_int_eq(wal_retire_below(w, s), 0);
+    }
+    wal_get_stats(w, &st);
+    uint64_t switches = st.segment_switches - st0.segment_switches;
+    uint64_t reused = st.segments_reused - st0.segments_reused;
+    ck_assert_uint_eq(switches, 40);
+    ck_assert_msg(reused * 10 >= switches * 9, "%" PRIu64 " of %" PRIu64 " switches used a recycled segment",
+                  reused, switches);
+    ck_assert_int_eq(st.prealloc_error, 0);
+    ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+    wal_close(w);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
 /* When the prealloc thread fails it stops and says why; the writer then
  * prepares the segment itself and nothing is lost. */
 START_TEST(test_prealloc_failure_is_reported)
@@ -352,6 +406,7 @@ int main(void)
     tcase_add_test(tc, test_recycle_skips_short_file);
     tcase_add_test(tc, test_prealloc_keeps_segments_ready);
     tcase_add_test(tc, test_prealloc_failure_is_reported);
+    tcase_add_test(tc, test_prealloc_recycles_first);
     tcase_add_test(tc, test_fresh_switch_waits_counted);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

@@ -1,0 +1,700 @@
+/*
+ * crash.c -- `commitlab crash`: crash campaigns in one command.  Walks
+ * every combination of the swept knobs, runs --iterations crashes of each
+ * (crash_sim.c: simulated power failures; crash_kill.c: SIGKILLed
+ * processes), and prints one row per combination with its totals.
+ *
+ * What each crash runs and what is checked after it: crash_workload.c.
+ *
+ * Replays: every crash is named by its seed; --replay SEED reruns that one
+ * and keeps its directory for `commitlab inspect`.
+ *
+ * --jobs N runs a combination's crashes in N worker processes, each in
+ * its own directory; a crash's outcome depends only on its seed, so the
+ * totals are those of a serial run (up to thread timing).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "bench_dirs.h"
+#include "commitlab.h"
+#include "crash.h"
+#include "ut_args.h"
+#include "ut_clock.h"
+#include "ut_file.h"
+#include "ut_progress.h"
+#include "ut_scratch.h"
+#include "vfs_fault.h"
+
+/* ---- options ---------------------------------------------------------- */
+
+struct list {
+    char **v;
+    size_t n;
+};
+
+struct crash_opts {
+    struct list sync, method, segments, init, prealloc, elr, model, clients, engine, workload;
+    enum crash_mode mode;
+    uint64_t iterations, seed, replay;
+    int have_replay, lying, quiet, model_given, iterations_given;
+    unsigned txns, jobs;
+    const char *dir, *out;
+};
+
+/* A comma list of flag's values, each checked by ok -- or, with ok NULL,
+ * as bench checks the knob of the same flag (the table of knobs), and
+ * refused naming what that knob accepts. */
+static void list_split(struct list *l, const char *flag, const char *arg, int (*ok)(const char *))
+{
+    char *copy = strdup(arg), *save = NULL;
+    enum bench_knob k = bench_knob_by_flag(flag);
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    l->n = 0;
+    if (!copy || !*arg || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
+        ut_usage_error("crash", "%s: '%s' has an empty item in its list", flag, arg);
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (ok ? !ok(t) : bench_knob_check(k, t) != 0) {
+            char acc[300] = "";
+            if (!ok)
+                bench_knob_accepted(k, acc, sizeof acc);
+            ut_usage_error("crash", "%s: '%s' is not accepted%s%s", flag, t, ok ? "" : "; expected ", acc);
+        }
+        char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
+        if (!nv || !(nv[l->n] = strdup(t)))
+            ut_usage_error("crash", "out of memory");
+        l->v = nv;
+        l->n++;
+    }
+    free(copy);
+}
+
+static void list_free(struct list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+static int ok_model(const char *s)
+{
+    enum vfs_crash_model m;
+    return vfs_crash_model_parse(s, &m) == 0;
+}
+static int ok_uint(const char *s)
+{
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    return *s >= '0' && *s <= '9' && !*end && v <= 64;
+}
+static int ok_any(const char *s) { return s != NULL; }
+static int ok_clients(const char *s) { return ok_uint(s) && strtoul(s, NULL, 10) >= 1; }
+static int ok_engine(const char *s)
+{
+    const struct bench_driver *d = bench_driver_find(s);
+    if (d && d->keeps_no_data)
+        ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash", s);
+    return d && d->built;
+}
+
+/* ---- the campaign ----------------------------------------------------------- */
+
+struct totals {
+    uint64_t crashes, mid_run, lost, lost_max, survived;
+    unsigned atomicity, garbage, phantom, recovery_failed;
+    double rec_sum, rec_max;
+    int na;
+    char na_why[200];
+    uint64_t first_bad_seed;
+    char first_why[200];
+    int have_bad;
+};
+
+static int durable(const struct crash_config *c) { return cl_sync_policy_is_durable(c->sync) == 1; }
+
+/* What counts as a failure: an acknowledged commit lost where the policy
+ * promises it is not -- a durable policy, or any policy when only the
+ * process died, since the page cache survives that -- and anything
+ * partly visible, foreign or unrecoverable. */
+static int may_lose(const struct crash_config *c) { return c->mode == CRASH_SIM && !durable(c); }
+
+static int outcome_bad(const struct crash_config *c, const struct crash_outcome *o)
+{
+    return (!may_lose(c) && o->lost) || o->atomicity || o->garbage || o->phantom || o->recovery_failed;
+}
+
+static int bad(const struct crash_config *c, const struct totals *t)
+{
+    return (!may_lose(c) && t->lost) || t->atomicity || t->garbage || t->phantom || t->recovery_failed;
+}
+
+static void add(struct totals *t, const struct crash_config *c, uint64_t seed, const struct crash_outcome *o)
+{
+    t->crashes++;
+    t->mid_run += (uint64_t)o->mid_run;
+    t->lost += o->lost;
+    t->lost_max = o->lost > t->lost_max ? o->lost : t->lost_max;
+    t->survived += o->survived;
+    t->atomicity += o->atomicity;
+    t->garbage += o->garbage;
+    t->phantom += o->phantom;
+    t->recovery_failed += (unsigned)o->recovery_failed;
+    t->rec_sum += o->recovery_ms;
+    t->rec_max = o->recovery_ms > t->rec_max ? o->recovery_ms : t->rec_max;
+    if (outcome_bad(c, o) && (!t->have_bad || seed < t->first_bad_seed)) {
+        t->have_bad = 1;
+        t->first_bad_seed = seed;
+        snprintf(t->first_why, sizeof t->first_why, "%s", o->why);
+    }
+}
+
+static const char *mode_name(enum crash_mode m) { return m == CRASH_KILL ? "kill" : "sim"; }
+
+/* A knob commitlab has and the other engines do not: "-" in their rows. */
+static const char *cl_only(const struct crash_config *c, const char *v)
+{
+    return c->drv == &bench_driver_commitlab ? v : "-";
+}
+
+static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
+{
+    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine %s --sync %s", seed,
+            mode_name(c->mode), c->names[8], c->names[0]);
+    if (c->drv == &bench_driver_commitlab)
+        fprintf(f, " --sync-method %s --segments %s --segment-init %s --prealloc %s --elr %s", c->names[1],
+                c->names[2], c->names[3], c->names[4], c->names[5]);
+    if (c->mode == CRASH_SIM)
+        fprintf(f, " --model %s", c->names[6]);
+    fprintf(f, " --clients %u --workload %s --txns %u%s\n", c->clients, c->names[9], c->txns,
+            c->lying ? " --lying-device" : "");
+}
+
+static void row_header(void)
+{
+    printf("%-9s %-8s %-9s %-8s %-9s %4s %4s %-7s %3s %-4s %7s %7s %9s %6s %9s %6s %6s %6s %8s %8s  %s\n",
+           "engine", "sync", "method", "segments", "init", "pre", "elr", "model", "cli", "load", "crashes", "mid-run",
+           "acks lost", "worst", "unacked+", "atomic", "garbg", "recov", "rec ms", "max ms", "verdict");
+}
+
+static void row(const struct crash_config *c, const struct totals *t)
+{
+    printf("%-9s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u %-4s ", c->names[8], c->names[0], cl_only(c, c->names[1]),
+           cl_only(c, c->names[2]), cl_only(c, c->names[3]), cl_only(c, c->names[4]), cl_only(c, c->names[5]),
+           c->names[6], c->clients, c->names[9]);
+    if (t->na) {
+        printf("%7s  (%s)\n", "n/a", t->na_why);
+        return;
+    }
+    const char *verdict = bad(c, t) ? "FAILED" : t->lost ? "ok (may lose: not durable)" : "ok";
+    printf("%7" PRIu64 " %7" PRIu64 " %9" PRIu64 " %6" PRIu64 " %9" PRIu64 " %6u %6u %6u %8.1f %8.1f  %s\n",
+           t->crashes, t->mid_run, t->lost, t->lost_max, t->survived, t->atomicity, t->garbage, t->recovery_failed,
+           t->crashes ? t->rec_sum / (double)t->crashes : 0, t->rec_max, verdict);
+}
+
+static json_t *opt_string(const struct crash_config *c, const char *v)
+{
+    return c->drv == &bench_driver_commitlab ? json_string(v) : json_null();
+}
+
+static json_t *row_json(const struct crash_config *c, const struct totals *t)
+{
+    json_t *j = json_object();
+    int cl = c->drv == &bench_driver_commitlab;
+    json_object_set_new(j, "schema", json_string("commitlab-crash/1"));
+    json_object_set_new(j, "mode", json_string(mode_name(c->mode)));
+    json_object_set_new(j, "engine", json_string(c->names[8]));
+    json_object_set_new(j, "sync", json_string(c->names[0]));
+    json_object_set_new(j, "sync_durable", json_boolean(durable(c)));
+    json_object_set_new(j, "sync_method", opt_string(c, c->names[1]));
+    json_object_set_new(j, "segments", opt_string(c, c->names[2]));
+    json_object_set_new(j, "segment_init", opt_string(c, c->names[3]));
+    json_object_set_new(j, "prealloc", cl ? json_integer(c->prealloc) : json_null());
+    json_object_set_new(j, "elr", cl ? json_boolean(c->elr) : json_null());
+    json_object_set_new(j, "model", json_string(c->names[6]));
+    json_object_set_new(j, "clients", json_integer(c->clients));
+    json_object_set_new(j, "workload", json_string(c->names[9]));
+    json_object_set_new(j, "txns_per_client", json_integer(c->txns));
+    json_object_set_new(j, "lying_device", json_boolean(c->lying));
+    json_object_set_new(j, "status", json_string(t->na ? "n/a" : bad(c, t) ? "failed" : "ok"));
+    json_object_set_new(j, "reason", t->na ? json_string(t->na_why) : json_null());
+    json_object_set_new(j, "crashes", json_integer((json_int_t)t->crashes));
+    json_object_set_new(j, "crashes_mid_run", json_integer((json_int_t)t->mid_run));
+    json_object_set_new(j, "acked_lost", json_integer((json_int_t)t->lost));
+    json_object_set_new(j, "acked_lost_worst_crash", json_integer((json_int_t)t->lost_max));
+    json_object_set_new(j, "unacked_survived", json_integer((json_int_t)t->survived));
+    json_object_set_new(j, "atomicity_violations", json_integer(t->atomicity));
+    json_object_set_new(j, "foreign_values", json_integer(t->garbage));
+    json_object_set_new(j, "phantoms", json_integer(t->phantom));
+    json_object_set_new(j, "recovery_failures", json_integer(t->recovery_failed));
+    json_object_set_new(j, "recovery_ms_mean", json_real(t->crashes ? t->rec_sum / (double)t->crashes : 0));
+    json_object_set_new(j, "recovery_ms_max", json_real(t->rec_max));
+    json_object_set_new(j, "first_failure_seed", t->have_bad ? json_integer((json_int_t)t->first_bad_seed) : json_null());
+    json_object_set_new(j, "first_failure", t->have_bad ? json_string(t->first_why) : json_null());
+    return j;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: commitlab crash [options]     (comma lists run every combination)\n"
+            "\n"
+            "Crash campaigns: clients commit, the power fails (--mode sim) or the process is\n"
+            "killed (--mode kill) at a random moment, recovery runs, and every acknowledged\n"
+            "commit, every transaction's atomicity and every value is checked.\n"
+            "\n"
+            "  --mode sim|kill      sim (default): simulated power failures on commitlab's\n"
+            "                       fault-injecting file layer; kill: a child process commits\n"
+            "                       on the real file system and is SIGKILLed (the page cache\n"
+            "                       survives), for every engine\n"
+            "  --engine LIST        commitlab (default); with --mode kill also lmdb, rocksdb,\n"
+            "                       sqlite (their --sync: commit = durable, none = not)\n"
+            "  --sync LIST          sync policies (default %s)\n"
+            "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
+            "  --segments LIST      fresh (default), recycle\n"
+            "  --segment-init LIST  zero (default), sparse, fallocate\n"
+            "  --prealloc LIST      segments prepared ahead (default 0)\n"
+            "  --elr LIST           on (default), off\n"
+            "  --model LIST         sim: drop, torn, reorder (default all three)\n"
+            "  --clients LIST       committing threads (default 4)\n"
+            "  --workload LIST      kv (default): blind writes; tpcb: read-modify-write\n"
+            "                       transactions that all update one branch row\n"
+            "  --iterations N       crashes per combination (default 200 sim, 50 kill)\n"
+            "  --txns N             transactions per client at most (default 40)\n"
+            "  --jobs N             run each combination's crashes in N processes (default 1)\n"
+            "  --seed S             first seed (default 1); crash i of a combination uses S + i\n"
+            "  --replay SEED        one crash, that seed, each list one value; the directory is\n"
+            "                       kept (sim: the same crash point; kill: the same moment)\n"
+            "  --dir D              where the crashes run (default: commitlab-crash.d here)\n"
+            "  --out FILE.jsonl     append one JSON object per combination\n"
+            "  --lying-device       sim: syncs succeed and make nothing durable: shows the\n"
+            "                       check can fail\n"
+            "  --quiet              no progress line\n"
+            "\n"
+            "Exit 1 when an acknowledged commit was lost where the policy promises none is\n"
+            "(a durable policy; any policy under --mode kill), or any combination showed a\n"
+            "partly visible transaction, a value no commit wrote, or a failed recovery.\n",
+            bench_sync_durable_choices());
+}
+
+static void free_opts(struct crash_opts *o)
+{
+    struct list *ls[] = {&o->sync, &o->method, &o->segments, &o->init,   &o->prealloc,
+                         &o->elr,  &o->model,  &o->clients,  &o->engine, &o->workload};
+    for (size_t i = 0; i < sizeof ls / sizeof *ls; i++)
+        list_free(ls[i]);
+}
+
+static void parse(struct crash_opts *co, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        struct { const char *flag; struct list *l; int (*ok)(const char *); } lists[] = {
+            {"--sync", &co->sync, NULL}, {"--sync-method", &co->method, NULL},
+            {"--segments", &co->segments, NULL}, {"--segment-init", &co->init, NULL},
+            {"--prealloc", &co->prealloc, NULL}, {"--elr", &co->elr, NULL},
+            {"--model", &co->model, ok_model}, {"--clients", &co->clients, ok_clients},
+            {"--engine", &co->engine, ok_engine}, {"--workload", &co->workload, NULL}};
+        int done = 0;
+        for (size_t k = 0; k < sizeof lists / sizeof *lists && !done; k++)
+            if (!strcmp(a, lists[k].flag)) {
+                if (!v)
+                    ut_usage_error("crash", "%s needs a value", a);
+                list_split(lists[k].l, a, v, lists[k].ok);
+                co->model_given |= lists[k].l == &co->model;
+                i++;
+                done = 1;
+            }
+        if (done)
+            continue;
+        char *end;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            free_opts(co);
+            exit(0);
+        } else if (!strcmp(a, "--iterations") && v) {
+            co->iterations = strtoull(v, &end, 10);
+            if (*end || !*v || co->iterations < 1 || co->iterations > 10000000)
+                ut_usage_error("crash", "--iterations: '%s' is not accepted; expected a positive integer", v);
+            co->iterations_given = 1;
+            i++;
+        } else if (!strcmp(a, "--txns") && v) {
+            unsigned long t = strtoul(v, &end, 10);
+            if (*end || !*v || t < 1 || t > 100000)
+                ut_usage_error("crash", "--txns: '%s' is not accepted; expected an integer in [1, 100000]", v);
+            co->txns = (unsigned)t;
+            i++;
+        } else if (!strcmp(a, "--jobs") && v) {
+            unsigned long j = strtoul(v, &end, 10);
+            if (*end || !*v || j < 1 || j > 64)
+                ut_usage_error("crash", "--jobs: '%s' is not accepted; expected an integer in [1, 64]", v);
+            co->jobs = (unsigned)j;
+            i++;
+        } else if (!strcmp(a, "--seed") && v) {
+            co->seed = strtoull(v, &end, 10);
+            if (*end || !*v || *v == '-')
+                ut_usage_error("crash", "--seed: '%s' is not accepted; expected a non-negative integer", v);
+            i++;
+        } else if (!strcmp(a, "--replay") && v) {
+            co->replay = strtoull(v, &end, 10);
+            if (*end || !*v || *v == '-')
+                ut_usage_error("crash", "--replay: '%s' is not accepted; expected a seed", v);
+            co->have_replay = 1;
+            i++;
+        } else if (!strcmp(a, "--dir") && v) {
+            co->dir = v;
+            i++;
+        } else if (!strcmp(a, "--out") && v) {
+            co->out = v;
+            i++;
+        } else if (!strcmp(a, "--mode") && v) {
+            if (!strcmp(v, "sim"))
+                co->mode = CRASH_SIM;
+            else if (!strcmp(v, "kill"))
+                co->mode = CRASH_KILL;
+            else
+                ut_usage_error("crash", "--mode: '%s' is not accepted; accepted: sim, kill", v);
+            i++;
+        } else if (!strcmp(a, "--lying-device")) {
+            co->lying = 1;
+        } else if (!strcmp(a, "--quiet")) {
+            co->quiet = 1;
+        } else {
+            ut_usage_error("crash", "unknown option '%s' (see commitlab crash --help)", a);
+        }
+    }
+    if (co->have_replay && (co->sync.n > 1 || co->method.n > 1 || co->segments.n > 1 || co->init.n > 1 ||
+                            co->prealloc.n > 1 || co->elr.n > 1 || co->model.n > 1 || co->clients.n > 1 ||
+                            co->engine.n > 1 || co->workload.n > 1))
+        ut_usage_error("crash", "--replay: give one value for each of --engine, --sync, --sync-method, --segments, "
+                                 "--segment-init, --prealloc, --elr, --model, --clients, --workload");
+    if (co->mode == CRASH_SIM)
+        for (size_t i = 0; i < co->engine.n; i++)
+            if (strcmp(co->engine.v[i], "commitlab"))
+                ut_usage_error("crash", "--engine %s: --mode sim runs on commitlab's fault-injecting file layer; "
+                                         "other engines run under --mode kill", co->engine.v[i]);
+    if (co->mode == CRASH_KILL) {
+        if (co->model_given)
+            ut_usage_error("crash", "--model: crash models apply to --mode sim; --mode kill kills the process");
+        if (co->lying)
+            ut_usage_error("crash", "--lying-device applies to --mode sim");
+        list_split(&co->model, "--model", "kill", ok_any);
+        if (!co->iterations_given)
+            co->iterations = 50;
+    }
+}
+
+/* Combination idx of the sweep, or 0 when it repeats another (a knob only
+ * commitlab has, on another engine). */
+static int config_at(const struct crash_opts *co, size_t idx, struct crash_config *c)
+{
+    const struct list *ls[] = {&co->sync, &co->method, &co->segments, &co->init,   &co->prealloc,
+                               &co->elr,  &co->model,  &co->clients,  &co->engine, &co->workload};
+    size_t pick[10], counts[10];
+    for (int k = 0; k < 10; k++)
+        counts[k] = ls[k]->n;
+    bench_cross_pick(counts, 10, idx, pick); /* the last list fastest */
+    memset(c, 0, sizeof *c);
+    for (int k = 0; k < 10; k++)
+        c->names[k] = ls[k]->v[pick[k]];
+    c->mode = co->mode;
+    c->drv = bench_driver_find(c->names[8]);
+    if (c->drv != &bench_driver_commitlab)
+        for (int k = 1; k <= 5; k++)
+            if (pick[k])
+                return 0;
+    cl_sync_policy_parse(c->names[0], &c->sync);
+    cl_sync_method_parse(c->names[1], &c->method);
+    c->segments = strcmp(c->names[2], "recycle") ? CL_SEGMENTS_FRESH : CL_SEGMENTS_RECYCLE;
+    c->init = !strcmp(c->names[3], "sparse")      ? CL_SEGINIT_SPARSE
+              : !strcmp(c->names[3], "fallocate") ? CL_SEGINIT_FALLOCATE
+                                                  : CL_SEGINIT_ZERO;
+    c->prealloc = (uint32_t)strtoul(c->names[4], NULL, 10);
+    c->elr = !strcmp(c->names[5], "on");
+    if (c->mode == CRASH_SIM)
+        vfs_crash_model_parse(c->names[6], &c->model);
+    c->clients = (unsigned)strtoul(c->names[7], NULL, 10);
+    c->txns = co->txns;
+    c->workload = strcmp(c->names[9], "tpcb") ? CRASH_KV : CRASH_TPCB;
+    c->lying = co->lying;
+    c->keep_crashed = co->have_replay;
+    return 1;
+}
+
+typedef int (*crash_fn)(const struct crash_config *, uint64_t, uint64_t, const char *, struct crash_outcome *,
+                        uint64_t *);
+
+/* The progress line: which combination, how far into its crashes. */
+struct progress {
+    struct ut_progress up;
+    size_t idx, total;
+    uint64_t crashes_all;
+};
+
+static void progress(struct progress *p, const struct crash_config *c, uint64_t done, uint64_t n)
+{
+    double el = ut_now() - p->up.start;
+    ut_progress_printf(&p->up, "[combination %zu of %zu] %s %s %s/%s %s crash %" PRIu64 " of %" PRIu64 "  %.0f crashes/s",
+                       p->idx + 1, p->total, c->names[8], c->names[9], c->names[0], c->names[1], c->names[6], done, n,
+                       el > 0 ? (double)p->crashes_all / el : 0);
+}
+
+/* One seed's crash, as a worker sends it back. */
+struct worker_result {
+    uint64_t seed;
+    int na;
+    struct crash_outcome o;
+};
+
+/* Runs the crashes of one combination, serially or in jobs workers. */
+static void run_crashes(const struct crash_opts *co, const struct crash_config *c, crash_fn one, uint64_t span,
+                        const char *dir, struct totals *t, struct progress *p)
+{
+    uint64_t n = co->have_replay ? 1 : co->iterations;
+    unsigned jobs = co->jobs < n ? co->jobs : (unsigned)n;
+    if (jobs <= 1) {
+        for (uint64_t it = 0; it < n && !t->na && !bench_interrupted(); it++) {
+            uint64_t seed = co->have_replay ? co->replay : co->seed + it;
+            struct crash_outcome o;
+            if (it % 10 == 0)
+                progress(p, c, it + 1, n);
+            if (one(c, seed, span, dir, &o, NULL)) {
+                t->na = 1;
+                snprintf(t->na_why, sizeof t->na_why, "%s", o.na_why);
+                break;
+            }
+            p->crashes_all++;
+            add(t, c, seed, &o);
+        }
+        return;
+    }
+    int fds[2];
+    if (pipe(fds)) {
+        t->na = 1;
+        snprintf(t->na_why, sizeof t->na_why, "pipe: %s", strerror(errno));
+        return;
+    }
+    pid_t pids[64];
+    unsigned started = 0;
+    fflush(NULL);
+    for (unsigned j = 0; j < jobs; j++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            break;
+        if (pid == 0) {
+            char wdir[4300];
+            close(fds[0]);
+            snprintf(wdir, sizeof wdir, "%s-%u", dir, j);
+            for (uint64_t it = j; it < n && !bench_interrupted(); it += jobs) {
+                struct worker_result r = {.seed = co->seed + it};
+                r.na = one(c, r.seed, span, wdir, &r.o, NULL);
+                if (write(fds[1], &r, sizeof r) != (ssize_t)sizeof r || r.na)
+                    break;
+            }
+            ut_scratch_remove(wdir);
+            _exit(0);
+        }
+        pids[started++] = pid;
+    }
+    close(fds[1]);
+    struct worker_result r;
+    uint64_t done = 0;
+    int stopped = 0;
+    while (ut_read_full(fds[0], &r, sizeof r) == sizeof r) {
+        if (bench_interrupted() && !stopped) { /* a signal to this process only: the workers stop too */
+            for (unsigned j = 0; j < started; j++)
+                kill(pids[j], SIGTERM);
+            stopped = 1;
+        }
+        if (r.na) {
+            t->na = 1;
+            snprintf(t->na_why, sizeof t->na_why, "%s", r.o.na_why);
+            continue;
+        }
+        add(t, c, r.seed, &r.o);
+        p->crashes_all++;
+        if (++done % 10 == 0)
+            progress(p, c, done, n);
+    }
+    close(fds[0]);
+    for (unsigned j = 0; j < started; j++)
+        waitpid(pids[j], NULL, 0);
+    if (!t->na && done < n && !bench_interrupted()) {
+        t->na = 1;
+        snprintf(t->na_why, sizeof t->na_why, "a worker process stopped: %" PRIu64 " of %" PRIu64 " crashes ran",
+                 done, n);
+    }
+}
+
+/* The campaign's directories inside --dir: DIR/crash, the workers'
+ * DIR/crash-J, and a replay's DIR/crash.crashed. */
+static int check_work_dirs(struct bench_dirs *d, const struct crash_opts *co, const char *dir)
+{
+    char paths[66][4300];
+    const char *pp[66];
+    size_t n = 0;
+    snprintf(paths[n++], sizeof paths[0], "%s", dir);
+    snprintf(paths[n++], sizeof paths[0], "%s.crashed", dir);
+    for (unsigned j = 0; j < co->jobs && n < 66; j++)
+        snprintf(paths[n++], sizeof paths[0], "%s-%u", dir, j);
+    for (size_t i = 0; i < n; i++)
+        pp[i] = paths[i];
+    return bench_dirs_check(d, pp, n, 0);
+}
+
+/* The campaign: one combination of the sweep after another. */
+struct campaign {
+    const struct crash_opts *co;
+    crash_fn one;
+    const char *dir;
+    FILE *jf;
+    struct progress *p;
+    int failed;
+};
+
+/* One combination: its calibration, its crashes, its row and JSON line;
+ * nothing for a combination that repeats another (config_at). */
+static int run_combination(struct bench_sweep *s, size_t idx, unsigned round)
+{
+    struct campaign *cam = s->ctx;
+    const struct crash_opts *co = cam->co;
+    crash_fn one = cam->one;
+    const char *dir = cam->dir;
+    FILE *jf = cam->jf;
+    struct progress *pp = cam->p;
+    struct crash_config c;
+    (void)round;
+    pp->idx = idx;
+    if (!config_at(co, idx, &c))
+        return 0;
+    struct totals t;
+    memset(&t, 0, sizeof t);
+    /* Calibration: how much a crash-free run of this combination has
+     * to crash into (file operations, or nanoseconds of committing).
+     * Crash points are drawn uniformly over it and a twentieth more,
+     * so most crashes hit while clients commit and some after. */
+    struct crash_outcome cal;
+    uint64_t span = 0;
+    if (one(&c, co->seed, 0, dir, &cal, &span)) {
+        t.na = 1;
+        snprintf(t.na_why, sizeof t.na_why, "%s", cal.na_why);
+    }
+    span += span / 20 + 1;
+    if (!t.na)
+        run_crashes(co, &c, one, span, dir, &t, pp);
+    ut_progress_clear(&pp->up);
+    if (bench_interrupted())
+        return 0; /* a combination cut short: no row, no JSON line */
+    row(&c, &t);
+    if (t.have_bad) {
+        printf("  first failure: seed %" PRIu64 ": %s\n", t.first_bad_seed, t.first_why);
+        replay_line(stdout, &c, t.first_bad_seed);
+    }
+    if (bad(&c, &t) && !t.na)
+        cam->failed = 1;
+    if (jf) {
+        json_t *j = row_json(&c, &t);
+        bench_json_write(jf, j);
+        json_decref(j);
+    }
+    fflush(stdout);
+    return 0;
+}
+
+int cmd_crash(int argc, char **argv)
+{
+    struct crash_opts co;
+    memset(&co, 0, sizeof co);
+    co.iterations = 200;
+    co.seed = 1;
+    co.txns = 40;
+    co.jobs = 1;
+    co.dir = "commitlab-crash.d";
+    list_split(&co.sync, "--sync", bench_sync_durable_choices(), NULL); /* every durable policy */
+    list_split(&co.method, "--sync-method", "fdatasync", NULL);
+    list_split(&co.segments, "--segments", "fresh", NULL);
+    list_split(&co.init, "--segment-init", "zero", NULL);
+    list_split(&co.prealloc, "--prealloc", "0", NULL);
+    list_split(&co.elr, "--elr", "on", NULL);
+    list_split(&co.model, "--model", "drop,torn,reorder", ok_model);
+    list_split(&co.clients, "--clients", "4", ok_clients);
+    list_split(&co.engine, "--engine", "commitlab", ok_engine);
+    list_split(&co.workload, "--workload", "kv", NULL);
+    parse(&co, argc, argv);
+
+    /* Before any work: --out writable, --dir claimed for the whole run,
+     * and nothing of the user's where the campaign's directories go. */
+    int rc, out_created = 0;
+    if (co.out && (rc = ut_output_check(co.out)) != 0) {
+        fprintf(stderr, "commitlab crash: --out %s: %s\n", co.out, strerror(-rc));
+        free_opts(&co);
+        return 2;
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%.4000s/crash", co.dir);
+    struct bench_dirs dirs;
+    if ((rc = bench_dirs_claim(&dirs, "crash", "--dir", co.dir)) != 0 || (rc = check_work_dirs(&dirs, &co, dir)) != 0) {
+        bench_dirs_release(&dirs);
+        free_opts(&co);
+        return rc;
+    }
+    FILE *jf = co.out ? ut_output_open(co.out, &out_created) : NULL;
+    if (co.out && !jf) {
+        fprintf(stderr, "commitlab crash: --out %s: %s\n", co.out, strerror(errno));
+        bench_dirs_release(&dirs);
+        free_opts(&co);
+        return 1;
+    }
+    bench_stop_on_signals();
+
+    struct progress p = {.total = co.sync.n * co.method.n * co.segments.n * co.init.n * co.prealloc.n * co.elr.n *
+                                  co.model.n * co.clients.n * co.engine.n * co.workload.n};
+    ut_progress_init(&p.up, co.quiet, p.total, 0);
+    crash_fn one = co.mode == CRASH_KILL ? crash_kill_one : crash_sim_one;
+    int failed = 0;
+
+    if (co.mode == CRASH_KILL)
+        printf("commitlab crash: processes killed (SIGKILL) while committing on the real file system; %s\n",
+               co.have_replay ? "one replayed crash" : "each row is one combination");
+    else
+        printf("commitlab crash: simulated power failures%s; %s\n",
+               co.lying ? " on a LYING device (syncs make nothing durable)" : "",
+               co.have_replay ? "one replayed crash" : "each row is one combination");
+    row_header();
+    fflush(stdout);
+    struct campaign cam = {&co, one, dir, jf, &p, 0};
+    struct bench_sweep sw = {.n = p.total, .run = run_combination, .ctx = &cam, .progress = &p.up};
+    bench_sweep_run(&sw);
+    failed = cam.failed;
+    double el = ut_now() - p.up.start;
+    printf("\n%" PRIu64 " crashes in %.1f s: %.0f crashes per second\n", p.crashes_all, el,
+           el > 0 ? (double)p.crashes_all / el : 0);
+    if (co.have_replay && !bench_interrupted())
+        printf("the directory as the crash left it: %s.crashed (commitlab inspect --records %s.crashed)\n"
+               "the same after recovery:          %s\n",
+               dir, dir, dir);
+    else {
+        char kept[4300];
+        snprintf(kept, sizeof kept, "%s.crashed", dir);
+        ut_scratch_remove(dir);
+        ut_scratch_remove(kept);
+    }
+    if (jf && (rc = ut_output_close(jf, co.out, out_created)) != 0) {
+        fprintf(stderr, "commitlab crash: --out %s: %s\n", co.out, strerror(-rc));
+        failed = 1;
+    }
+    bench_dirs_release(&dirs); /* --dir itself only when this run made it and left it empty */
+    free_opts(&co);
+    int sig = bench_stop_signal();
+    return sig ? 128 + sig : failed;
+}

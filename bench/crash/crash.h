@@ -1,0 +1,110 @@
+/*
+ * crash.h -- `commitlab crash`: the parts of a campaign.
+ *
+ * crash.c parses the command line, walks the combinations and prints
+ * rows; crash_workload.c is the workload every crash runs and the check
+ * after it (engine-neutral: it talks to an engine through the benchmark
+ * driver interface); crash_sim.c makes one simulated power failure on the
+ * fault-injecting file layer; crash_kill.c one process crash (SIGKILL) on
+ * the real file system.
+ */
+#ifndef CL_BENCH_CRASH_H
+#define CL_BENCH_CRASH_H
+
+#include <stdint.h>
+
+#include "bench_workload.h"
+#include "commitlab.h"
+#include "drivers/driver.h"
+#include "vfs.h"
+#include "vfs_fault.h"
+
+#define CRASH_MAX_CLIENTS 64
+
+/* `commitlab crash [options]` (crash.c): 0 when every combination held,
+ * 1 when one failed, 2 for bad arguments. */
+int cmd_crash(int argc, char **argv);
+
+enum crash_mode { CRASH_SIM = 0, CRASH_KILL };
+enum crash_workload { CRASH_KV = 0, CRASH_TPCB };
+
+/* One combination of the sweep. */
+struct crash_config {
+    enum crash_mode mode;
+    const struct bench_driver *drv; /* the engine */
+    enum cl_sync_policy sync;       /* commitlab's; the others map what they can */
+    enum cl_sync_method method;
+    enum cl_segment_policy segments;
+    enum cl_segment_init init;
+    uint32_t prealloc;
+    int elr;
+    enum vfs_crash_model model;     /* sim only */
+    unsigned clients;
+    unsigned txns;                  /* per client, at most */
+    enum crash_workload workload;
+    int lying;                      /* sim: syncs make nothing durable */
+    int keep_crashed;               /* copy the directory as the crash left it, before recovery */
+    /* The values as given, for rows, JSON and replay lines: sync, method,
+     * segments, init, prealloc, elr, model, clients, engine, workload. */
+    const char *names[10];
+};
+
+/* What one crash showed. */
+struct crash_outcome {
+    int na;               /* the configuration cannot run here */
+    char na_why[200];
+    uint64_t lost;        /* acknowledged transactions missing */
+    uint64_t survived;    /* unacknowledged transactions that survived */
+    unsigned atomicity;   /* partly visible transactions */
+    unsigned garbage;     /* values no commit wrote */
+    unsigned phantom;     /* more than was attempted */
+    int recovery_failed;  /* the database did not open, or could not be read */
+    int mid_run;          /* the crash hit while clients were committing */
+    double recovery_ms;
+    char why[200];        /* the first problem */
+};
+
+/* The witness: what each client was told, kept outside the crashed
+ * process or disk. */
+struct crash_witness {
+    uint64_t acked[CRASH_MAX_CLIENTS];     /* last acknowledged transaction */
+    uint64_t attempted[CRASH_MAX_CLIENTS]; /* last one begun */
+};
+
+/* ---- the workload and its check (crash_workload.c) ------------------------ */
+
+/* Client c's n-th transaction (n >= 1) of the workload on connection
+ * conn (crash_workload.c says what each writes).  BENCH_OK once the
+ * engine acknowledged the commit; BENCH_RETRY when it aborted it (run it
+ * again). */
+int crash_txn(struct bench_conn *conn, enum crash_workload wl, unsigned c, uint64_t n);
+
+/* Opens nothing: reads db (open, after recovery) and checks it against the
+ * witness of c's clients, adding to o. */
+void crash_check(struct bench_db *db, const struct crash_config *c, const struct crash_witness *w,
+                 struct crash_outcome *o);
+
+/* The bench configuration an engine runs a crash under: small segments,
+ * a small cache and frequent checkpoints, so crashes meet switches,
+ * evictions and checkpoints. */
+void crash_bench_config(const struct crash_config *c, const char *dir, struct bench_config *bc);
+
+/* Copies the files of dir, as the crash left them, to <dir>.crashed (its
+ * name in kept) before recovery changes them; 0 or an errno. */
+int crash_keep_copy(const char *dir, char *kept, size_t len);
+
+/* ---- the modes ------------------------------------------------------------------ */
+
+/* One crash in the fresh directory dir.  span 0: no crash, a calibration
+ * run; *cal then gets how much of the run there is to crash into (file
+ * operations for sim, nanoseconds of committing for kill).  Otherwise the
+ * crash falls uniformly in [0, span) of that measure, drawn from seed. */
+int crash_sim_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
+                  struct crash_outcome *o, uint64_t *cal);
+int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
+                   struct crash_outcome *o, uint64_t *cal);
+
+/* A hash of x: the benchmark's generator (splitmix64) one step from x. */
+static inline uint64_t crash_mix(uint64_t x) { return bench_rand(&x); }
+
+#endif

@@ -1,0 +1,281 @@
+/*
+ * crash_kill.c -- one process crash (`commitlab crash --mode kill`): a
+ * child process opens a fresh database on the real file system and runs
+ * the crash workload with several clients, sending every acknowledgement
+ * to the parent through a pipe as soon as the engine gives it; the parent
+ * SIGKILLs the child at a random moment, then a second child opens the
+ * database (recovery) and checks it against the acknowledgements the
+ * parent received.
+ *
+ * A process crash is not a power failure: the kernel's page cache
+ * survives the process, so whatever an engine had handed to the kernel
+ * (write, or a store to a shared mapping) is still there for the next
+ * open.  Only what the engine still held in its own memory is lost.  So a
+ * policy that acknowledges after write() but before any sync (commitlab's
+ * none, LMDB's MDB_NOSYNC) loses nothing here and loses acknowledged
+ * commits in a simulated power failure (--mode sim).
+ *
+ * Both the workload and the check run in children, so the parent never
+ * loads an engine's state: a store that starts background threads (RocksDB)
+ * is never forked with them.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "crash.h"
+#include "ut_clock.h"
+#include "ut_file.h"
+#include "ut_scratch.h"
+
+/* One message on the pipe; smaller than PIPE_BUF, so each write is atomic
+ * even with every client thread writing. */
+enum { MSG_READY = 1, MSG_ACK, MSG_ERROR };
+struct msg {
+    uint32_t kind;
+    uint32_t client;
+    uint64_t n;
+    char text[240];
+};
+
+static void send_msg(int fd, uint32_t kind, uint32_t client, uint64_t n, const char *text)
+{
+    struct msg m = {.kind = kind, .client = client, .n = n};
+    if (text)
+        snprintf(m.text, sizeof m.text, "%s", text);
+    ssize_t w;
+    do
+        w = write(fd, &m, sizeof m);
+    while (w < 0 && errno == EINTR);
+}
+
+struct kill_client {
+    struct bench_conn conn;
+    const struct crash_config *c;
+    int fd;
+    pthread_t th;
+};
+
+static void *client_main(void *arg)
+{
+    struct kill_client *cl = arg;
+    unsigned id = cl->conn.id;
+    if (cl->conn.db->drv->conn_open(&cl->conn)) {
+        send_msg(cl->fd, MSG_ERROR, id, 0, cl->conn.err);
+        return NULL;
+    }
+    for (uint64_t n = 1; n <= cl->c->txns; n++) {
+        int rc = crash_txn(&cl->conn, cl->c->workload, id, n);
+        if (rc == BENCH_RETRY) { /* nothing of it happened: run it again */
+            n--;
+            continue;
+        }
+        if (rc) {
+            send_msg(cl->fd, MSG_ERROR, id, n, cl->conn.err);
+            break;
+        }
+        send_msg(cl->fd, MSG_ACK, id, n, NULL); /* told: acknowledged */
+    }
+    cl->conn.db->drv->conn_close(&cl->conn);
+    return NULL;
+}
+
+/* The child that commits; never returns. */
+static void __attribute__((noreturn)) run_child(const struct crash_config *c, const struct bench_config *bc,
+                                                int fd)
+{
+    struct bench_db db = {.drv = c->drv, .cfg = bc};
+    struct kill_client cls[CRASH_MAX_CLIENTS];
+    snprintf(db.path, sizeof db.path, "%s", bc->dir);
+    int rc = c->drv->open(&db);
+    if (rc) {
+        send_msg(fd, MSG_ERROR, rc == BENCH_NA ? 1 : 0, 0, db.err);
+        _exit(3);
+    }
+    send_msg(fd, MSG_READY, 0, 0, NULL);
+    for (unsigned i = 0; i < c->clients; i++) {
+        cls[i] = (struct kill_client){.conn = {.db = &db, .id = i}, .c = c, .fd = fd};
+        pthread_create(&cls[i].th, NULL, client_main, &cls[i]);
+    }
+    for (unsigned i = 0; i < c->clients; i++)
+        pthread_join(cls[i].th, NULL);
+    c->drv->close(&db);
+    _exit(0);
+}
+
+/* Recovery and the check, in a child; the outcome comes back on a pipe. */
+static void recover_and_check(const struct crash_config *c, const struct bench_config *bc,
+                              const struct crash_witness *w, struct crash_outcome *o)
+{
+    int fds[2];
+    if (pipe(fds)) {
+        o->recovery_failed = 1;
+        snprintf(o->why, sizeof o->why, "pipe: %s", strerror(errno));
+        return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        struct bench_db db = {.drv = c->drv, .cfg = bc};
+        snprintf(db.path, sizeof db.path, "%s", bc->dir);
+        double t0 = ut_now();
+        int rc = c->drv->open(&db);
+        o->recovery_ms = (ut_now() - t0) * 1e3;
+        if (rc) {
+            o->recovery_failed = 1;
+            snprintf(o->why, sizeof o->why, "recovery failed: %.180s", db.err);
+        } else {
+            crash_check(&db, c, w, o);
+            c->drv->close(&db);
+        }
+        ssize_t n = write(fds[1], o, sizeof *o);
+        _exit(n == (ssize_t)sizeof *o ? 0 : 1);
+    }
+    close(fds[1]);
+    struct crash_outcome r;
+    size_t got = pid > 0 ? ut_read_full(fds[0], &r, sizeof r) : 0;
+    close(fds[0]);
+    int st = 0;
+    if (pid > 0)
+        waitpid(pid, &st, 0);
+    if (got == sizeof r) {
+        int mid_run = o->mid_run;
+        *o = r;
+        o->mid_run = mid_run;
+        return;
+    }
+    o->recovery_failed = 1;
+    if (pid < 0)
+        snprintf(o->why, sizeof o->why, "fork: %s", strerror(errno));
+    else if (WIFSIGNALED(st))
+        snprintf(o->why, sizeof o->why, "recovery or the check died of signal %d (%s)", WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
+    else
+        snprintf(o->why, sizeof o->why, "recovery or the check exited %d without an outcome", WEXITSTATUS(st));
+}
+
+/* Reads one message, waiting until deadline_ns (0: forever).  1: a
+ * message; 0: the deadline passed; -1: end of file (the child is gone). */
+static int read_msg(int fd, struct msg *m, uint64_t deadline_ns)
+{
+    while (deadline_ns) { /* wait for the first byte, at most until the deadline */
+        uint64_t now = ut_now_ns();
+        if (now >= deadline_ns)
+            return 0;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        uint64_t left = deadline_ns - now;
+        struct timespec ts = {.tv_sec = (time_t)(left / 1000000000u), .tv_nsec = (long)(left % 1000000000u)};
+        int r = ppoll(&p, 1, &ts, NULL);
+        if (r == 0)
+            return 0;
+        if (r > 0)
+            break;
+        if (errno != EINTR)
+            return -1;
+    }
+    return ut_read_full(fd, m, sizeof *m) == sizeof *m ? 1 : -1;
+}
+
+int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
+                   struct crash_outcome *o, uint64_t *cal)
+{
+    struct bench_config bc;
+    struct crash_witness w;
+    int fds[2];
+
+    memset(o, 0, sizeof *o);
+    memset(&w, 0, sizeof w);
+    crash_bench_config(c, dir, &bc);
+    if (bench_engine_check(c->drv, &bc, o->na_why, sizeof o->na_why)) {
+        o->na = 1;
+        return 1;
+    }
+    int mrc = ut_scratch_reset(dir, "crash"); /* only ever over a directory of its own */
+    if (mrc) {
+        snprintf(o->na_why, sizeof o->na_why, "%.100s: %s", dir,
+                 mrc == -EPERM ? "exists and was not made by commitlab crash" : strerror(-mrc));
+        o->na = 1;
+        return 1;
+    }
+    if (pipe(fds)) {
+        snprintf(o->na_why, sizeof o->na_why, "pipe: %s", strerror(errno));
+        o->na = 1;
+        return 1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(o->na_why, sizeof o->na_why, "fork: %s", strerror(errno));
+        o->na = 1;
+        close(fds[0]);
+        close(fds[1]);
+        return 1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        run_child(c, &bc, fds[1]);
+    }
+    close(fds[1]);
+
+    struct msg m;
+    int r, ready = 0, killed = 0;
+    uint64_t t_ready = 0, deadline = 0;
+    char err[240] = "";
+    while ((r = read_msg(fds[0], &m, deadline)) != -1) {
+        if (r == 0) { /* the moment drawn: the process dies here */
+            kill(pid, SIGKILL);
+            killed = 1;
+            deadline = 0;
+            continue;
+        }
+        if (m.kind == MSG_READY) {
+            ready = 1;
+            t_ready = ut_now_ns();
+            if (span)
+                deadline = t_ready + crash_mix(seed) % span;
+        } else if (m.kind == MSG_ACK && m.client < CRASH_MAX_CLIENTS) {
+            if (m.n > w.acked[m.client])
+                w.acked[m.client] = m.n;
+        } else if (m.kind == MSG_ERROR && !err[0]) {
+            snprintf(err, sizeof err, "%s", m.text);
+            if (!ready && m.client == 1) /* BENCH_NA from open */
+                o->na = 1;
+        }
+    }
+    uint64_t t_end = ut_now_ns();
+    close(fds[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    if (!ready) {
+        snprintf(o->na_why, sizeof o->na_why, "open: %.180s", err[0] ? err : "the child exited before opening");
+        o->na = 1;
+        return 1;
+    }
+    if (cal)
+        *cal = t_end - t_ready;
+    /* A kill that landed after the child had exited is a crash after the
+     * last commit, as in sim mode. */
+    o->mid_run = killed && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+    if (!killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+        o->recovery_failed = 1;
+        snprintf(o->why, sizeof o->why, "the committing process failed before the kill: %.140s",
+                 err[0] ? err : "no message");
+        return 0;
+    }
+    char kept[4400];
+    if (c->keep_crashed && crash_keep_copy(dir, kept, sizeof kept))
+        fprintf(stderr, "commitlab crash: could not keep a copy of %s before recovery\n", dir);
+    for (unsigned i = 0; i < c->clients; i++)
+        w.attempted[i] = w.acked[i] < c->txns ? w.acked[i] + 1 : c->txns;
+    recover_and_check(c, &bc, &w, o);
+    return 0;
+}

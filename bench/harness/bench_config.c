@@ -1,0 +1,735 @@
+/*
+ * bench_config.c -- the knobs of a run, from the one table of
+ * bench_knobs.h: reading, checking and writing each value by its type,
+ * the defaults, the "config" object of a JSON line, the --help lines, and
+ * the command line -- every value checked before the first run starts,
+ * a bad one a single line naming the flag and what it accepts (exit 2),
+ * and the comma lists expanded into their cross product in the table's
+ * sweep order.  bench_cli_parse is what `commitlab bench` and `commitlab
+ * matrix` parse their options with; the drivers, the output, the report
+ * and the crash campaign read the knobs through bench_knob().
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "commitlab.h"
+#include "ut_args.h"
+#include "ut_text.h"
+
+/* ---- the table ------------------------------------------------------------------- */
+
+#define BENCH_KNOB_ROW_(id, field, ctype, type_, flag_, key_, dflt_, choices_, min_, max_, flags_, owner_, sweep_, \
+                        group_, help_)                                                                             \
+    [K_##id] = {.flag = flag_,                                                                                     \
+                .key = key_,                                                                                       \
+                .type = type_,                                                                                     \
+                .off = offsetof(struct bench_config, field),                                                       \
+                .size = sizeof(((struct bench_config *)0)->field),                                                 \
+                .dflt = dflt_,                                                                                     \
+                .choices = choices_,                                                                               \
+                .min = (double)(min_),                                                                             \
+                .max = (double)(max_),                                                                             \
+                .flags = flags_,                                                                                   \
+                .owner = owner_,                                                                                   \
+                .sweep = sweep_,                                                                                   \
+                .group = group_,                                                                                   \
+                .help = help_},
+static const struct bench_knob_def knobs[K_COUNT] = {BENCH_KNOBS(BENCH_KNOB_ROW_)};
+#undef BENCH_KNOB_ROW_
+
+const struct bench_knob_def *bench_knob(enum bench_knob k)
+{
+    return (unsigned)k < K_COUNT ? &knobs[k] : NULL;
+}
+
+const char *bench_knob_flag(enum bench_knob k)
+{
+    return (unsigned)k < K_COUNT ? knobs[k].flag : "?";
+}
+
+enum bench_knob bench_knob_by_flag(const char *flag)
+{
+    int k;
+    for (k = 0; k < K_COUNT; k++)
+        if (strcmp(flag, knobs[k].flag) == 0)
+            break;
+    return (enum bench_knob)k;
+}
+
+enum bench_knob bench_knob_by_key(const char *key)
+{
+    int k;
+    for (k = 0; k < K_COUNT; k++)
+        if (strcmp(key, knobs[k].key) == 0)
+            break;
+    return (enum bench_knob)k;
+}
+
+/* ---- the library's policies ------------------------------------------------------ */
+
+int bench_sync_is_durable(const char *sync)
+{
+    enum cl_sync_policy p;
+    return cl_sync_policy_parse(sync, &p) == 0 && cl_sync_policy_is_durable(p) == 1;
+}
+
+/* The library's policies in its order, all or only the durable ones:
+ * "none,periodic,commit,...", made once. */
+static const char *sync_list(int durable_only)
+{
+    static char bufs[2][256];
+    char *buf = bufs[durable_only != 0];
+    if (!buf[0]) {
+        size_t j = 0;
+        for (int i = 0; i < CL_SYNC_NPOLICIES && j < sizeof bufs[0]; i++)
+            if (!durable_only || cl_sync_policy_is_durable((enum cl_sync_policy)i) == 1)
+                j += (size_t)snprintf(buf + j, sizeof bufs[0] - j, "%s%s", j ? "," : "",
+                                      cl_sync_policy_name((enum cl_sync_policy)i));
+    }
+    return buf;
+}
+
+const char *bench_sync_choices(void) { return sync_list(0); }
+const char *bench_sync_durable_choices(void) { return sync_list(1); }
+
+/* ---- a knob's field ---------------------------------------------------------------- */
+
+static void *field_of(struct bench_config *c, enum bench_knob k) { return (char *)c + knobs[k].off; }
+static const void *cfield_of(const struct bench_config *c, enum bench_knob k)
+{
+    return (const char *)c + knobs[k].off;
+}
+
+/* Integers are 4 or 8 bytes wide (unsigned, uint32_t, int, uint64_t). */
+static uint64_t get_int(const struct bench_config *c, enum bench_knob k)
+{
+    if (knobs[k].size == sizeof(uint64_t)) {
+        uint64_t v;
+        memcpy(&v, cfield_of(c, k), sizeof v);
+        return v;
+    }
+    uint32_t v;
+    memcpy(&v, cfield_of(c, k), sizeof v);
+    return v;
+}
+
+static void set_int(struct bench_config *c, enum bench_knob k, uint64_t v)
+{
+    if (knobs[k].size == sizeof(uint64_t)) {
+        memcpy(field_of(c, k), &v, sizeof v);
+    } else {
+        uint32_t w = (uint32_t)v;
+        memcpy(field_of(c, k), &w, sizeof w);
+    }
+}
+
+static const char *get_str(const struct bench_config *c, enum bench_knob k)
+{
+    const char *s;
+    memcpy(&s, cfield_of(c, k), sizeof s);
+    return s;
+}
+
+static double get_real(const struct bench_config *c, enum bench_knob k)
+{
+    double d;
+    memcpy(&d, cfield_of(c, k), sizeof d);
+    return d;
+}
+
+static int is_word(enum bench_knob_type t) { return t == KT_WORD || t == KT_POLICY || t == KT_INDEX || t == KT_ONOFF; }
+
+/* ---- words ------------------------------------------------------------------------- */
+
+static const char *choices_of(enum bench_knob k)
+{
+    return knobs[k].type == KT_POLICY ? bench_sync_choices() : knobs[k].choices;
+}
+
+/* The index of v among the comma-separated words, or -1. */
+static int word_index(const char *words, const char *v)
+{
+    size_t n = strlen(v);
+    int i = 0;
+    for (const char *p = words; p && *p; i++) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0)
+            return i;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return -1;
+}
+
+/* Word i of words into buf ("" when there is none). */
+static void word_at(const char *words, int i, char *buf, size_t len)
+{
+    const char *p = words;
+    for (; p && i > 0; i--) {
+        p = strchr(p, ',');
+        if (p)
+            p++;
+    }
+    size_t n = p ? strcspn(p, ",") : 0;
+    snprintf(buf, len, "%.*s", (int)n, p ? p : "");
+}
+
+/* "a, b, c": the words as a sentence lists them. */
+static void words_spaced(const char *words, char *buf, size_t len)
+{
+    size_t j = 0;
+    for (const char *p = words; *p && j + 3 < len; p++) {
+        buf[j++] = *p;
+        if (*p == ',')
+            buf[j++] = ' ';
+    }
+    buf[j] = 0;
+}
+
+/* ---- checking, setting and writing one value --------------------------------------- */
+
+static const char *arg_name(const struct bench_knob_def *d)
+{
+    if (d->flags & KF_LIST)
+        return " LIST";
+    switch (d->type) {
+    case KT_SECS: return " S";
+    case KT_NUM: return " X";
+    case KT_COUNT: case KT_SEED: case KT_UINT: return " N";
+    case KT_SIZE: return " SIZE";
+    case KT_PATH: return " D";
+    case KT_SET: return " SET";
+    case KT_TRUE: case KT_FALSE: return "";
+    default: return " WORD";
+    }
+}
+
+void bench_knob_accepted(enum bench_knob k, char *buf, size_t len)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    char w[256];
+    int n = 0;
+    switch (d->type) {
+    case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
+        words_spaced(choices_of(k), w, sizeof w);
+        n = snprintf(buf, len, "%s", w);
+        break;
+    case KT_UINT:
+        n = snprintf(buf, len, "an integer in [%llu, %llu]", (unsigned long long)d->min, (unsigned long long)d->max);
+        break;
+    case KT_SIZE:
+        n = snprintf(buf, len, "a size with optional k/M/G in [%llu, %llu] bytes", (unsigned long long)d->min,
+                     (unsigned long long)d->max);
+        break;
+    case KT_RATIO: n = snprintf(buf, len, "a fraction in [0, 1]"); break;
+    case KT_SECS: case KT_NUM:
+        n = snprintf(buf, len, "%s in %c%g, %g%c", d->type == KT_SECS ? "seconds" : "a number",
+                     d->flags & KF_OPEN_MIN ? '(' : '[', d->min, d->max, d->flags & KF_OPEN_MAX ? ')' : ']');
+        break;
+    case KT_COUNT: n = snprintf(buf, len, "a positive integer"); break;
+    case KT_SEED: n = snprintf(buf, len, "a non-negative integer"); break;
+    case KT_PATH: n = snprintf(buf, len, "a directory path"); break;
+    case KT_SET:
+        words_spaced(d->choices, w, sizeof w);
+        n = snprintf(buf, len, "a set of %s", w);
+        break;
+    case KT_TRUE: case KT_FALSE: n = snprintf(buf, len, "no value"); break;
+    }
+    if (n > 0 && (size_t)n < len && (d->flags & KF_LIST))
+        snprintf(buf + n, len - (size_t)n, " (comma lists allowed)");
+}
+
+/* Digits only, at most 64 bits. */
+static int parse_digits(const char *v, uint64_t *out)
+{
+    char *end;
+    if (*v < '0' || *v > '9')
+        return -EINVAL;
+    errno = 0;
+    unsigned long long u = strtoull(v, &end, 10);
+    if (*end || errno)
+        return -EINVAL;
+    *out = u;
+    return 0;
+}
+
+static int in_range(const struct bench_knob_def *d, double x)
+{
+    return (d->flags & KF_OPEN_MIN ? x > d->min : x >= d->min) && (d->flags & KF_OPEN_MAX ? x < d->max : x <= d->max);
+}
+
+int bench_knob_check(enum bench_knob k, const char *v)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    uint64_t u;
+    char *end;
+    int ok = 0;
+    switch (d->type) {
+    case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
+        ok = word_index(choices_of(k), v) >= 0;
+        break;
+    case KT_UINT: ok = parse_digits(v, &u) == 0 && u >= d->min && u <= d->max; break;
+    case KT_SIZE: ok = ut_parse_size(v, &u) == 0 && u >= d->min && u <= d->max; break;
+    case KT_RATIO: case KT_SECS: case KT_NUM: {
+        double x = strtod(v, &end);
+        ok = *v && !*end && in_range(d, x);
+        break;
+    }
+    case KT_COUNT: ok = parse_digits(v, &u) == 0 && u >= 1; break;
+    case KT_SEED: ok = parse_digits(v, &u) == 0; break;
+    case KT_PATH: ok = *v != 0; break;
+    case KT_SET: {
+        char *copy = strdup(v), *save = NULL;
+        ok = copy != NULL;
+        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && ok; t = strtok_r(NULL, ",", &save))
+            ok = word_index(d->choices, t) >= 0;
+        free(copy);
+        break;
+    }
+    case KT_TRUE: case KT_FALSE: ok = 0; break;
+    }
+    return ok ? 0 : -EINVAL;
+}
+
+void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, int given)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    uint64_t u = 0;
+    switch (d->type) {
+    case KT_WORD: case KT_POLICY: case KT_PATH:
+        memcpy(field_of(c, k), &v, sizeof v);
+        break;
+    case KT_INDEX: set_int(c, k, (uint64_t)word_index(d->choices, v)); break;
+    case KT_ONOFF: set_int(c, k, strcmp(v, "on") == 0); break;
+    case KT_UINT: case KT_COUNT: case KT_SEED:
+        parse_digits(v, &u);
+        set_int(c, k, u);
+        break;
+    case KT_SIZE:
+        ut_parse_size(v, &u);
+        set_int(c, k, u);
+        break;
+    case KT_RATIO: case KT_SECS: case KT_NUM: {
+        double x = strtod(v, NULL);
+        memcpy(field_of(c, k), &x, sizeof x);
+        break;
+    }
+    case KT_TRUE: case KT_FALSE: /* v is "on" or "off", as a default says it */
+        set_int(c, k, strcmp(v, "on") == 0);
+        break;
+    case KT_SET: {
+        char *copy = strdup(v), *save = NULL;
+        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
+            u |= 1ull << word_index(d->choices, t);
+        free(copy);
+        set_int(c, k, u);
+        break;
+    }
+    }
+    if ((d->flags & KF_CLEARS_TXNS) && given)
+        c->txns = 0;
+    if (given)
+        c->given[k] = 1;
+}
+
+void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *buf, size_t len)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    uint64_t u;
+    buf[0] = 0;
+    switch (d->type) {
+    case KT_WORD: case KT_POLICY: case KT_PATH: {
+        const char *s = get_str(c, k);
+        snprintf(buf, len, "%s", s ? s : "");
+        break;
+    }
+    case KT_INDEX: word_at(d->choices, (int)get_int(c, k), buf, len); break;
+    case KT_ONOFF: case KT_TRUE: case KT_FALSE: snprintf(buf, len, "%s", get_int(c, k) ? "on" : "off"); break;
+    case KT_UINT: case KT_COUNT: case KT_SEED: snprintf(buf, len, "%llu", (unsigned long long)get_int(c, k)); break;
+    case KT_SIZE:
+        u = get_int(c, k);
+        if (u && u % (1ull << 30) == 0)
+            snprintf(buf, len, "%lluG", (unsigned long long)(u >> 30));
+        else if (u && u % (1ull << 20) == 0)
+            snprintf(buf, len, "%lluM", (unsigned long long)(u >> 20));
+        else if (u && u % 1024 == 0)
+            snprintf(buf, len, "%lluk", (unsigned long long)(u >> 10));
+        else
+            snprintf(buf, len, "%llu", (unsigned long long)u);
+        break;
+    case KT_RATIO: case KT_SECS: case KT_NUM: snprintf(buf, len, "%g", get_real(c, k)); break;
+    case KT_SET: {
+        size_t j = 0;
+        u = get_int(c, k);
+        for (int i = 0; i < 32 && j < len; i++)
+            if (u & (1ull << i)) {
+                char w[64];
+                word_at(d->choices, i, w, sizeof w);
+                j += (size_t)snprintf(buf + j, len - j, "%s%s", j ? "," : "", w);
+            }
+        break;
+    }
+    }
+}
+
+void bench_config_defaults(struct bench_config *c)
+{
+    memset(c, 0, sizeof *c);
+    for (int k = 0; k < K_COUNT; k++)
+        if (knobs[k].dflt)
+            bench_knob_set(c, (enum bench_knob)k, knobs[k].dflt, 0);
+}
+
+/* ---- JSON -------------------------------------------------------------------------- */
+
+/* Knob k of c as a JSON value, whatever the engine and workload. */
+static json_t *knob_json(const struct bench_config *c, enum bench_knob k)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    char w[64];
+    switch (d->type) {
+    case KT_WORD: case KT_POLICY: case KT_PATH: {
+        const char *s = get_str(c, k);
+        return s ? json_string(s) : json_null();
+    }
+    case KT_INDEX:
+        word_at(d->choices, (int)get_int(c, k), w, sizeof w);
+        return json_string(w);
+    case KT_ONOFF: case KT_TRUE: case KT_FALSE: return json_boolean(get_int(c, k));
+    case KT_UINT: case KT_SIZE: case KT_COUNT: case KT_SEED: return json_integer((json_int_t)get_int(c, k));
+    case KT_RATIO: case KT_SECS: case KT_NUM: return json_real(get_real(c, k));
+    case KT_SET: {
+        json_t *a = json_array();
+        uint64_t u = get_int(c, k);
+        for (int i = 0; i < 32; i++)
+            if (u & (1ull << i)) {
+                word_at(d->choices, i, w, sizeof w);
+                json_array_append_new(a, json_string(w));
+            }
+        return a;
+    }
+    }
+    return json_null();
+}
+
+/* Whether knob k applies to c's engine and workload, and has a value. */
+static int knob_in_json(const struct bench_config *c, enum bench_knob k)
+{
+    const struct bench_knob_def *d = &knobs[k];
+    if (d->owner && strcmp(c->engine, d->owner) != 0 && !c->given[k])
+        return 0;
+    if (((d->flags & KF_KV) && strcmp(c->workload, "kv") != 0) ||
+        ((d->flags & KF_TPCB) && strcmp(c->workload, "tpcb") != 0))
+        return 0;
+    if ((d->flags & KF_NULL_ZERO) && get_int(c, k) == 0)
+        return 0;
+    if ((d->flags & KF_NULL_WITH_TXNS) && c->txns)
+        return 0;
+    return !(d->flags & KF_IF_ZIPF) || c->zipf;
+}
+
+json_t *bench_config_json(const struct bench_config *cfg)
+{
+    json_t *o = json_object();
+    for (int i = 0; i < K_COUNT; i++) {
+        enum bench_knob k = (enum bench_knob)i;
+        json_object_set_new(o, knobs[k].key, knob_in_json(cfg, k) ? knob_json(cfg, k) : json_null());
+        /* the members derived from a knob follow it */
+        if (k == K_VALUE_SIZE)
+            json_object_set_new(o, "key_size", json_integer(16));
+        else if (k == K_SYNC)
+            json_object_set_new(o, "sync_durable", json_boolean(bench_sync_is_durable(cfg->sync)));
+        else if (k == K_CACHE)
+            json_object_set_new(o, "sync_latency_emulated", json_boolean(cfg->sync_latency_us > 0));
+    }
+    return o;
+}
+
+json_t *bench_knob_default_json(enum bench_knob k)
+{
+    struct bench_config d;
+    bench_config_defaults(&d);
+    return knob_json(&d, k);
+}
+
+/* ---- --help -------------------------------------------------------------------------- */
+
+#define HELP_COL 23
+#define HELP_WIDTH 100
+
+/* "  --flag ARG           text", the text wrapped at HELP_WIDTH. */
+static void help_line(FILE *f, const char *left, const char *text)
+{
+    int col = fprintf(f, "  %s", left);
+    if (col + 1 > HELP_COL) {
+        fputc('\n', f);
+        col = 0;
+    }
+    fprintf(f, "%*s", HELP_COL - col, "");
+    ut_wrap(f, HELP_COL, HELP_COL, HELP_WIDTH, text);
+}
+
+static const char *const group_heading[KG_COUNT] = {
+    [KG_RUN] = NULL,
+    [KG_KV] = "kv workload:",
+    [KG_TPCB] = "tpcb workload:",
+    [KG_COMMIT] = "commit path (commitlab maps every knob; other engines what they can, else n/a):",
+    [KG_ENGINE] = "one engine's own:",
+};
+
+/* The options of the command rather than of a run. */
+static const struct {
+    const char *left, *help;
+} cli_opts[] = {
+    {"--repeat N", "run the whole list N times, round by round, each round in a shuffled order; then each "
+                   "configuration's median (min-max) and, per client count, the best configuration and its margin "
+                   "over the next best (default 1)"},
+    {"--out FILE.jsonl", "append one JSON object per run (docs/bench.md)"},
+    {"--format table|csv", "stdout format (default table)"},
+    {"--quiet", "no progress line on stderr"},
+    {"--list-engines", "the engines built into this binary, and how each maps the knobs"},
+};
+
+void bench_cli_usage(FILE *f)
+{
+    fprintf(f, "usage: commitlab bench [options]     (comma lists run the cross product)\n");
+    for (int g = 0; g < KG_COUNT; g++) {
+        fprintf(f, "%s\n", group_heading[g] ? group_heading[g] : "");
+        for (int k = 0; k < K_COUNT; k++) {
+            const struct bench_knob_def *d = &knobs[k];
+            char left[64], text[1024], w[256];
+            if (d->group != (enum bench_knob_group)g)
+                continue;
+            snprintf(left, sizeof left, "%s%s", d->flag, arg_name(d));
+            int n = snprintf(text, sizeof text, "%s", d->help);
+            if ((is_word(d->type) || d->type == KT_SET) && n > 0 && (size_t)n < sizeof text) {
+                /* the words, the default marked as the old --help did */
+                const char *words = choices_of((enum bench_knob)k);
+                n += snprintf(text + n, sizeof text - (size_t)n, ":");
+                for (int i = 0; n > 0 && (size_t)n < sizeof text; i++) {
+                    word_at(words, i, w, sizeof w);
+                    if (!w[0])
+                        break;
+                    n += snprintf(text + n, sizeof text - (size_t)n, "%s %s%s", i ? "," : "", w,
+                                  d->dflt && strcmp(w, d->dflt) == 0 ? " (default)" : "");
+                }
+            } else if (d->dflt && d->type != KT_TRUE && d->type != KT_FALSE && n > 0 && (size_t)n < sizeof text) {
+                snprintf(text + n, sizeof text - (size_t)n, " (default %s)", d->dflt);
+            }
+            help_line(f, left, text);
+        }
+    }
+    fprintf(f, "runs and output:\n");
+    for (size_t i = 0; i < sizeof cli_opts / sizeof *cli_opts; i++)
+        help_line(f, cli_opts[i].left, cli_opts[i].help);
+}
+
+/* ---- the command line -------------------------------------------------------------- */
+
+/* Checks one value of a knob; exits 2 naming the flag when it is bad. */
+static void validate(const char *cmd, enum bench_knob k, const char *v)
+{
+    char acc[300];
+    if (bench_knob_check(k, v) == 0)
+        return;
+    bench_knob_accepted(k, acc, sizeof acc);
+    ut_usage_error(cmd, "%s: '%s' is not accepted; expected %s", knobs[k].flag, v, acc);
+}
+
+static void split_list(const char *cmd, enum bench_knob k, const char *arg, struct knob_values *kv)
+{
+    char *copy = strdup(arg), *save = NULL;
+    if (!copy)
+        ut_usage_error(cmd, "out of memory");
+    if (!*arg)
+        ut_usage_error(cmd, "%s: empty value", knobs[k].flag);
+    for (size_t i = 0; i < kv->n; i++)
+        free(kv->v[i]);
+    kv->n = 0;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        validate(cmd, k, t);
+        char **nv = realloc(kv->v, (kv->n + 1) * sizeof *nv);
+        if (!nv || !(nv[kv->n] = strdup(t)))
+            ut_usage_error(cmd, "out of memory");
+        kv->v = nv;
+        kv->n++;
+    }
+    if (kv->n == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
+        ut_usage_error(cmd, "%s: '%s' has an empty item in its list", knobs[k].flag, arg);
+    free(copy);
+}
+
+/* The list knobs in the table's sweep order, the outermost first. */
+static size_t sweep_order(enum bench_knob *order)
+{
+    size_t n = 0;
+    for (unsigned rank = 1; rank <= K_COUNT; rank++)
+        for (int k = 0; k < K_COUNT; k++)
+            if (knobs[k].sweep == rank)
+                order[n++] = (enum bench_knob)k;
+    return n;
+}
+
+static struct bench_config *expand(const char *cmd, const struct bench_config *base, struct knob_values *vals,
+                                   size_t *nout)
+{
+    enum bench_knob order[K_COUNT];
+    size_t total = 1, nk = sweep_order(order);
+    for (size_t i = 0; i < nk; i++)
+        if (vals[order[i]].n)
+            total *= vals[order[i]].n;
+    if (total > 100000)
+        ut_usage_error(cmd, "the comma lists expand to %zu runs (at most 100000)", total);
+    struct bench_config *out = calloc(total, sizeof *out);
+    size_t idx[K_COUNT] = {0};
+    if (!out)
+        ut_usage_error(cmd, "out of memory");
+    for (size_t r = 0; r < total; r++) {
+        struct bench_config *c = &out[r];
+        *c = *base;
+        size_t vl = 0;
+        c->varying[0] = 0;
+        for (size_t i = 0; i < nk; i++) {
+            enum bench_knob k = order[i];
+            if (!vals[k].n)
+                continue;
+            bench_knob_set(c, k, vals[k].v[idx[k]], 1);
+            if (vals[k].n > 1 && !(knobs[k].flags & KF_LABEL) && vl < sizeof c->varying)
+                vl += (size_t)snprintf(c->varying + vl, sizeof c->varying - vl, "%s%s=%s", vl ? " " : "",
+                                       knobs[k].flag + 2, vals[k].v[idx[k]]);
+        }
+        /* advance the odometer: the last knob in the sweep order fastest */
+        for (size_t i = nk; i-- > 0;) {
+            enum bench_knob k = order[i];
+            if (!vals[k].n)
+                continue;
+            if (++idx[k] < vals[k].n)
+                break;
+            idx[k] = 0;
+        }
+    }
+    *nout = total;
+    return out;
+}
+
+static const char *need_arg(const char *cmd, int argc, char **argv, int *i, const char *flag,
+                            const char **inline_val)
+{
+    if (*inline_val) {
+        const char *v = *inline_val;
+        *inline_val = NULL;
+        return v;
+    }
+    if (*i + 1 >= argc)
+        ut_usage_error(cmd, "%s needs a value (see commitlab %s --help)", flag, cmd);
+    return argv[++*i];
+}
+
+void bench_cli_free(struct bench_cli *c)
+{
+    for (int k = 0; k < K_COUNT; k++) {
+        for (size_t j = 0; j < c->vals[k].n; j++)
+            free(c->vals[k].v[j]);
+        free(c->vals[k].v);
+    }
+    free(c->cfgs);
+    memset(c, 0, sizeof *c);
+}
+
+/* "--flag=value": the flag copied into flagbuf and *inl the value; any
+ * other argument is returned as it is. */
+static const char *split_inline_value(const char *arg, char *flagbuf, size_t len, const char **inl)
+{
+    const char *eq = strchr(arg, '=');
+    if (strncmp(arg, "--", 2) != 0 || !eq || (size_t)(eq - arg) >= len)
+        return arg;
+    memcpy(flagbuf, arg, (size_t)(eq - arg));
+    flagbuf[eq - arg] = 0;
+    *inl = eq + 1;
+    return flagbuf;
+}
+
+/* A knob's flag: a comma list kept as text for the cross product, or one
+ * value set on the base of every run.  1 when arg is a knob's flag. */
+static int parse_knob(const char *cmd, int argc, char **argv, int *i, const char *arg, const char **inl,
+                      struct bench_cli *c)
+{
+    enum bench_knob k = bench_knob_by_flag(arg);
+    if (k == K_COUNT)
+        return 0;
+    const struct bench_knob_def *d = &knobs[k];
+    if (d->type == KT_TRUE || d->type == KT_FALSE) {
+        if (*inl)
+            return 0; /* --reuse=x: not an option of ours */
+        bench_knob_set(&c->base, k, d->type == KT_TRUE ? "on" : "off", 1);
+        return 1;
+    }
+    const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+    if (d->flags & KF_LIST) {
+        split_list(cmd, k, v, &c->vals[k]);
+    } else {
+        validate(cmd, k, v);
+        bench_knob_set(&c->base, k, v, 1);
+    }
+    return 1;
+}
+
+/* The options of the command: how often, where the results go, and what
+ * it does; 1 when arg is one of them. */
+static int parse_command_option(const char *cmd, int argc, char **argv, int *i, const char *arg, const char **inl,
+                                struct bench_cli *c)
+{
+    char *end;
+    if (strcmp(arg, "--repeat") == 0) {
+        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        unsigned long r = strtoul(v, &end, 10);
+        if (*end || !*v || r < 1 || r > 100)
+            ut_usage_error(cmd, "--repeat: '%s' is not accepted; expected an integer in [1, 100]", v);
+        c->repeat = (unsigned)r;
+    } else if (strcmp(arg, "--out") == 0) {
+        c->out_path = need_arg(cmd, argc, argv, i, arg, inl);
+    } else if (strcmp(arg, "--format") == 0) {
+        const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        if (strcmp(v, "table") == 0)
+            c->so.format = FMT_TABLE;
+        else if (strcmp(v, "csv") == 0)
+            c->so.format = FMT_CSV;
+        else
+            ut_usage_error(cmd, "--format: '%s' is not accepted; expected table or csv", v);
+    } else if (strcmp(arg, "--quiet") == 0 && !*inl) {
+        c->so.quiet = 1;
+    } else if (strcmp(arg, "--list-engines") == 0 && !*inl) {
+        c->list_engines = 1;
+    } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        c->help = 1;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c)
+{
+    memset(c, 0, sizeof *c);
+    bench_config_defaults(&c->base);
+    for (int i = 1; i < argc; i++) {
+        char flagbuf[64];
+        const char *inl = NULL;
+        const char *arg = split_inline_value(argv[i], flagbuf, sizeof flagbuf, &inl);
+        if (!parse_knob(cmd, argc, argv, &i, arg, &inl, c) && !parse_command_option(cmd, argc, argv, &i, arg, &inl, c))
+            ut_usage_error(cmd, "unknown option '%s' (see commitlab %s --help)", argv[i], cmd);
+    }
+    c->dir_given = c->base.given[K_DIR];
+    if (!c->base.preload && c->vals[K_WORKLOAD].n) {
+        for (size_t j = 0; j < c->vals[K_WORKLOAD].n; j++)
+            if (strcmp(c->vals[K_WORKLOAD].v[j], "tpcb") == 0)
+                ut_usage_error(cmd, "--no-preload: the tpcb workload needs its tables preloaded");
+    }
+    c->cfgs = expand(cmd, &c->base, c->vals, &c->n);
+}

@@ -1,0 +1,146 @@
+/*
+ * driver.c -- the drivers built into this binary (a driver whose store's
+ * -dev package was missing is listed with built == 0), and what every run
+ * asks of them before it starts: that the engine declares each knob the
+ * run sets (struct bench_accept), else the run is n/a with the reason;
+ * and --list-engines, which prints those declarations.  bench_run and the
+ * crash campaign call bench_engine_check.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "driver.h"
+#include "ut_text.h"
+
+#define LIST_WIDTH 100
+
+const struct bench_driver *const bench_drivers[] = {
+    &bench_driver_commitlab, &bench_driver_lmdb, &bench_driver_rocksdb, &bench_driver_sqlite, &bench_driver_raw};
+const size_t bench_ndrivers = sizeof bench_drivers / sizeof *bench_drivers;
+
+const struct bench_driver *bench_driver_find(const char *name)
+{
+    for (size_t i = 0; i < bench_ndrivers; i++)
+        if (strcmp(bench_drivers[i]->name, name) == 0)
+            return bench_drivers[i];
+    return NULL;
+}
+
+const struct bench_accept *bench_driver_accept(const struct bench_driver *d, enum bench_knob k, const char *v)
+{
+    const struct bench_accept *any = NULL;
+    for (const struct bench_accept *a = d->accepts; a && a->knob != K_COUNT; a++) {
+        if (a->knob != k)
+            continue;
+        if (a->value && strcmp(a->value, v) == 0)
+            return a;
+        if (!a->value && !any)
+            any = a;
+    }
+    return any;
+}
+
+/* Why knob k, without a row of d, is n/a. */
+static void no_row_why(const struct bench_driver *d, enum bench_knob k, char *buf, size_t len)
+{
+    const char *owner = bench_knob(k)->owner;
+    if (owner && strcmp(owner, "commitlab") != 0 && strcmp(owner, d->name) != 0)
+        snprintf(buf, len, "applies to %s only", owner);
+    else
+        snprintf(buf, len, "%s", d->no_why ? d->no_why : "this engine does not map it");
+}
+
+int bench_engine_check(const struct bench_driver *d, const struct bench_config *cfg, char *why, size_t len)
+{
+    for (int i = 0; i < K_COUNT; i++) {
+        enum bench_knob k = (enum bench_knob)i;
+        if (!(bench_knob(k)->flags & KF_ENGINE) || (!cfg->given[k] && k != K_SYNC))
+            continue; /* not the engine's, or left alone; every run has a --sync */
+        char v[160], r[200];
+        bench_knob_format(cfg, k, v, sizeof v);
+        const struct bench_accept *a = bench_driver_accept(d, k, v);
+        if (a && a->maps)
+            continue;
+        if (a)
+            snprintf(r, sizeof r, "%s", a->why ? a->why : "not accepted");
+        else
+            no_row_why(d, k, r, sizeof r);
+        snprintf(why, len, "%s%s%s: %s", bench_knob_flag(k), v[0] ? " " : "", v, r);
+        return BENCH_NA;
+    }
+    return d->check ? d->check(cfg, why, len) : 0;
+}
+
+/* Whether d has any row for knob k. */
+static int has_row(const struct bench_driver *d, enum bench_knob k)
+{
+    for (const struct bench_accept *a = d->accepts; a && a->knob != K_COUNT; a++)
+        if (a->knob == k)
+            return 1;
+    return 0;
+}
+
+/* "--sync commit", "--sync-latency", "--sync (other values)". */
+static void row_name(const struct bench_driver *d, const struct bench_accept *a, char *buf, size_t len)
+{
+    int specific = 0;
+    for (const struct bench_accept *b = d->accepts; !a->value && b->knob != K_COUNT; b++)
+        specific |= b->knob == a->knob && b->value;
+    snprintf(buf, len, "%s%s%s", bench_knob_flag(a->knob), a->value ? " " : specific ? " (other values)" : "",
+             a->value ? a->value : "");
+}
+
+void bench_list_engines(FILE *f)
+{
+    fprintf(f, "engines in this build of commitlab bench:\n\n");
+    for (size_t i = 0; i < bench_ndrivers; i++) {
+        const struct bench_driver *d = bench_drivers[i];
+        const char *v = d->built && d->version ? d->version() : NULL;
+        fprintf(f, "%-10s %s%s%s%s\n", d->name, d->built ? "built" : "not built", v ? " (" : "", v ? v : "",
+                v ? ")" : "");
+        if (d->built) {
+            char name[64];
+            for (const struct bench_accept *a = d->accepts; a && a->knob != K_COUNT; a++) {
+                char line[600];
+                row_name(d, a, name, sizeof name);
+                if (a->maps)
+                    snprintf(line, sizeof line, "%s -> %s", name, a->maps);
+                else
+                    snprintf(line, sizeof line, "%s: n/a (%s)", name, a->why);
+                fputs("  ", f);
+                ut_wrap(f, 2, 6, LIST_WIDTH, line);
+            }
+            /* the engine's knobs without a row, by their reason */
+            int done[K_COUNT] = {0};
+            for (int k = 0; k < K_COUNT; k++) {
+                char why[200], other[200];
+                if (done[k] || !(bench_knob((enum bench_knob)k)->flags & KF_ENGINE) || has_row(d, (enum bench_knob)k))
+                    continue;
+                char line[600];
+                size_t n = 0;
+                no_row_why(d, (enum bench_knob)k, why, sizeof why);
+                n += (size_t)snprintf(line + n, sizeof line - n, "%s", bench_knob_flag((enum bench_knob)k));
+                for (int j = k + 1; j < K_COUNT; j++) {
+                    if (done[j] || !(bench_knob((enum bench_knob)j)->flags & KF_ENGINE) ||
+                        has_row(d, (enum bench_knob)j))
+                        continue;
+                    no_row_why(d, (enum bench_knob)j, other, sizeof other);
+                    if (strcmp(why, other) == 0 && n < sizeof line) {
+                        n += (size_t)snprintf(line + n, sizeof line - n, ", %s", bench_knob_flag((enum bench_knob)j));
+                        done[j] = 1;
+                    }
+                }
+                if (n < sizeof line)
+                    snprintf(line + n, sizeof line - n, ": n/a (%s)", why);
+                fputs("  ", f);
+                ut_wrap(f, 2, 6, LIST_WIDTH, line);
+            }
+        }
+        for (const char *p = d->notes; p && *p;) { /* one note a line */
+            size_t n = strcspn(p, "\n");
+            fprintf(f, "  %.*s\n", (int)n, p);
+            p += n + (p[n] == '\n');
+        }
+        fputc('\n', f);
+    }
+}

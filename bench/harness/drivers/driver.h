@@ -1,0 +1,148 @@
+/*
+ * driver.h -- what an engine driver implements for the benchmark harness
+ * (struct bench_driver), what it declares it can express of the knobs
+ * (struct bench_accept), and the drivers built into this binary.
+ *
+ * Layering: the commitlab driver uses only engine/commitlab.h; the
+ * reference drivers use only their stores' own public APIs.  The runner
+ * and every workload talk to an engine through this table alone, so each
+ * workload runs unchanged on each engine.
+ */
+#ifndef CL_BENCH_DRIVER_H
+#define CL_BENCH_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "bench_config.h"
+#include "bench_schema.h"
+
+#define BENCH_OK 0
+#define BENCH_NOTFOUND 1 /* get: no such key */
+#define BENCH_NA 2       /* open: the engine cannot express this configuration */
+#define BENCH_ERR (-1)   /* failure; the message is in ->err */
+#define BENCH_RETRY 3    /* the engine aborted the transaction (a conflict, a lock
+                          * timeout): nothing of it happened; the runner counts it
+                          * and runs the transaction again */
+
+#define BENCH_ERRLEN 256
+
+struct bench_db {
+    const struct bench_driver *drv;
+    const struct bench_config *cfg;
+    char path[4096];
+    void *impl;
+    char err[BENCH_ERRLEN];
+    /* set by open when an existing store keeps a setting of its own that
+     * differs from the one asked for (commitlab's segment size, fixed at
+     * creation): what the run really used, for its record; 0 otherwise */
+    uint64_t stored_segment_size;
+};
+
+struct bench_conn {
+    struct bench_db *db;
+    unsigned id;
+    void *impl;
+    char err[BENCH_ERRLEN];
+    /* set by a driver's commit that times its phases (see times_commits;
+     * the phases: bench_schema.h) */
+    uint64_t phase_ns[BENCH_PHASES];
+};
+
+/* Entries of a batch-size histogram: [n] = syncs that made n commits
+ * durable at once (commitlab's CL_BATCH_HIST; the last entry is "more"). */
+#define BENCH_BATCH_HIST 258
+
+/* Counters an engine can report; -1 where it cannot. */
+struct bench_engine_stats {
+    int64_t commits;
+    int64_t syncs;
+    int64_t wal_bytes;
+    int64_t data_bytes;
+    int64_t checkpoints;
+    int64_t checkpoint_pause_us;
+    /* WAL segments (commitlab) */
+    int64_t segment_switches, segments_created, segments_recycled, segments_reused, segments_removed;
+    int64_t segment_waits, segment_wait_us;
+    int64_t max_switch_commit_us; /* a peak since the last reset_max, not a counter */
+    int64_t prealloc_error;
+    int64_t batch_hist[BENCH_BATCH_HIST]; /* all -1 when the engine has none */
+    /* a write group's members: writes a thread did itself (as the group's
+     * leader) and writes a leader did for it (RocksDB's write thread) */
+    int64_t writes_by_self, writes_by_leader;
+};
+
+/* What a driver accepts of the knobs the engine maps (KF_ENGINE in
+ * bench_knobs.h): one row per knob, or per value of it, and how the
+ * engine expresses it -- the line --list-engines prints ("--sync commit ->
+ * WriteOptions.sync=true").  value NULL: every value (a row naming the
+ * value goes first).  maps NULL: not accepted, why says why.  A knob the
+ * run sets (given, or --sync, which every run has) without an accepting
+ * row makes the run n/a, with the reason in the table and the JSON; it is
+ * never run as something else.  The rows end with {K_COUNT}. */
+struct bench_accept {
+    enum bench_knob knob;
+    const char *value;
+    const char *maps;
+    const char *why;
+};
+
+struct bench_driver {
+    const char *name;
+    int built;                    /* compiled into this binary */
+    const struct bench_accept *accepts;
+    const char *no_why;           /* why a knob without a row is n/a ("LMDB has no log") */
+    const char *notes;            /* for --list-engines: what the rows do not say */
+    int own_sync_latency;         /* emulates --sync-latency itself; else the harness
+                                   * interposes the engine's sync calls (sync_latency.c) */
+    int times_commits;            /* commit fills conn->phase_ns */
+    int keeps_no_data;            /* a floor, not a store: nothing to read back or recover */
+    /* What the rows cannot say, between knobs (raw runs kv without reads
+     * only): 0 when cfg is expressible; else BENCH_NA with the reason in
+     * why.  NULL when there is nothing of the kind.  Callers use
+     * bench_engine_check, which reads the rows first. */
+    int (*check)(const struct bench_config *cfg, char *why, size_t len);
+    /* The engine's own settings for cfg, for the table and the JSON. */
+    void (*describe)(const struct bench_config *cfg, char *buf, size_t len);
+    int (*open)(struct bench_db *db);          /* BENCH_OK, BENCH_NA or BENCH_ERR */
+    void (*close)(struct bench_db *db);
+    int (*conn_open)(struct bench_conn *c);
+    void (*conn_close)(struct bench_conn *c);
+    int (*begin)(struct bench_conn *c, int rdonly);
+    int (*put)(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl);
+    int (*get)(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl);
+    int (*commit)(struct bench_conn *c);
+    void (*abort)(struct bench_conn *c);
+    void (*stats)(struct bench_db *db, struct bench_engine_stats *st);
+    /* Starts the peak statistics afresh (at the start of the measured
+     * phase); NULL when the engine has none. */
+    void (*reset_max)(struct bench_db *db);
+    /* Library version, or NULL. */
+    const char *(*version)(void);
+};
+
+extern const struct bench_driver bench_driver_commitlab, bench_driver_lmdb, bench_driver_rocksdb,
+    bench_driver_sqlite, bench_driver_raw;
+/* NULL when no engine has that name.  May return a driver whose built == 0. */
+const struct bench_driver *bench_driver_find(const char *name);
+extern const struct bench_driver *const bench_drivers[];
+extern const size_t bench_ndrivers;
+/* Every driver, built or not, and its rows as "--knob value -> mapping". */
+void bench_list_engines(FILE *f);
+
+/* Whether engine d can run cfg: every knob cfg sets has an accepting row
+ * (bench_accept), and d's check agrees.  0, or BENCH_NA with the reason
+ * in why, naming the flag and its value. */
+int bench_engine_check(const struct bench_driver *d, const struct bench_config *cfg, char *why, size_t len);
+/* The row of d that decides knob k at value v (a row for the value, else
+ * one for every value), or NULL: no row, not accepted. */
+const struct bench_accept *bench_driver_accept(const struct bench_driver *d, enum bench_knob k, const char *v);
+
+/* The libcommitlab options the commitlab driver opens cfg with; BENCH_NA
+ * (why filled) when cfg names an unknown policy or method.  For callers
+ * that open the database themselves, on another file layer. */
+struct cl_options;
+int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o, char *why, size_t len);
+
+#endif

@@ -1,0 +1,259 @@
+/*
+ * driver_commitlab.c -- the benchmark driver for commitlab's own engine,
+ * through its public API (engine/commitlab.h) only.  Every commit-path
+ * knob maps to a field of struct cl_options (cl_accepts, as --list-engines
+ * prints them); a policy or option the library does not build makes
+ * cl_open return CL_ENOTSUP, which the run reports as n/a with the
+ * library's own message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commitlab.h"
+#include "driver.h"
+
+int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o, char *why, size_t len)
+{
+    enum cl_sync_policy p;
+    enum cl_sync_method m;
+
+    cl_options_init(o);
+    if (cl_sync_policy_parse(cfg->sync, &p)) {
+        snprintf(why, len, "unknown sync policy '%s'", cfg->sync);
+        return BENCH_NA;
+    }
+    if (cl_sync_method_parse(cfg->sync_method, &m)) {
+        snprintf(why, len, "unknown sync method '%s'", cfg->sync_method);
+        return BENCH_NA;
+    }
+    o->sync = p;
+    o->method = m;
+    o->elr = cfg->elr;
+    o->segments = strcmp(cfg->segments, "recycle") == 0 ? CL_SEGMENTS_RECYCLE : CL_SEGMENTS_FRESH;
+    o->segment_init = strcmp(cfg->segment_init, "sparse") == 0      ? CL_SEGINIT_SPARSE
+                      : strcmp(cfg->segment_init, "fallocate") == 0 ? CL_SEGINIT_FALLOCATE
+                                                                    : CL_SEGINIT_ZERO;
+    o->recycle_max = cfg->recycle_max;
+    o->prealloc = cfg->prealloc;
+    o->checkpoint_bytes = cfg->checkpoint_bytes;
+    if (cfg->given[K_SEGMENT_SIZE])
+        o->segment_size = cfg->segment_size;
+    if (cfg->given[K_CACHE])
+        o->cache_size = cfg->cache_bytes;
+    o->interval_ms = cfg->interval_ms;
+    o->commit_delay_us = cfg->commit_delay_us;
+    o->commit_siblings = cfg->commit_siblings;
+    o->uring_depth = cfg->uring_depth;
+    o->max_batch = cfg->max_batch;
+    o->flusher_spin_us = cfg->flusher_spin_us;
+    o->sync_latency_us = cfg->sync_latency_us;
+    return 0;
+}
+
+/* Every commit-path knob is a field of struct cl_options. */
+static const struct bench_accept cl_accepts[] = {
+    {K_SYNC, NULL, "cl_options.sync (a policy this libcommitlab does not build is n/a: cl_open says CL_ENOTSUP)",
+     NULL},
+    {K_SYNC_METHOD, NULL, "cl_options.method", NULL},
+    {K_ELR, NULL, "cl_options.elr", NULL},
+    {K_SEGMENTS, NULL, "cl_options.segments", NULL},
+    {K_SEGMENT_INIT, NULL, "cl_options.segment_init", NULL},
+    {K_SEGMENT_SIZE, NULL, "cl_options.segment_size", NULL},
+    {K_PREALLOC, NULL, "cl_options.prealloc", NULL},
+    {K_RECYCLE_MAX, NULL, "cl_options.recycle_max", NULL},
+    {K_CHECKPOINT, NULL, "cl_options.checkpoint_bytes", NULL},
+    {K_COMMIT_DELAY, NULL, "cl_options.commit_delay_us", NULL},
+    {K_COMMIT_SIBLINGS, NULL, "cl_options.commit_siblings", NULL},
+    {K_INTERVAL, NULL, "cl_options.interval_ms", NULL},
+    {K_URING_DEPTH, NULL, "cl_options.uring_depth", NULL},
+    {K_MAX_BATCH, NULL, "cl_options.max_batch", NULL},
+    {K_FLUSHER_SPIN, NULL, "cl_options.flusher_spin_us", NULL},
+    {K_SYNC_LATENCY, NULL, "cl_options.sync_latency_us (the library's latency layer, its io_uring syncs included)",
+     NULL},
+    {K_CACHE, NULL, "cl_options.cache_size", NULL},
+    {K_COUNT, NULL, NULL, NULL},
+};
+
+static void cl_describe(const struct bench_config *cfg, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "sync=%s method=%s elr=%s segments=%s", cfg->sync, cfg->sync_method,
+                     cfg->elr ? "on" : "off", cfg->segments);
+    if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
+        n += snprintf(buf + n, len - (size_t)n, "(max %u)", cfg->recycle_max);
+    if (n > 0 && (size_t)n < len)
+        n += snprintf(buf + n, len - (size_t)n, " init=%s", cfg->segment_init);
+    if (n > 0 && (size_t)n < len && cfg->prealloc)
+        n += snprintf(buf + n, len - (size_t)n, " prealloc=%u", cfg->prealloc);
+    if (n > 0 && (size_t)n < len && cfg->max_batch)
+        n += snprintf(buf + n, len - (size_t)n, " max_batch=%llu", (unsigned long long)cfg->max_batch);
+    if (n > 0 && (size_t)n < len && cfg->flusher_spin_us)
+        n += snprintf(buf + n, len - (size_t)n, " spin=%uus", cfg->flusher_spin_us);
+    if (n > 0 && (size_t)n < len && cfg->sync_latency_us)
+        snprintf(buf + n, len - (size_t)n, " sync_latency=%uus(emulated)", cfg->sync_latency_us);
+}
+
+static int cl_drv_open(struct bench_db *db)
+{
+    struct cl_options o;
+    struct cl_db *h;
+    int rc = bench_commitlab_options(db->cfg, &o, db->err, sizeof db->err);
+    if (rc)
+        return rc;
+    struct cl_recovery_info info;
+    rc = cl_open(db->path, &o, &h, &info);
+    if (rc == CL_ENOTSUP) {
+        /* Name what was asked, so the n/a row says which knob. */
+        char asked[160] = "";
+        size_t n = 0;
+        if (o.sync != CL_SYNC_NONE && o.sync != CL_SYNC_COMMIT)
+            n += (size_t)snprintf(asked + n, sizeof asked - n, " --sync %s", db->cfg->sync);
+        if (o.sync_latency_us && n < sizeof asked)
+            snprintf(asked + n, sizeof asked - n, " --sync-latency %u", o.sync_latency_us);
+        snprintf(db->err, sizeof db->err, "not built in this libcommitlab (cl_open: CL_ENOTSUP for%s)",
+                 asked[0] ? asked : " these options");
+        return BENCH_NA;
+    }
+    if (rc) {
+        snprintf(db->err, sizeof db->err, "cl_open %.100s: %.60s%s%.80s", db->path, info.bad_file,
+                 info.bad_file[0] ? ": " : "", cl_strerror(rc));
+        return BENCH_ERR;
+    }
+    struct cl_stats st;
+    if (!info.created && cl_stats(h, &st) == 0 && st.segment_size != o.segment_size)
+        db->stored_segment_size = st.segment_size; /* --reuse of a database made with another size */
+    db->impl = h;
+    return BENCH_OK;
+}
+
+static void cl_drv_close(struct bench_db *db)
+{
+    if (db->impl)
+        cl_close(db->impl);
+    db->impl = NULL;
+}
+
+static int cl_conn_open(struct bench_conn *c)
+{
+    c->impl = NULL; /* the current transaction */
+    return BENCH_OK;
+}
+
+static void cl_conn_close(struct bench_conn *c)
+{
+    if (c->impl)
+        cl_abort(c->impl);
+    c->impl = NULL;
+}
+
+static int fail(struct bench_conn *c, const char *what, int rc)
+{
+    snprintf(c->err, sizeof c->err, "%s: %s", what, cl_strerror(rc));
+    return BENCH_ERR;
+}
+
+static int cl_begin(struct bench_conn *c, int rdonly)
+{
+    struct cl_txn *t;
+    int rc = cl_txn_begin(c->db->impl, rdonly ? CL_TXN_RDONLY : 0, &t);
+    if (rc)
+        return fail(c, "cl_txn_begin", rc);
+    c->impl = t;
+    return BENCH_OK;
+}
+
+static int cl_drv_put(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl)
+{
+    int rc = cl_put(c->impl, k, kl, v, vl);
+    return rc ? fail(c, "cl_put", rc) : BENCH_OK;
+}
+
+static int cl_drv_get(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
+{
+    int rc = cl_get(c->impl, k, kl, buf, cap, vl);
+    if (rc == CL_ENOTFOUND)
+        return BENCH_NOTFOUND;
+    return rc ? fail(c, "cl_get", rc) : BENCH_OK;
+}
+
+static int cl_drv_commit(struct bench_conn *c)
+{
+    struct cl_commit_times tm;
+    int rc = cl_commit_timed(c->impl, &tm);
+    c->impl = NULL;
+    c->phase_ns[BENCH_PH_LOCK] = tm.lock_ns;
+    c->phase_ns[BENCH_PH_APPEND] = tm.append_ns;
+    c->phase_ns[BENCH_PH_APPLY] = tm.apply_ns;
+    c->phase_ns[BENCH_PH_QUEUE] = tm.queue_ns;
+    c->phase_ns[BENCH_PH_WRITE] = tm.write_ns;
+    c->phase_ns[BENCH_PH_SYNC] = tm.sync_ns;
+    c->phase_ns[BENCH_PH_WAKEUP] = tm.wakeup_ns;
+    return rc ? fail(c, "cl_commit", rc) : BENCH_OK;
+}
+
+static void cl_drv_abort(struct bench_conn *c)
+{
+    if (c->impl)
+        cl_abort(c->impl);
+    c->impl = NULL;
+}
+
+static void cl_drv_stats(struct bench_db *db, struct bench_engine_stats *st)
+{
+    struct cl_stats s;
+    if (cl_stats(db->impl, &s)) {
+        memset(st, 0xff, sizeof *st); /* all -1 */
+        return;
+    }
+    st->commits = (int64_t)s.commits;
+    st->syncs = (int64_t)s.syncs;
+    st->wal_bytes = (int64_t)s.wal_bytes;
+    st->data_bytes = (int64_t)s.data_bytes;
+    st->checkpoints = (int64_t)s.checkpoints;
+    st->checkpoint_pause_us = (int64_t)s.checkpoint_pause_us;
+    st->segment_switches = (int64_t)s.segment_switches;
+    st->segments_created = (int64_t)s.segments_created;
+    st->segments_recycled = (int64_t)s.segments_recycled;
+    st->segments_reused = (int64_t)s.segments_reused;
+    st->segments_removed = (int64_t)s.segments_removed;
+    st->segment_waits = (int64_t)s.segment_waits;
+    st->segment_wait_us = (int64_t)s.segment_wait_us;
+    st->max_switch_commit_us = (int64_t)s.max_switch_commit_us;
+    st->prealloc_error = s.prealloc_error;
+    _Static_assert(BENCH_BATCH_HIST == CL_BATCH_HIST, "one histogram layout");
+    for (size_t i = 0; i < BENCH_BATCH_HIST; i++)
+        st->batch_hist[i] = (int64_t)s.batch_hist[i];
+    st->writes_by_self = st->writes_by_leader = -1; /* no write group: committers append themselves */
+}
+
+static void cl_drv_reset_max(struct bench_db *db) { cl_stats_reset_max(db->impl); }
+
+static const char *cl_version(void)
+{
+    static char v[16];
+    snprintf(v, sizeof v, "%d.%d", CL_VERSION_MAJOR, CL_VERSION_MINOR);
+    return v;
+}
+
+const struct bench_driver bench_driver_commitlab = {
+    .name = "commitlab",
+    .built = 1,
+    .own_sync_latency = 1,
+    .times_commits = 1,
+    .accepts = cl_accepts,
+    .no_why = "applies to another engine",
+    .notes = "commits timed by phase (cl_commit_timed); counters from cl_stats",
+    .describe = cl_describe,
+    .open = cl_drv_open,
+    .close = cl_drv_close,
+    .conn_open = cl_conn_open,
+    .conn_close = cl_conn_close,
+    .begin = cl_begin,
+    .put = cl_drv_put,
+    .get = cl_drv_get,
+    .commit = cl_drv_commit,
+    .abort = cl_drv_abort,
+    .stats = cl_drv_stats,
+    .reset_max = cl_drv_reset_max,
+    .version = cl_version,
+};

@@ -1,0 +1,208 @@
+/*
+ * driver_lmdb.c -- the benchmark driver for LMDB, the required reference,
+ * through LMDB's own API.  Used as its users use it: one environment for
+ * all clients, one write transaction per client transaction; LMDB's single
+ * writer lock serialises them.  --sync commit is LMDB's default durable
+ * commit (fdatasync of the data pages, then the meta page written through
+ * an O_DSYNC descriptor: two durability points per commit); --sync none is
+ * MDB_NOSYNC.  --lmdb-flags adds MDB_NOMETASYNC, MDB_WRITEMAP, MDB_MAPASYNC.
+ * LMDB has no log, so the log knobs are n/a.
+ */
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "driver.h"
+
+struct lmdb_db {
+    MDB_env *env;
+    MDB_dbi dbi;
+};
+
+static const struct bench_accept lmdb_accepts[] = {
+    {K_SYNC, "commit", "the default durable commit: fdatasync of the data pages, then the meta page written "
+                       "through an O_DSYNC descriptor (two durability points)", NULL},
+    {K_SYNC, "none", "MDB_NOSYNC", NULL},
+    {K_SYNC, NULL, NULL, "LMDB has one writer that syncs inside mdb_txn_commit (durable = --sync commit, "
+                         "MDB_NOSYNC = --sync none)"},
+    {K_SYNC_LATENCY, NULL, "emulated: paid after its fdatasync and after its O_DSYNC meta write", NULL},
+    {K_LMDB_FLAGS, NULL, "MDB_NOMETASYNC, MDB_WRITEMAP, MDB_MAPASYNC", NULL},
+    {K_COUNT, NULL, NULL, NULL},
+};
+
+static unsigned env_flags(const struct bench_config *cfg)
+{
+    unsigned f = 0;
+    if (strcmp(cfg->sync, "none") == 0)
+        f |= MDB_NOSYNC;
+    if (cfg->lmdb_flags & LMDB_F_NOMETASYNC)
+        f |= MDB_NOMETASYNC;
+    if (cfg->lmdb_flags & LMDB_F_WRITEMAP)
+        f |= MDB_WRITEMAP;
+    if (cfg->lmdb_flags & LMDB_F_MAPASYNC)
+        f |= MDB_MAPASYNC;
+    return f;
+}
+
+static void lmdb_describe(const struct bench_config *cfg, char *buf, size_t len)
+{
+    unsigned f = env_flags(cfg);
+    if (!f) {
+        snprintf(buf, len, "default flags (durable)");
+        return;
+    }
+    snprintf(buf, len, "%s%s%s%s", f & MDB_NOSYNC ? "MDB_NOSYNC " : "", f & MDB_NOMETASYNC ? "MDB_NOMETASYNC " : "",
+             f & MDB_WRITEMAP ? "MDB_WRITEMAP " : "", f & MDB_MAPASYNC ? "MDB_MAPASYNC " : "");
+    size_t n = strlen(buf);
+    if (n && buf[n - 1] == ' ')
+        buf[n - 1] = 0;
+}
+
+static int lmdb_open(struct bench_db *db)
+{
+    struct lmdb_db *l = calloc(1, sizeof *l);
+    MDB_txn *txn;
+    int rc;
+
+    if (!l) {
+        snprintf(db->err, sizeof db->err, "out of memory");
+        return BENCH_ERR;
+    }
+    mkdir(db->path, 0755);
+    if ((rc = mdb_env_create(&l->env)))
+        goto fail;
+    /* Address space only: the file grows with the data (unless MDB_WRITEMAP,
+     * where it is sparse). */
+    if ((rc = mdb_env_set_mapsize(l->env, 16ull << 30)))
+        goto fail;
+    if ((rc = mdb_env_set_maxreaders(l->env, db->cfg->clients + 16)))
+        goto fail;
+    if ((rc = mdb_env_open(l->env, db->path, env_flags(db->cfg), 0644)))
+        goto fail;
+    if ((rc = mdb_txn_begin(l->env, NULL, 0, &txn)))
+        goto fail;
+    if ((rc = mdb_dbi_open(txn, NULL, 0, &l->dbi))) {
+        mdb_txn_abort(txn);
+        goto fail;
+    }
+    if ((rc = mdb_txn_commit(txn)))
+        goto fail;
+    db->impl = l;
+    return BENCH_OK;
+fail:
+    snprintf(db->err, sizeof db->err, "mdb_env_open %.160s: %.80s", db->path, mdb_strerror(rc));
+    if (l->env)
+        mdb_env_close(l->env);
+    free(l);
+    return BENCH_ERR;
+}
+
+static void lmdb_close(struct bench_db *db)
+{
+    struct lmdb_db *l = db->impl;
+    if (!l)
+        return;
+    mdb_env_close(l->env);
+    free(l);
+    db->impl = NULL;
+}
+
+static int lmdb_conn_open(struct bench_conn *c)
+{
+    c->impl = NULL; /* the current MDB_txn */
+    return BENCH_OK;
+}
+
+static void lmdb_conn_close(struct bench_conn *c)
+{
+    if (c->impl)
+        mdb_txn_abort(c->impl);
+    c->impl = NULL;
+}
+
+static int fail(struct bench_conn *c, const char *what, int rc)
+{
+    snprintf(c->err, sizeof c->err, "%s: %s", what, mdb_strerror(rc));
+    return BENCH_ERR;
+}
+
+static int lmdb_begin(struct bench_conn *c, int rdonly)
+{
+    struct lmdb_db *l = c->db->impl;
+    MDB_txn *t;
+    int rc = mdb_txn_begin(l->env, NULL, rdonly ? MDB_RDONLY : 0, &t);
+    if (rc)
+        return fail(c, "mdb_txn_begin", rc);
+    c->impl = t;
+    return BENCH_OK;
+}
+
+static int lmdb_put(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl)
+{
+    struct lmdb_db *l = c->db->impl;
+    MDB_val key = {kl, (void *)k}, val = {vl, (void *)v};
+    int rc = mdb_put(c->impl, l->dbi, &key, &val, 0);
+    return rc ? fail(c, "mdb_put", rc) : BENCH_OK;
+}
+
+static int lmdb_get(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
+{
+    struct lmdb_db *l = c->db->impl;
+    MDB_val key = {kl, (void *)k}, val;
+    int rc = mdb_get(c->impl, l->dbi, &key, &val);
+    if (rc == MDB_NOTFOUND)
+        return BENCH_NOTFOUND;
+    if (rc)
+        return fail(c, "mdb_get", rc);
+    memcpy(buf, val.mv_data, val.mv_size < cap ? val.mv_size : cap);
+    *vl = val.mv_size;
+    return BENCH_OK;
+}
+
+static int lmdb_commit(struct bench_conn *c)
+{
+    int rc = mdb_txn_commit(c->impl);
+    c->impl = NULL;
+    return rc ? fail(c, "mdb_txn_commit", rc) : BENCH_OK;
+}
+
+static void lmdb_abort(struct bench_conn *c)
+{
+    if (c->impl)
+        mdb_txn_abort(c->impl);
+    c->impl = NULL;
+}
+
+static void lmdb_stats(struct bench_db *db, struct bench_engine_stats *st)
+{
+    (void)db;
+    memset(st, 0xff, sizeof *st); /* LMDB keeps no such counters */
+}
+
+static const char *lmdb_version(void)
+{
+    return mdb_version(NULL, NULL, NULL);
+}
+
+const struct bench_driver bench_driver_lmdb = {
+    .name = "lmdb",
+    .built = 1,
+    .accepts = lmdb_accepts,
+    .no_why = "LMDB has no log and a fixed sync method (fdatasync + O_DSYNC meta)",
+    .notes = "one environment, one write transaction per client transaction (a single writer);\n"
+             "no sync counters (null)",
+    .describe = lmdb_describe,
+    .open = lmdb_open,
+    .close = lmdb_close,
+    .conn_open = lmdb_conn_open,
+    .conn_close = lmdb_conn_close,
+    .begin = lmdb_begin,
+    .put = lmdb_put,
+    .get = lmdb_get,
+    .commit = lmdb_commit,
+    .abort = lmdb_abort,
+    .stats = lmdb_stats,
+    .version = lmdb_version,
+};

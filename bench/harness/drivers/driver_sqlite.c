@@ -1,0 +1,327 @@
+/*
+ * driver_sqlite.c -- the benchmark driver for SQLite (optional peer, built
+ * when libsqlite3-dev is present), through SQLite's C API.
+ *
+ * One table kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID in WAL mode; one
+ * connection per client thread.  A write transaction is BEGIN IMMEDIATE
+ * ... COMMIT, so writers queue for the write lock at BEGIN instead of
+ * deadlocking at their first write; the busy handler yields, then sleeps
+ * 50 us .. 1 ms, for up to 30 s (SQLite's default handler sleeps whole
+ * milliseconds, which would measure the handler, not the store).
+ * --sync commit = synchronous=FULL (the WAL is synced at every commit);
+ * --sync none = synchronous=OFF; --sqlite-sync normal (with --sync none)
+ * = synchronous=NORMAL (synced only at checkpoints: not durable).
+ * Checkpoints are SQLite's own automatic ones (every 1000 WAL pages), run
+ * from a WAL hook so that the harness can count them and time the pause
+ * of the commit that runs them.
+ */
+#include "driver.h"
+#include "ut_clock.h"
+
+#ifdef CL_HAVE_SQLITE
+#include <pthread.h>
+#include <sched.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SQLITE_AUTOCHECKPOINT_PAGES 1000
+
+struct sdb {
+    char file[4200];
+    const char *synchronous;
+    int64_t checkpoints, pause_us; /* atomics */
+};
+
+struct sconn {
+    sqlite3 *h;
+    sqlite3_stmt *begin_w, *begin_r, *commit, *rollback, *put, *get;
+    struct sdb *s;
+};
+
+static const struct bench_accept sqlite_accepts[] = {
+    {K_SYNC, "commit", "synchronous=FULL: the WAL synced at every commit", NULL},
+    {K_SYNC, "none", "synchronous=OFF (NORMAL with --sqlite-sync normal: synced only at checkpoints)", NULL},
+    {K_SYNC, NULL, NULL, "SQLite has one writer that syncs in COMMIT (synchronous=FULL = --sync commit, OFF/NORMAL = "
+                         "--sync none)"},
+    {K_SQLITE_SYNC, "full", "synchronous=FULL (with a durable --sync)", NULL},
+    {K_SQLITE_SYNC, "normal", "synchronous=NORMAL (with --sync none: not durable)", NULL},
+    {K_SQLITE_SYNC, "off", "synchronous=OFF (with --sync none)", NULL},
+    {K_CACHE, NULL, "cache_size, per connection", NULL},
+    {K_SYNC_LATENCY, NULL, "emulated: paid after each of its fsync and fdatasync calls", NULL},
+    {K_COUNT, NULL, NULL, NULL},
+};
+
+static const char *synchronous_for(const struct bench_config *cfg)
+{
+    if (cfg->sqlite_sync)
+        return cfg->sqlite_sync;
+    return strcmp(cfg->sync, "none") == 0 ? "off" : "full";
+}
+
+/* What the rows cannot say: --sqlite-sync must promise what --sync does. */
+static int sqlite_check(const struct bench_config *cfg, char *why, size_t len)
+{
+    if (cfg->sqlite_sync) {
+        int durable = strcmp(cfg->sqlite_sync, "full") == 0;
+        if (durable != bench_sync_is_durable(cfg->sync)) {
+            snprintf(why, len, "--sqlite-sync %s with --sync %s: synchronous=%s is %sdurable", cfg->sqlite_sync,
+                     cfg->sync, cfg->sqlite_sync, durable ? "" : "not ");
+            return BENCH_NA;
+        }
+    }
+    return 0;
+}
+
+static void sqlite_describe(const struct bench_config *cfg, char *buf, size_t len)
+{
+    char s[8];
+    const char *sy = synchronous_for(cfg);
+    size_t i;
+    for (i = 0; sy[i] && i < sizeof s - 1; i++)
+        s[i] = (char)(sy[i] - 'a' + 'A');
+    s[i] = 0;
+    snprintf(buf, len, "journal_mode=WAL synchronous=%s", s);
+}
+
+static int busy_handler(void *arg, int n)
+{
+    (void)arg;
+    if (n < 16) {
+        sched_yield();
+        return 1;
+    }
+    long us = 50L * (n - 15);
+    if (us > 1000)
+        us = 1000;
+    if ((long)n * 1000 > 30L * 1000 * 1000) /* over ~30 s of sleeping: give up */
+        return 0;
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+static int wal_hook(void *arg, sqlite3 *h, const char *dbname, int pages)
+{
+    struct sdb *s = arg;
+    if (pages < SQLITE_AUTOCHECKPOINT_PAGES)
+        return SQLITE_OK;
+    double t0 = ut_now();
+    sqlite3_wal_checkpoint_v2(h, dbname, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    __atomic_fetch_add(&s->checkpoints, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->pause_us, (int64_t)((ut_now() - t0) * 1e6), __ATOMIC_RELAXED);
+    return SQLITE_OK;
+}
+
+static int exec(sqlite3 *h, const char *sql, char *err, size_t len)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf(err, len, "%s: %s", sql, msg ? msg : sqlite3_errmsg(h));
+        sqlite3_free(msg);
+        return BENCH_ERR;
+    }
+    return BENCH_OK;
+}
+
+static int sqlite_open_db(struct bench_db *db)
+{
+    struct sdb *s = calloc(1, sizeof *s);
+    sqlite3 *h = NULL;
+    if (!s) {
+        snprintf(db->err, sizeof db->err, "out of memory");
+        return BENCH_ERR;
+    }
+    mkdir(db->path, 0755);
+    snprintf(s->file, sizeof s->file, "%s/bench.sqlite", db->path);
+    s->synchronous = synchronous_for(db->cfg);
+    if (sqlite3_open_v2(s->file, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        snprintf(db->err, sizeof db->err, "sqlite3_open %.160s: %.80s", s->file, h ? sqlite3_errmsg(h) : "out of memory");
+        goto fail;
+    }
+    if (exec(h, "PRAGMA journal_mode=WAL", db->err, sizeof db->err) ||
+        exec(h, "CREATE TABLE IF NOT EXISTS kv(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID", db->err,
+             sizeof db->err))
+        goto fail;
+    sqlite3_close(h);
+    db->impl = s;
+    return BENCH_OK;
+fail:
+    sqlite3_close(h);
+    free(s);
+    return BENCH_ERR;
+}
+
+static void sqlite_close_db(struct bench_db *db)
+{
+    free(db->impl);
+    db->impl = NULL;
+}
+
+static void conn_free(struct sconn *sc)
+{
+    sqlite3_stmt *st[] = {sc->begin_w, sc->begin_r, sc->commit, sc->rollback, sc->put, sc->get};
+    for (size_t i = 0; i < sizeof st / sizeof *st; i++)
+        sqlite3_finalize(st[i]);
+    sqlite3_close(sc->h);
+    free(sc);
+}
+
+static int sqlite_conn_open(struct bench_conn *c)
+{
+    struct sdb *s = c->db->impl;
+    struct sconn *sc = calloc(1, sizeof *sc);
+    char sql[64];
+    if (!sc) {
+        snprintf(c->err, sizeof c->err, "out of memory");
+        return BENCH_ERR;
+    }
+    sc->s = s;
+    if (sqlite3_open_v2(s->file, &sc->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        snprintf(c->err, sizeof c->err, "sqlite3_open %.160s: %.80s", s->file, sc->h ? sqlite3_errmsg(sc->h) : "?");
+        goto fail;
+    }
+    sqlite3_busy_handler(sc->h, busy_handler, NULL);
+    snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", s->synchronous);
+    if (exec(sc->h, sql, c->err, sizeof c->err))
+        goto fail;
+    if (c->db->cfg->given[K_CACHE]) {
+        snprintf(sql, sizeof sql, "PRAGMA cache_size=-%llu", (unsigned long long)(c->db->cfg->cache_bytes >> 10));
+        if (exec(sc->h, sql, c->err, sizeof c->err))
+            goto fail;
+    }
+    sqlite3_wal_hook(sc->h, wal_hook, s);
+    static const char *const text[] = {"BEGIN IMMEDIATE", "BEGIN", "COMMIT", "ROLLBACK",
+                                       "INSERT OR REPLACE INTO kv(k, v) VALUES (?1, ?2)",
+                                       "SELECT v FROM kv WHERE k = ?1"};
+    sqlite3_stmt **dst[] = {&sc->begin_w, &sc->begin_r, &sc->commit, &sc->rollback, &sc->put, &sc->get};
+    for (size_t i = 0; i < sizeof text / sizeof *text; i++)
+        if (sqlite3_prepare_v2(sc->h, text[i], -1, dst[i], NULL) != SQLITE_OK) {
+            snprintf(c->err, sizeof c->err, "prepare '%s': %s", text[i], sqlite3_errmsg(sc->h));
+            goto fail;
+        }
+    c->impl = sc;
+    return BENCH_OK;
+fail:
+    conn_free(sc);
+    return BENCH_ERR;
+}
+
+static void sqlite_conn_close(struct bench_conn *c)
+{
+    if (c->impl)
+        conn_free(c->impl);
+    c->impl = NULL;
+}
+
+static int step_done(struct bench_conn *c, sqlite3_stmt *st, const char *what)
+{
+    struct sconn *sc = c->impl;
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        snprintf(c->err, sizeof c->err, "%s: %s", what, sqlite3_errmsg(sc->h));
+        return BENCH_ERR;
+    }
+    return BENCH_OK;
+}
+
+static int sqlite_begin(struct bench_conn *c, int rdonly)
+{
+    struct sconn *sc = c->impl;
+    return step_done(c, rdonly ? sc->begin_r : sc->begin_w, rdonly ? "BEGIN" : "BEGIN IMMEDIATE");
+}
+
+static int sqlite_put(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl)
+{
+    struct sconn *sc = c->impl;
+    sqlite3_bind_blob(sc->put, 1, k, (int)kl, SQLITE_STATIC);
+    sqlite3_bind_blob(sc->put, 2, v, (int)vl, SQLITE_STATIC);
+    return step_done(c, sc->put, "INSERT");
+}
+
+static int sqlite_get(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
+{
+    struct sconn *sc = c->impl;
+    sqlite3_bind_blob(sc->get, 1, k, (int)kl, SQLITE_STATIC);
+    int rc = sqlite3_step(sc->get);
+    if (rc == SQLITE_ROW) {
+        const void *v = sqlite3_column_blob(sc->get, 0);
+        size_t n = (size_t)sqlite3_column_bytes(sc->get, 0);
+        memcpy(buf, v, n < cap ? n : cap);
+        *vl = n;
+        sqlite3_reset(sc->get);
+        return BENCH_OK;
+    }
+    sqlite3_reset(sc->get);
+    if (rc == SQLITE_DONE)
+        return BENCH_NOTFOUND;
+    snprintf(c->err, sizeof c->err, "SELECT: %s", sqlite3_errmsg(sc->h));
+    return BENCH_ERR;
+}
+
+static int sqlite_commit(struct bench_conn *c)
+{
+    struct sconn *sc = c->impl;
+    int rc = step_done(c, sc->commit, "COMMIT");
+    if (rc && !sqlite3_get_autocommit(sc->h))
+        step_done(c, sc->rollback, "ROLLBACK");
+    return rc;
+}
+
+static void sqlite_abort(struct bench_conn *c)
+{
+    struct sconn *sc = c->impl;
+    if (!sqlite3_get_autocommit(sc->h))
+        step_done(c, sc->rollback, "ROLLBACK");
+}
+
+static void sqlite_stats(struct bench_db *db, struct bench_engine_stats *st)
+{
+    struct sdb *s = db->impl;
+    memset(st, 0xff, sizeof *st);
+    st->checkpoints = __atomic_load_n(&s->checkpoints, __ATOMIC_RELAXED);
+    st->checkpoint_pause_us = __atomic_load_n(&s->pause_us, __ATOMIC_RELAXED);
+}
+
+static const char *sqlite_version(void)
+{
+    return sqlite3_libversion();
+}
+
+const struct bench_driver bench_driver_sqlite = {
+    .name = "sqlite",
+    .built = 1,
+    .accepts = sqlite_accepts,
+    .no_why = "no SQLite setting maps to it",
+    .notes = "WAL mode, one connection per client, BEGIN IMMEDIATE with a busy handler;\n"
+             "counts its automatic checkpoints and their pauses; no sync counters (null)",
+    .check = sqlite_check,
+    .describe = sqlite_describe,
+    .open = sqlite_open_db,
+    .close = sqlite_close_db,
+    .conn_open = sqlite_conn_open,
+    .conn_close = sqlite_conn_close,
+    .begin = sqlite_begin,
+    .put = sqlite_put,
+    .get = sqlite_get,
+    .commit = sqlite_commit,
+    .abort = sqlite_abort,
+    .stats = sqlite_stats,
+    .version = sqlite_version,
+};
+
+#else /* !CL_HAVE_SQLITE */
+
+const struct bench_driver bench_driver_sqlite = {
+    .name = "sqlite",
+    .built = 0,
+    .notes = "not built: install libsqlite3-dev and rebuild",
+};
+
+#endif

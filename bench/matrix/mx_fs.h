@@ -1,0 +1,67 @@
+/*
+ * mx_fs.h -- the filesystems `commitlab matrix` runs on (mx_fs.c), each
+ * made fresh in an image file, and what is mounted and attached now.
+ *
+ * Cleanup is part of the contract: mx_fs_down takes down whatever
+ * mx_fs_up got as far as setting up (a failed mkfs or mount included), and
+ * mx_clear_leftovers what an earlier run in the same work directory left
+ * when it was killed outright.  The loop device is attached with
+ * LO_FLAGS_AUTOCLEAR, so even SIGKILL leaves at most a mount, whose
+ * unmount detaches it.
+ */
+#ifndef CL_MX_FS_H
+#define CL_MX_FS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mx_fs_kind {
+    const char *name;             /* as --fs names it */
+    const char *fstype;           /* mount -t */
+    const char *mkfs;             /* NULL: no image (tmpfs) */
+    const char *mkfs_args;
+    const char *package;          /* the Debian package with mkfs */
+    int nocow;                    /* chattr +C on the run directory */
+};
+
+extern const struct mx_fs_kind mx_fs_kinds[];
+extern const size_t mx_fs_nkinds;
+#define MX_FS_LIST "ext4, xfs, btrfs, btrfs-nodatacow, tmpfs"
+/* The kind --fs calls name, or NULL. */
+const struct mx_fs_kind *mx_fs_find(const char *name);
+
+/* What is mounted and attached now. */
+struct mx_mount {
+    char mnt[4096];               /* the mount point, "" when nothing is mounted */
+    char loopdev[64];             /* "/dev/loopN", "" when none is attached */
+    char image[4096];             /* the image file, "" when none */
+    int loop_fd;
+};
+#define MX_MOUNT_INIT {.loop_fd = -1}
+
+/* How an image is made: its size (tmpfs: the size limit), written whole
+ * first or left sparse, and the options added to mkfs and mount (NULL:
+ * none). */
+struct mx_image {
+    uint64_t size;
+    int zero;
+    const char *mkfs_opts, *mount_opts;
+};
+
+/* Makes filesystem k in workdir and mounts it at m->mnt, with an empty
+ * m->mnt/bench for the runs (chattr +C for nocow kinds); mkfs_cmd gets the
+ * mkfs command line ("" for tmpfs).  Writing a zero image stops early
+ * when stop() says so (a signal came).  0, or -1 with err filled; either way m records
+ * what was set up, for mx_fs_down. */
+int mx_fs_up(struct mx_mount *m, const struct mx_fs_kind *k, const struct mx_image *img, const char *workdir,
+             int (*stop)(void), char *mkfs_cmd, size_t mkfs_len, char *err, size_t errlen);
+/* Unmounts, detaches and removes what m records.  Idempotent. */
+void mx_fs_down(struct mx_mount *m);
+/* Removes what an earlier run in workdir left behind (it was killed
+ * before it could clean up). */
+void mx_clear_leftovers(const char *workdir);
+/* Root, mkfs for each of fs[0..n), mount(8), and loop devices when an
+ * image is needed: 0, or -1 with the reason on stderr. */
+int mx_preflight(const struct mx_fs_kind *const *fs, size_t n);
+
+#endif

@@ -1,0 +1,988 @@
+/*
+ * report_svg.c -- the report's charts, as hand-written SVG: one <svg>
+ * element each, with axes, ticks, units and a legend, drawn with
+ * presentation attributes only, so that the same element reads the same
+ * inline in the HTML page and as a file of its own beside the markdown.
+ *
+ * Every string from the input goes through rp_esc.  Colours come from a
+ * ten-colour palette and markers cycle through four shapes, so series
+ * stay apart on a grey printout too.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "ut_stats.h"
+
+const struct rp_chart_info rp_charts[RP_NCHARTS] = {
+    [RP_CHART_TPS] = {"chart-tps", "tps", "Throughput"},
+    [RP_CHART_P99] = {"chart-p99", "p99", "Latency"},
+    [RP_CHART_PCT] = {"chart-percentiles", "percentiles", "Latency by percentile"},
+    [RP_CHART_PHASES] = {"chart-phases", "phases", "Where a commit's time goes"},
+    [RP_CHART_BATCHES] = {"chart-batches", "batches", "Commits per sync"},
+    [RP_CHART_TIMELINE] = {"chart-timeline", "timeline", "Second by second"},
+};
+
+
+static const char *const palette[10] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                        "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#79706e"};
+static const char *const phase_colours[BENCH_PHASES] = {"#bab0ac", "#76b7b2", "#59a14f", "#edc948",
+                                                      "#f28e2b", "#e15759", "#b07aa1"};
+
+#define WIDTH 880.0
+#define LEFT 80.0     /* room for the y tick labels and title */
+#define LEGEND_ROW 18.0
+
+static const char *colour(size_t i)
+{
+    return palette[i % 10];
+}
+
+/* ---- axes -------------------------------------------------------------------------- */
+
+/* NINES: a percentile axis, each "nine" one step (50%, 90%, 99%, 99.9%),
+ * the maximum one step further; values are -log10(1 - q), max = 4. */
+enum scale { LIN, LOG2, LOG10, NINES };
+
+struct axis {
+    enum scale scale;
+    double lo, hi, step;          /* step: LIN only */
+    const char *title;
+};
+
+struct plot {
+    FILE *f;
+    double x, y, w, h;            /* the plotting area, px */
+    double pad;                   /* px kept free inside the frame on the x ends */
+    struct axis ax, ay;
+};
+
+static double frac(const struct axis *a, double v)
+{
+    if (a->scale == LIN || a->scale == NINES)
+        return (v - a->lo) / (a->hi - a->lo);
+    return (log(v) - log(a->lo)) / (log(a->hi) - log(a->lo));
+}
+
+static double px(const struct plot *p, double v)
+{
+    return p->x + p->pad + frac(&p->ax, v) * (p->w - 2 * p->pad);
+}
+
+static double py(const struct plot *p, double v)
+{
+    return p->y + p->h - frac(&p->ay, v) * p->h;
+}
+
+/* The 1, 2, 2.5 or 5 times a power of ten at or above raw. */
+static double nice_step(double raw)
+{
+    double m = pow(10, floor(log10(raw))), f = raw / m;
+    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * m;
+}
+
+static void axis_lin(struct axis *a, double lo, double hi, const char *title)
+{
+    if (!(hi > lo))
+        hi = lo + 1;
+    a->scale = LIN;
+    a->step = nice_step((hi - lo) / 6);
+    a->lo = floor(lo / a->step) * a->step;
+    a->hi = ceil(hi / a->step) * a->step;
+    a->title = title;
+}
+
+/* The 1-2-5 value at or below v (down), or at or above it. */
+static double round125(double v, int up)
+{
+    double m = pow(10, floor(log10(v)));
+    static const double s[4] = {1, 2, 5, 10};
+    if (up) {
+        for (int i = 0; i < 4; i++)
+            if (s[i] * m >= v * 0.9999)
+                return s[i] * m;
+        return 10 * m;
+    }
+    for (int i = 3; i >= 0; i--)
+        if (s[i] * m <= v * 1.0001)
+            return s[i] * m;
+    return m;
+}
+
+static void axis_log10(struct axis *a, double lo, double hi, const char *title)
+{
+    a->scale = LOG10;
+    a->lo = round125(lo, 0);
+    a->hi = round125(hi, 1);
+    if (a->hi <= a->lo)
+        a->hi = a->lo * 10;
+    a->title = title;
+}
+
+static void axis_log2(struct axis *a, double lo, double hi, const char *title)
+{
+    a->scale = LOG2;
+    a->lo = pow(2, floor(log2(lo)));
+    a->hi = pow(2, ceil(log2(hi)));
+    if (a->hi <= a->lo) {
+        a->lo /= 2;
+        a->hi *= 2;
+    }
+    a->title = title;
+}
+
+#define MAX_TICKS 64
+
+static size_t ticks(const struct axis *a, double *t)
+{
+    size_t n = 0;
+    if (a->scale == NINES) {
+        static const double at[] = {0.30103, 1, 2, 3, 4}; /* 50%, 90%, 99%, 99.9%, max */
+        for (size_t i = 0; i < sizeof at / sizeof *at; i++)
+            t[n++] = at[i];
+    } else if (a->scale == LIN) {
+        for (double v = a->lo; v <= a->hi + a->step / 2 && n < MAX_TICKS; v += a->step)
+            t[n++] = fabs(v) < a->step / 1e6 ? 0 : v;
+    } else if (a->scale == LOG2) {
+        for (double v = a->lo; v <= a->hi * 1.0001 && n < MAX_TICKS; v *= 2)
+            t[n++] = v;
+    } else {
+        /* decades, and 2 and 5 between them while that stays readable */
+        int fine = a->hi / a->lo <= 200;
+        for (double d = pow(10, floor(log10(a->lo))); d <= a->hi * 1.0001 && n < MAX_TICKS; d *= 10)
+            for (int k = 0; k < 3; k++) {
+                double v = d * (k == 0 ? 1 : k == 1 ? 2 : 5);
+                if ((k == 0 || fine) && v >= a->lo * 0.9999 && v <= a->hi * 1.0001 && n < MAX_TICKS)
+                    t[n++] = v;
+            }
+    }
+    return n;
+}
+
+static void tick_label(const struct axis *a, double v, char *buf, size_t len)
+{
+    if (a->scale == NINES)
+        snprintf(buf, len, "%s", v < 0.5 ? "p50" : v < 1.5 ? "p90" : v < 2.5 ? "p99" : v < 3.5 ? "p99.9" : "max");
+    else if (a->scale == LOG2)
+        snprintf(buf, len, "%.0f", v);
+    else
+        rp_fmt_short(buf, len, v);
+}
+
+static void text(FILE *f, double x, double y, const char *anchor, const char *attrs, const char *s)
+{
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s>", x, y, anchor, attrs ? " " : "",
+            attrs ? attrs : "");
+    rp_esc(f, s);
+    fputs("</text>\n", f);
+}
+
+/* Characters of 12px sans-serif that fit in w px, about. */
+static size_t chars_in(double w)
+{
+    return (size_t)(w / 6.8);
+}
+
+/* Draws s from (x, y) down in lines of at most max characters, broken at
+ * spaces (a longer word stands alone), LEGEND_ROW apart; with f NULL only
+ * counts them.  Returns the number of lines. */
+static size_t wrapped(FILE *f, double x, double y, const char *s, size_t max)
+{
+    size_t lines = 0;
+    while (*s) {
+        size_t len = strlen(s), cut = len;
+        if (len > max) {
+            cut = max;
+            while (cut > 0 && s[cut] != ' ')
+                cut--;
+            if (!cut) {
+                cut = strcspn(s, " ");
+            }
+        }
+        if (f) {
+            char *line = rp_xrealloc(NULL, cut + 1);
+            memcpy(line, s, cut);
+            line[cut] = 0;
+            text(f, x, y + (double)lines * LEGEND_ROW, "start", NULL, line);
+            free(line);
+        }
+        lines++;
+        s += cut;
+        while (*s == ' ')
+            s++;
+    }
+    return lines ? lines : 1;
+}
+
+static void x_ticks(const struct plot *p)
+{
+    double t[MAX_TICKS];
+    char lab[32];
+    size_t n = ticks(&p->ax, t);
+    for (size_t i = 0; i < n; i++) {
+        double x = px(p, t[i]);
+        fprintf(p->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", x, p->y, x,
+                p->y + p->h);
+        fprintf(p->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>\n", x, p->y + p->h, x,
+                p->y + p->h + 5);
+        tick_label(&p->ax, t[i], lab, sizeof lab);
+        text(p->f, x, p->y + p->h + 18, "middle", NULL, lab);
+    }
+}
+
+static void y_ticks(const struct plot *p)
+{
+    double t[MAX_TICKS];
+    char lab[32];
+    size_t n = ticks(&p->ay, t);
+    for (size_t i = 0; i < n; i++) {
+        double y = py(p, t[i]);
+        fprintf(p->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e4e4e4\"/>\n", p->x, y,
+                p->x + p->w, y);
+        fprintf(p->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>\n", p->x - 5, y, p->x,
+                y);
+        tick_label(&p->ay, t[i], lab, sizeof lab);
+        text(p->f, p->x - 8, y + 4, "end", NULL, lab);
+    }
+}
+
+/* Grid, ticks with their labels, the frame and both axis titles. */
+static void draw_axes(const struct plot *p)
+{
+    x_ticks(p);
+    y_ticks(p);
+    fprintf(p->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#888\"/>\n",
+            p->x, p->y, p->w, p->h);
+    text(p->f, p->x + p->w / 2, p->y + p->h + 36, "middle", NULL, p->ax.title);
+    char attrs[96];
+    double tx = p->x - 58, ty = p->y + p->h / 2;
+    snprintf(attrs, sizeof attrs, "transform=\"rotate(-90 %.1f %.1f)\"", tx, ty);
+    text(p->f, tx, ty, "middle", attrs, p->ay.title);
+}
+
+/* ---- marks and legends --------------------------------------------------------------- */
+
+/* Series i's marker: its colour, and one of four shapes. */
+static void marker(FILE *f, size_t i, double x, double y)
+{
+    const char *c = colour(i);
+    switch ((i / 10 + i) % 4) {
+    case 0:
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", x, y, c);
+        break;
+    case 1:
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\"/>\n", x - 3.5, y - 3.5, c);
+        break;
+    case 2:
+        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\"/>\n", x, y - 4.5, x + 4.5, y, x,
+                y + 4.5, x - 4.5, y, c);
+        break;
+    default:
+        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\"/>\n", x, y - 4.5, x + 4.5, y + 3.5,
+                x - 4.5, y + 3.5, c);
+        break;
+    }
+}
+
+#define LEGEND_TEXT_W (WIDTH - LEFT - 40)
+
+/* A series' line and marker, and its label; returns the rows it took. */
+static size_t legend_line(FILE *f, double x, double y, size_t i, const char *label)
+{
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"/>\n", x,
+            y - 4, x + 24, y - 4, colour(i));
+    marker(f, i, x + 12, y - 4);
+    return wrapped(f, x + 32, y, label, chars_in(LEGEND_TEXT_W));
+}
+
+static size_t legend_box(FILE *f, double x, double y, const char *fill, const char *label, double w)
+{
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", x, y - 10, fill);
+    return wrapped(f, x + 18, y, label, chars_in(w));
+}
+
+static void svg_begin(FILE *f, enum rp_chart c, double h, const char *caption, int standalone)
+{
+    const char *id = rp_charts[c].id;
+    if (standalone)
+        fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" id=\"%s\" width=\"%.0f\" height=\"%.0f\" "
+            "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"12\" role=\"img\" "
+            "aria-labelledby=\"%s-title\">\n<title id=\"%s-title\">",
+            id, WIDTH, h, WIDTH, h, id, id);
+    rp_esc(f, caption);
+    fprintf(f, "</title>\n<rect width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", WIDTH, h);
+}
+
+/* ---- what the charts need -------------------------------------------------------------- */
+
+static int point_has_p99(const struct rp_point *p)
+{
+    return isfinite(p->lat[1]) && p->lat[1] > 0;
+}
+
+double rp_phase_mean(const struct report *r, const struct rp_point *p, int phase)
+{
+    double *v = rp_xrealloc(NULL, p->nruns * sizeof *v);
+    for (size_t i = 0; i < p->nruns; i++)
+        v[i] = rp_num(rp_get(rp_get(r->runs[p->runs[i]].metrics, "commit_phases_us"), bench_phase_names[phase]), "mean");
+    double m = ut_median(v, p->nruns);
+    free(v);
+    return m;
+}
+
+static int has_phases(const struct report *r, const struct rp_series *s)
+{
+    const struct rp_point *p = rp_last_point(s);
+    for (int k = 0; p && k < BENCH_PHASES; k++)
+        if (isfinite(rp_phase_mean(r, p, k)))
+            return 1;
+    return 0;
+}
+
+/* A commits_per_sync_dist.hist key: "7" is 7, "257+" is 257. */
+static int batch_of_key(const char *k)
+{
+    char *end;
+    long v = strtol(k, &end, 10);
+    return end != k && v > 0 && v < 1000000 ? (int)v : 0;
+}
+
+/* The syncs of batch size n, summed over the runs at point p. */
+static double batch_count(const struct report *r, const struct rp_point *p, int lo, int hi)
+{
+    double sum = 0;
+    for (size_t i = 0; i < p->nruns; i++) {
+        json_t *h = rp_get(rp_get(r->runs[p->runs[i]].metrics, "commits_per_sync_dist"), "hist");
+        const char *k;
+        json_t *v;
+        json_object_foreach(h, k, v) {
+            int b = batch_of_key(k);
+            if (b >= lo && b <= hi && json_is_number(v) && json_number_value(v) > 0)
+                sum += json_number_value(v);
+        }
+    }
+    return sum;
+}
+
+/* Commits per sync over the point's syncs, from the exact sizes ("257+"
+ * counts as 257, so with such batches it is a lower bound). */
+static double batch_mean(const struct report *r, const struct rp_point *p)
+{
+    double syncs = 0, commits = 0;
+    for (size_t i = 0; i < p->nruns; i++) {
+        json_t *h = rp_get(rp_get(r->runs[p->runs[i]].metrics, "commits_per_sync_dist"), "hist");
+        const char *k;
+        json_t *v;
+        json_object_foreach(h, k, v) {
+            int b = batch_of_key(k);
+            if (b > 0 && json_is_number(v) && json_number_value(v) > 0) {
+                syncs += json_number_value(v);
+                commits += b * json_number_value(v);
+            }
+        }
+    }
+    return syncs > 0 ? commits / syncs : NAN;
+}
+
+static int has_batches(const struct report *r, const struct rp_series *s)
+{
+    const struct rp_point *p = rp_last_point(s);
+    return p && batch_count(r, p, 1, 1 << 30) > 0;
+}
+
+static int max_clients(const struct report *r)
+{
+    int m = 0;
+    for (size_t s = 0; s < r->nseries; s++)
+        if (r->series[s].npts && rp_last_point(&r->series[s])->clients > m)
+            m = rp_last_point(&r->series[s])->clients;
+    return m;
+}
+
+/* The per-second timeline of the point's median run, or NULL. */
+static json_t *timeline_of(const struct report *r, const struct rp_point *p)
+{
+    json_t *t = p ? rp_get(r->runs[p->rep].metrics, "timeline") : NULL;
+    return json_is_array(t) && json_array_size(t) ? t : NULL;
+}
+
+int rp_chart_present(const struct report *r, enum rp_chart c, const char **why)
+{
+    int any = 0;
+    *why = "no commitlab-bench/1 run with status ok in the input";
+    if (!r->nseries)
+        return 0;
+    for (size_t s = 0; s < r->nseries && !any; s++) {
+        const struct rp_series *se = &r->series[s];
+        switch (c) {
+        case RP_CHART_TPS: any = 1; break;
+        case RP_CHART_P99:
+            for (size_t i = 0; i < se->npts; i++)
+                any |= point_has_p99(&se->pts[i]);
+            *why = "no run reports a p99 latency";
+            break;
+        case RP_CHART_PCT:
+            any = se->npts && isfinite(rp_last_point(se)->pct[0]) && rp_last_point(se)->pct[0] > 0;
+            *why = "no run reports latency percentiles";
+            break;
+        case RP_CHART_PHASES:
+            any = has_phases(r, se);
+            *why = "no run reports metrics.commit_phases_us (only commitlab times the phases of a commit)";
+            break;
+        case RP_CHART_BATCHES:
+            any = has_batches(r, se);
+            *why = "no run reports metrics.commits_per_sync_dist (only commitlab counts commits per sync)";
+            break;
+        case RP_CHART_TIMELINE:
+            any = timeline_of(r, rp_point_at(se, max_clients(r))) != NULL;
+            *why = "no run at the largest client count has a per-second timeline (a run shorter than half a "
+                   "second has none)";
+            break;
+        case RP_NCHARTS: break;
+        }
+    }
+    return any;
+}
+
+static int any_repeats(const struct report *r)
+{
+    for (size_t s = 0; s < r->nseries; s++)
+        for (size_t i = 0; i < r->series[s].npts; i++)
+            if (r->series[s].pts[i].nruns > 1)
+                return 1;
+    return 0;
+}
+
+char *rp_chart_caption(const struct report *r, enum rp_chart c)
+{
+    const char *which = r->nenvs > 1 ? "configuration and filesystem" : "configuration";
+    switch (c) {
+    case RP_CHART_TPS:
+        return rp_printf("Throughput against client count, one line per %s%s.", which,
+                         any_repeats(r) ? "; the median of the repeats, bars from min to max" : "");
+    case RP_CHART_P99:
+        return rp_printf("p99 transaction latency against client count, log scales, one line per %s%s.", which,
+                         any_repeats(r) ? " (median of the repeats)" : "");
+    case RP_CHART_PCT:
+        return rp_printf("Latency by percentile (p50 to the maximum, log scale), one line per %s at its "
+                         "largest client count%s.", which, any_repeats(r) ? " (median of the repeats)" : "");
+    case RP_CHART_PHASES:
+        return rp_strdup("Where a commit's time goes: the mean microseconds of each phase, per configuration "
+                         "at its largest client count.");
+    case RP_CHART_BATCHES:
+        return rp_strdup("Commits made durable per sync: the share of syncs by batch size, per configuration "
+                         "at its largest client count.");
+    case RP_CHART_TIMELINE:
+        return rp_printf("Throughput and p99 latency second by second at %d clients (the median run of each "
+                         "%s); ticks for segment switches and checkpoints.", max_clients(r), which);
+    case RP_NCHARTS: break;
+    }
+    return rp_strdup("");
+}
+
+/* ---- 1 and 2: against clients ----------------------------------------------------------- */
+
+/* The legend rows of the given series (their labels wrapped). */
+static double series_legend_rows(const struct report *r, const size_t *which, size_t n)
+{
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++)
+        rows += wrapped(NULL, 0, 0, r->series[which[i]].label, chars_in(LEGEND_TEXT_W));
+    return (double)rows;
+}
+
+/* Draws the legend from y down; returns the y below it. */
+static double series_legend(FILE *f, const struct report *r, const size_t *which, size_t n, double y)
+{
+    for (size_t i = 0; i < n; i++)
+        y += (double)legend_line(f, LEFT, y, which[i], r->series[which[i]].label) * LEGEND_ROW;
+    return y;
+}
+
+static void clients_axis(const struct report *r, struct axis *a)
+{
+    double lo = INFINITY, hi = 0;
+    for (size_t s = 0; s < r->nseries; s++)
+        for (size_t i = 0; i < r->series[s].npts; i++) {
+            lo = fmin(lo, r->series[s].pts[i].clients);
+            hi = fmax(hi, r->series[s].pts[i].clients);
+        }
+    axis_log2(a, lo, hi, "clients (threads, log scale)");
+}
+
+/* Linear from zero, unless the values span more than 30x: then the low
+ * series would sit flat on the axis, and the scale is logarithmic. */
+static void tps_axis(struct axis *a, double lo, double hi)
+{
+    if (lo > 0 && hi / lo > 30)
+        axis_log10(a, lo, hi, "transactions per second (log scale)");
+    else
+        axis_lin(a, 0, hi, "transactions per second");
+}
+
+static void polyline(FILE *f, size_t colour_i, const double *x, const double *y, size_t n)
+{
+    if (n < 2)
+        return;
+    fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", colour(colour_i));
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%.1f,%.1f", i ? " " : "", x[i], y[i]);
+    fputs("\"/>\n", f);
+}
+
+static void error_bar(FILE *f, size_t colour_i, double x, double y0, double y1)
+{
+    fprintf(f,
+            "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" stroke=\"%s\" stroke-width=\"1.2\" "
+            "fill=\"none\"/>\n",
+            x, y0, y1, x - 4, y0, x + 4, x - 4, y1, x + 4, colour(colour_i));
+}
+
+/* One series against clients: tps (which 0) or p99 (which 1). */
+static void clients_series(const struct plot *p, const struct rp_series *se, size_t s, int which)
+{
+    double *xs = rp_xrealloc(NULL, se->npts * sizeof *xs), *ys = rp_xrealloc(NULL, se->npts * sizeof *ys);
+    size_t n = 0;
+    for (size_t i = 0; i < se->npts; i++) {
+        const struct rp_point *pt = &se->pts[i];
+        double v = which ? pt->lat[1] : pt->tps_med;
+        if (!isfinite(v) || (p->ay.scale != LIN && v <= 0))
+            continue;
+        xs[n] = px(p, pt->clients);
+        ys[n++] = py(p, v);
+        if (!which && pt->nruns > 1 && (p->ay.scale == LIN || pt->tps_min > 0))
+            error_bar(p->f, s, xs[n - 1], py(p, pt->tps_min), py(p, pt->tps_max));
+    }
+    polyline(p->f, s, xs, ys, n);
+    for (size_t i = 0; i < n; i++)
+        marker(p->f, s, xs[i], ys[i]);
+    free(xs);
+    free(ys);
+}
+
+static void chart_clients(FILE *f, const struct report *r, int which, const char *caption, int standalone)
+{
+    struct plot p = {f, LEFT, 20, WIDTH - LEFT - 30, 300, 16, {0}, {0}};
+    double lo = INFINITY, hi = 0;
+    for (size_t s = 0; s < r->nseries; s++)
+        for (size_t i = 0; i < r->series[s].npts; i++) {
+            const struct rp_point *pt = &r->series[s].pts[i];
+            double a = which ? pt->lat[1] : pt->tps_min, b = which ? pt->lat[1] : pt->tps_max;
+            if (isfinite(a) && a > 0)
+                lo = fmin(lo, a);
+            if (isfinite(b))
+                hi = fmax(hi, b);
+        }
+    clients_axis(r, &p.ax);
+    if (which)
+        axis_log10(&p.ay, lo, hi, "p99 latency (µs, log scale)");
+    else
+        tps_axis(&p.ay, lo, hi);
+    int bars = !which && any_repeats(r);
+    size_t *all = rp_xrealloc(NULL, r->nseries * sizeof *all);
+    for (size_t s = 0; s < r->nseries; s++)
+        all[s] = s;
+    double ly = p.y + p.h + 62;
+    double h = ly + (series_legend_rows(r, all, r->nseries) + bars) * LEGEND_ROW + 10;
+    svg_begin(f, which ? RP_CHART_P99 : RP_CHART_TPS, h, caption, standalone);
+    draw_axes(&p);
+    for (size_t s = 0; s < r->nseries; s++)
+        clients_series(&p, &r->series[s], s, which);
+    double y = series_legend(f, r, all, r->nseries, ly);
+    if (bars) {
+        error_bar(f, 9, LEFT + 12, y - 9, y + 1);
+        text(f, LEFT + 32, y, "start", NULL, "min to max of the repeats");
+    }
+    free(all);
+    fputs("</svg>\n", f);
+}
+
+/* ---- 2b: latency by percentile ------------------------------------------------------------ */
+
+/* The latency distribution as far as the runs report it: p50, p90, p99,
+ * p99.9 and the maximum, each "nine" one step to the right, so the tail
+ * that a mean hides spreads out (HdrHistogram's percentile plot, drawn
+ * from the five percentiles the JSON keeps). */
+static void chart_percentiles(FILE *f, const struct report *r, const char *caption, int standalone)
+{
+    static const double at[RP_NPCT] = {0.30103, 1, 2, 3, 4};
+    struct plot p = {f, LEFT, 20, WIDTH - LEFT - 30, 300, 16, {0}, {0}};
+    double lo = INFINITY, hi = 0;
+    size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0;
+    for (size_t s = 0; s < r->nseries; s++) {
+        const struct rp_point *pt = rp_last_point(&r->series[s]);
+        if (!pt || !(pt->pct[0] > 0))
+            continue;
+        rows[n++] = s;
+        for (int k = 0; k < RP_NPCT; k++)
+            if (isfinite(pt->pct[k]) && pt->pct[k] > 0) {
+                lo = fmin(lo, pt->pct[k]);
+                hi = fmax(hi, pt->pct[k]);
+            }
+    }
+    p.ax = (struct axis){NINES, 0.30103, 4, 1, "percentile (each step one more nine; the maximum last)"};
+    axis_log10(&p.ay, lo, hi, "latency (µs, log scale)");
+    double ly = p.y + p.h + 62;
+    double h = ly + series_legend_rows(r, rows, n) * LEGEND_ROW + 10;
+    svg_begin(f, RP_CHART_PCT, h, caption, standalone);
+    draw_axes(&p);
+    for (size_t i = 0; i < n; i++) {
+        const struct rp_point *pt = rp_last_point(&r->series[rows[i]]);
+        double xs[RP_NPCT], ys[RP_NPCT];
+        size_t m = 0;
+        for (int k = 0; k < RP_NPCT; k++)
+            if (isfinite(pt->pct[k]) && pt->pct[k] > 0) {
+                xs[m] = px(&p, at[k]);
+                ys[m++] = py(&p, pt->pct[k]);
+            }
+        polyline(f, rows[i], xs, ys, m);
+        for (size_t k = 0; k < m; k++)
+            marker(f, rows[i], xs[k], ys[k]);
+    }
+    series_legend(f, r, rows, n, ly);
+    free(rows);
+    fputs("</svg>\n", f);
+}
+
+/* ---- 3: phases ------------------------------------------------------------------------------ */
+
+#define BAR_H 18.0
+
+static char *phase_label(const struct report *r, size_t s)
+{
+    return rp_printf("%s, %d clients", r->series[s].label, rp_last_point(&r->series[s])->clients);
+}
+
+/* One configuration's bar, its label above it; returns the height used. */
+static double phase_bar(const struct plot *p, const struct report *r, size_t s, double y)
+{
+    const struct rp_point *pt = rp_last_point(&r->series[s]);
+    char *label = phase_label(r, s);
+    double x = 0, top = y + (double)wrapped(p->f, p->x, y + 12, label, chars_in(WIDTH - LEFT - 20)) * LEGEND_ROW;
+    char lab[64], num[32];
+    free(label);
+    for (int k = 0; k < BENCH_PHASES; k++) {
+        double v = rp_phase_mean(r, pt, k);
+        if (!isfinite(v) || v <= 0)
+            continue;
+        rp_fmt_num(num, sizeof num, v);
+        fprintf(p->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>%s: %s µs"
+                      "</title></rect>\n",
+                px(p, x), top - 4, px(p, x + v) - px(p, x), BAR_H, phase_colours[k], bench_phase_names[k], num);
+        x += v;
+    }
+    rp_fmt_num(num, sizeof num, x);
+    snprintf(lab, sizeof lab, "%s µs", num);
+    text(p->f, px(p, x) + 6, top + 9, "start", NULL, lab);
+    return top - y + BAR_H + 10;
+}
+
+static double phase_rows_height(const struct report *r, const size_t *rows, size_t n)
+{
+    double h = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *label = phase_label(r, rows[i]);
+        h += (double)wrapped(NULL, 0, 0, label, chars_in(WIDTH - LEFT - 20)) * LEGEND_ROW + BAR_H + 10;
+        free(label);
+    }
+    return h;
+}
+
+static void chart_phases(FILE *f, const struct report *r, const char *caption, int standalone)
+{
+    size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0;
+    double hi = 0;
+    for (size_t s = 0; s < r->nseries; s++) {
+        if (!has_phases(r, &r->series[s]))
+            continue;
+        double sum = 0;
+        for (int k = 0; k < BENCH_PHASES; k++) {
+            double v = rp_phase_mean(r, rp_last_point(&r->series[s]), k);
+            sum += isfinite(v) && v > 0 ? v : 0;
+        }
+        hi = fmax(hi, sum);
+        rows[n++] = s;
+    }
+    /* room on the right for the total written after the longest bar */
+    struct plot p = {f, LEFT, 20, WIDTH - LEFT - 110, phase_rows_height(r, rows, n) + 6, 0, {0}, {0}};
+    axis_lin(&p.ax, 0, hi, "mean time in each phase of a commit (µs)");
+    p.ay = (struct axis){LIN, 0, 1, 1, ""};
+    double h = p.y + p.h + 50 + 2 * LEGEND_ROW + 10;
+    svg_begin(f, RP_CHART_PHASES, h, caption, standalone);
+    x_ticks(&p);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", p.x, p.y + p.h,
+            p.x + p.w, p.y + p.h);
+    text(f, p.x + p.w / 2, p.y + p.h + 36, "middle", NULL, p.ax.title);
+    double y = p.y;
+    for (size_t i = 0; i < n; i++)
+        y += phase_bar(&p, r, rows[i], y);
+    double ly = p.y + p.h + 62;
+    for (int k = 0; k < BENCH_PHASES; k++)
+        legend_box(f, LEFT + (double)k * 100, ly, phase_colours[k], bench_phase_names[k], 80);
+    free(rows);
+    fputs("</svg>\n", f);
+}
+
+/* ---- 4: batch sizes --------------------------------------------------------------------------- */
+
+#define MAX_BINS 24
+
+struct bins {
+    int lo[MAX_BINS], hi[MAX_BINS];
+    size_t n;
+};
+
+/* The largest batch size with a sync at point p (257 for "257+"). */
+static int max_batch(const struct report *r, const struct rp_point *p)
+{
+    int top = 0;
+    for (size_t i = 0; i < p->nruns; i++) {
+        json_t *h = rp_get(rp_get(r->runs[p->runs[i]].metrics, "commits_per_sync_dist"), "hist");
+        const char *k;
+        json_t *v;
+        json_object_foreach(h, k, v) {
+            int b = batch_of_key(k);
+            if (b > top && json_is_number(v) && json_number_value(v) > 0)
+                top = b;
+        }
+    }
+    return top;
+}
+
+/* One bar per batch size up to 16; beyond, powers of two (3-4, 5-8, ...)
+ * and 257+ for the histogram's last entry.  The same bars in every panel,
+ * so that panels compare. */
+static void make_bins(const struct report *r, const size_t *rows, size_t n, struct bins *b)
+{
+    int top = 1;
+    for (size_t i = 0; i < n; i++) {
+        int m = max_batch(r, rp_last_point(&r->series[rows[i]]));
+        top = m > top ? m : top;
+    }
+    b->n = 0;
+    if (top <= 16) {
+        for (int v = 1; v <= top; v++, b->n++)
+            b->lo[b->n] = b->hi[b->n] = v;
+        return;
+    }
+    b->lo[0] = b->hi[0] = 1;
+    b->lo[1] = b->hi[1] = 2;
+    b->n = 2;
+    for (int lo = 3; lo <= 256 && lo <= top; lo = b->hi[b->n - 1] + 1) {
+        b->lo[b->n] = lo;
+        b->hi[b->n] = (lo - 1) * 2;
+        b->n++;
+    }
+    if (top > 256) {
+        b->lo[b->n] = 257;
+        b->hi[b->n++] = 1 << 30;
+    }
+}
+
+static void bin_label(const struct bins *b, size_t i, char *buf, size_t len)
+{
+    if (b->hi[i] >= 1 << 30)
+        snprintf(buf, len, "%d+", b->lo[i]);
+    else if (b->lo[i] == b->hi[i])
+        snprintf(buf, len, "%d", b->lo[i]);
+    else
+        snprintf(buf, len, "%d-%d", b->lo[i], b->hi[i]);
+}
+
+#define PANEL_W 270.0
+#define PANEL_H 200.0
+
+static void batch_panel(FILE *f, const struct report *r, size_t s, size_t k, const struct bins *b, double x0,
+                        double y0)
+{
+    const struct rp_point *pt = rp_last_point(&r->series[s]);
+    struct plot p = {f, x0 + 46, y0 + 26, PANEL_W - 60, PANEL_H - 86, 0, {0}, {0}};
+    double total = batch_count(r, pt, 1, 1 << 30);
+    char lab[160], num[32];
+    axis_lin(&p.ay, 0, 100, "% of syncs");
+    p.ay.step = 25;
+    p.ax = (struct axis){LIN, 0, (double)b->n, 1, ""};
+    y_ticks(&p);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#888\"/>\n", p.x,
+            p.y, p.w, p.h);
+    double bw = p.w / (double)b->n;
+    for (size_t i = 0; i < b->n; i++) {
+        double c = batch_count(r, pt, b->lo[i], b->hi[i]), pct = 100 * c / total;
+        bin_label(b, i, lab, sizeof lab);
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s commits: "
+                   "%.1f%% of syncs</title></rect>\n",
+                p.x + (double)i * bw + 1, py(&p, pct), bw - 2, p.y + p.h - py(&p, pct), colour(s), lab, pct);
+        double lx = p.x + ((double)i + 0.5) * bw, ly = p.y + p.h + 12;
+        char attrs[96];
+        /* ranges ("17-32") side by side would overlap: slanted */
+        snprintf(attrs, sizeof attrs, "font-size=\"10\" transform=\"rotate(-35 %.1f %.1f)\"", lx + 3, ly);
+        text(f, b->n > 6 ? lx + 3 : lx, ly + 2, b->n > 6 ? "end" : "middle", b->n > 6 ? attrs : "font-size=\"10\"",
+             lab);
+    }
+    text(f, p.x + p.w / 2, p.y + p.h + (b->n > 6 ? 46 : 30), "middle", "font-size=\"11\"", "commits per sync");
+    rp_fmt_num(num, sizeof num, total);
+    snprintf(lab, sizeof lab, "(%zu) %d clients, %s syncs, mean %.2f", k + 1, pt->clients, num, batch_mean(r, pt));
+    text(f, x0 + 10, y0 + 14, "start", "font-weight=\"bold\"", lab);
+    char attrs[96];
+    snprintf(attrs, sizeof attrs, "font-size=\"11\" transform=\"rotate(-90 %.1f %.1f)\"", x0 + 12, p.y + p.h / 2);
+    text(f, x0 + 12, p.y + p.h / 2, "middle", attrs, "% of syncs");
+}
+
+static void chart_batches(FILE *f, const struct report *r, const char *caption, int standalone)
+{
+    size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0;
+    for (size_t s = 0; s < r->nseries; s++)
+        if (has_batches(r, &r->series[s]))
+            rows[n++] = s;
+    struct bins b;
+    make_bins(r, rows, n, &b);
+    size_t per_row = 3, grid_rows = (n + per_row - 1) / per_row;
+    char **labs = rp_xrealloc(NULL, (n ? n : 1) * sizeof *labs);
+    double top = 10, legend_y = top + (double)grid_rows * PANEL_H + 30, rows_n = 0;
+    for (size_t i = 0; i < n; i++) {
+        labs[i] = rp_printf("(%zu) %s", i + 1, r->series[rows[i]].label);
+        rows_n += (double)wrapped(NULL, 0, 0, labs[i], chars_in(LEGEND_TEXT_W));
+    }
+    svg_begin(f, RP_CHART_BATCHES, legend_y + rows_n * LEGEND_ROW + 10, caption, standalone);
+    for (size_t i = 0; i < n; i++)
+        batch_panel(f, r, rows[i], i, &b, 20 + (double)(i % per_row) * (PANEL_W + 10),
+                    top + (double)(i / per_row) * PANEL_H);
+    for (size_t i = 0; i < n; i++) {
+        legend_y += (double)legend_box(f, LEFT, legend_y, colour(rows[i]), labs[i], LEGEND_TEXT_W) * LEGEND_ROW;
+        free(labs[i]);
+    }
+    free(labs);
+    free(rows);
+    fputs("</svg>\n", f);
+}
+
+/* ---- 5: timeline ---------------------------------------------------------------------------------- */
+
+struct timeline_set {
+    size_t *series;
+    json_t **tl;
+    size_t n;
+    double tmax, tps_lo, tps_hi, p99_lo, p99_hi;
+};
+
+static void timeline_collect(const struct report *r, struct timeline_set *ts)
+{
+    int c = max_clients(r);
+    memset(ts, 0, sizeof *ts);
+    ts->series = rp_xrealloc(NULL, r->nseries * sizeof *ts->series);
+    ts->tl = rp_xrealloc(NULL, r->nseries * sizeof *ts->tl);
+    ts->tps_lo = ts->p99_lo = INFINITY;
+    for (size_t s = 0; s < r->nseries; s++) {
+        json_t *tl = timeline_of(r, rp_point_at(&r->series[s], c)), *e;
+        size_t i;
+        if (!tl)
+            continue;
+        ts->series[ts->n] = s;
+        ts->tl[ts->n++] = tl;
+        json_array_foreach(tl, i, e) {
+            double t = rp_num(e, "t"), v = rp_num(e, "tps"), q = rp_num(e, "p99_us");
+            ts->tmax = isfinite(t) ? fmax(ts->tmax, t) : ts->tmax;
+            if (isfinite(v) && v > 0)
+                ts->tps_lo = fmin(ts->tps_lo, v), ts->tps_hi = fmax(ts->tps_hi, v);
+            if (isfinite(q) && q > 0)
+                ts->p99_lo = fmin(ts->p99_lo, q), ts->p99_hi = fmax(ts->p99_hi, q);
+        }
+    }
+}
+
+/* Small ticks in the series' colour on the tps panel's edges: up from the
+ * bottom for a segment switch in that second, down from the top for a
+ * checkpoint; the k-th series one row further in, so that ticks of the
+ * same second do not hide each other.  Ticks, not the series' markers,
+ * so that they never read as data. */
+static void timeline_marks(const struct plot *p, size_t s, size_t k, json_t *tl)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(tl, i, e) {
+        double t = rp_num(e, "t"), sw = rp_num(e, "segment_switches"), cp = rp_num(e, "checkpoints");
+        if (!isfinite(t))
+            continue;
+        double x = px(p, t - 0.5), yb = p->y + p->h - 9.0 * (double)k, yt = p->y + 9.0 * (double)k;
+        if (isfinite(sw) && sw > 0)
+            fprintf(p->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\">"
+                          "<title>%.0f segment switches in second %.0f</title></line>\n",
+                    x, yb, x, yb - 8, colour(s), sw, t);
+        if (isfinite(cp) && cp > 0)
+            fprintf(p->f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\">"
+                          "<title>%.0f checkpoints in second %.0f</title></line>\n",
+                    x, yt, x, yt + 8, colour(s), cp, t);
+    }
+}
+
+static void timeline_line(const struct plot *p, size_t s, json_t *tl, const char *field)
+{
+    size_t n = json_array_size(tl), m = 0, i;
+    double *xs = rp_xrealloc(NULL, n * sizeof *xs), *ys = rp_xrealloc(NULL, n * sizeof *ys);
+    json_t *e;
+    json_array_foreach(tl, i, e) {
+        double t = rp_num(e, "t"), v = rp_num(e, field);
+        if (!isfinite(t) || !isfinite(v) || (p->ay.scale != LIN && v <= 0))
+            continue;
+        xs[m] = px(p, t - 0.5);
+        ys[m++] = py(p, v);
+    }
+    polyline(p->f, s, xs, ys, m);
+    for (i = 0; i < m; i++)
+        marker(p->f, s, xs[i], ys[i]);
+    free(xs);
+    free(ys);
+}
+
+static void chart_timeline(FILE *f, const struct report *r, const char *caption, int standalone)
+{
+    struct timeline_set ts;
+    timeline_collect(r, &ts);
+    struct plot up = {f, LEFT, 20, WIDTH - LEFT - 30, 220, 0, {0}, {0}};
+    axis_lin(&up.ax, 0, fmax(ts.tmax, 1), "seconds into the measured phase");
+    /* headroom above the highest second: the checkpoint ticks hang there */
+    tps_axis(&up.ay, isfinite(ts.tps_lo) ? ts.tps_lo : 1, fmax(ts.tps_hi * 1.12, 1));
+    struct plot down = up;
+    down.y = up.y + up.h + 56;
+    down.h = 160;
+    axis_log10(&down.ay, isfinite(ts.p99_lo) ? ts.p99_lo : 1, fmax(ts.p99_hi, 10), "p99 latency (µs, log scale)");
+    double ly = down.y + down.h + 62, h = ly + (series_legend_rows(r, ts.series, ts.n) + 2) * LEGEND_ROW + 10;
+    svg_begin(f, RP_CHART_TIMELINE, h, caption, standalone);
+    draw_axes(&up);
+    draw_axes(&down);
+    for (size_t i = 0; i < ts.n; i++) {
+        timeline_line(&up, ts.series[i], ts.tl[i], "tps");
+        timeline_marks(&up, ts.series[i], i, ts.tl[i]);
+        timeline_line(&down, ts.series[i], ts.tl[i], "p99_us");
+    }
+    double y = series_legend(f, r, ts.series, ts.n, ly);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" stroke-width=\"3\"/>\n",
+            LEFT + 12, y, LEFT + 12, y - 8);
+    text(f, LEFT + 32, y, "start", NULL, "tick up from the upper panel's bottom edge: segment switches in that second");
+    y += LEGEND_ROW;
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" stroke-width=\"3\"/>\n",
+            LEFT + 12, y - 10, LEFT + 12, y - 2);
+    text(f, LEFT + 32, y, "start", NULL, "tick down from its top edge: checkpoints in that second");
+    free(ts.series);
+    free(ts.tl);
+    fputs("</svg>\n", f);
+}
+
+void rp_chart_svg(FILE *f, const struct report *r, enum rp_chart c, int standalone)
+{
+    char *caption = rp_chart_caption(r, c);
+    switch (c) {
+    case RP_CHART_TPS: chart_clients(f, r, 0, caption, standalone); break;
+    case RP_CHART_P99: chart_clients(f, r, 1, caption, standalone); break;
+    case RP_CHART_PCT: chart_percentiles(f, r, caption, standalone); break;
+    case RP_CHART_PHASES: chart_phases(f, r, caption, standalone); break;
+    case RP_CHART_BATCHES: chart_batches(f, r, caption, standalone); break;
+    case RP_CHART_TIMELINE: chart_timeline(f, r, caption, standalone); break;
+    case RP_NCHARTS: break;
+    }
+    free(caption);
+}
