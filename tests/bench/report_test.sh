@@ -234,6 +234,31 @@ mkdir -p out.d
 [ $rc -eq 0 ] || { tail tour.out tour.err; fail "tour exited $rc"; }
 [ "$(tail -1 tour.out)" = "report: $work/out.d/report.html" ] \
     || { tail -3 tour.out; fail "the tour's last line is not its report"; }
+# its sentences follow from its numbers: the commits per sync it quotes
+# are the JSON lines', and the reason given matches the figure
+python3 - tour.out "$work/out.d/t.jsonl" <<'PY' || fail "the tour's explanation contradicts its numbers"
+import json, re, sys
+text = open(sys.argv[1]).read()
+rows = [json.loads(l) for l in open(sys.argv[2])]
+def cps(sync):
+    for r in rows:
+        c, m = r["config"], r["metrics"]
+        if r["engine"] == "commitlab" and c["sync"] == sync and c["clients"] == 64 and "segments" not in c.get("varying", "") \
+                and r["status"] == "ok" and m.get("syncs"):
+            return m["txns"] / m["syncs"]
+found = 0
+for sync, head in (("commit", "At 64 clients commitlab --sync commit"), ("group", "Group commit at 64 clients"),
+                   ("uring", "io_uring commit at 64 clients")):
+    m = re.search(re.escape(head) + r"[^\n]*\n  ([0-9.]+) commits (shared each sync|per sync: each commit was made durable by a sync of its own)", text)
+    if not m:
+        continue
+    found += 1
+    quoted, why = float(m.group(1)), m.group(2)
+    real = cps(sync)
+    assert real is not None and abs(quoted - real) < 0.06, (sync, quoted, real)
+    assert (why == "shared each sync") == (quoted >= 1.5), (sync, quoted, why)
+assert found >= 1, text
+PY
 python3 check.py out.d/report.html --has chart-tps chart-p99 chart-percentiles chart-phases chart-batches \
     --absent "Second by second: no run at the largest client count has a per-second timeline" \
     --text "commitlab tour" "lmdb commit" "--clients 1,16,64 --duration 0.1" \
