@@ -22,7 +22,10 @@
  *   type     how the flag's value is read (enum bench_knob_type)
  *   default  as the flag would take it ("16M"); NULL: none (0, NULL)
  *   choices  the accepted words (KT_WORD, KT_INDEX, KT_ONOFF, KT_SET)
- *   min, max the accepted range of numbers (KF_OPEN_MIN/MAX: exclusive)
+ *   min, max the accepted range of numbers (KF_OPEN_MIN/MAX: exclusive); for
+ *            a number that is an option of libcommitlab (and --sync-latency),
+ *            the library's own range replaces them when the table is first
+ *            read (engine/options.c), so a flag refuses what cl_open would
  *   flags    KF_* (bench_config.h)
  *   owner    the engine whose knob it is: the JSON member is null for
  *            another engine unless the knob was given; NULL: every engine's
