@@ -584,11 +584,12 @@ struct phase {
 };
 
 /* Items are configuration-major: every target's run of a configuration
- * next to each other (in the unshuffled order). */
+ * next to each other (in the unshuffled order), the fresh filesystems in
+ * --fs order first, then the native one (t[0]). */
 static void item_of(const struct phase *ph, size_t item, size_t *cfg, size_t *tgt)
 {
     *cfg = item / ph->nt;
-    *tgt = item % ph->nt;
+    *tgt = (item % ph->nt + 1) % ph->nt;
 }
 
 static void phase_label(struct bench_sweep *s, size_t i, char *buf, size_t len)
