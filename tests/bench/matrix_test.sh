@@ -192,6 +192,15 @@ for r in rows:
 EOF
 fi
 
+# The report takes every line of it, and draws the runs' per-second
+# timelines (what a long aging run is read by).
+if "$BIN" report "$J" -o "$WORK/m.html" >"$WORK/r.out" 2>"$WORK/r.err" && [ ! -s "$WORK/r.err" ] &&
+    grep -q 'id="chart-timeline"' "$WORK/m.html" && grep -q "native " "$WORK/m.html"; then
+    pass "the report reads every line, with the native rows and the timeline chart"
+else
+    fail "the report of the matrix's lines: $(cat "$WORK/r.err")"
+fi
+
 # ---- 3. SIGINT in the middle of a run: cleaned up, exit 130 ----------------
 "$BIN" matrix --fs ext4 --workdir "$WD" --image-size 256M --duration 30 --warmup 0 --keys 1000 --quiet \
     >"$WORK/i.out" 2>"$WORK/i.err" &
