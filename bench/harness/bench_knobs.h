@@ -105,6 +105,9 @@
       "commitlab", 9, KG_COMMIT, "segments a background thread keeps ready ahead")                               \
     X(RECYCLE_MAX, recycle_max, uint32_t, KT_UINT, "--recycle-max", "recycle_max", "4", NULL, 1, 64,             \
       KF_LIST | KF_ENGINE, "commitlab", 10, KG_COMMIT, "--segments recycle: retired segments kept at most")       \
+    X(COLD_RECYCLE, cold_recycle, int, KT_TRUE, "--cold-recycle", "cold_recycle", NULL, NULL, 0, 0, KF_ENGINE,   \
+      "commitlab", 0, KG_COMMIT, "--segments recycle: a retired segment leaves the page cache before its reuse, "  \
+      "so a write of less than a page into it reads from the device first")                                      \
     X(CHECKPOINT, checkpoint_bytes, uint64_t, KT_SIZE, "--checkpoint-bytes", "checkpoint_bytes", "64M", NULL, 0, \
       1ull << 40, KF_LIST | KF_ENGINE, "commitlab", 11, KG_COMMIT, "log bytes between checkpoints (0: at close)") \
     X(COMMIT_DELAY, commit_delay_us, uint32_t, KT_UINT, "--commit-delay", "commit_delay_us", "0", NULL, 0,       \

@@ -205,7 +205,7 @@ static void *client_main(void *arg)
 
 struct snapshot {
     struct bench_engine_stats es;
-    int64_t io_write, io_wchar, dev;
+    int64_t io_write, io_wchar, dev, dev_read;
     double cpu_s;
 };
 
@@ -215,6 +215,7 @@ static void take_snapshot(struct bench_db *db, const char *device, struct snapsh
     db->drv->stats(db, &s->es);
     bench_proc_io(&s->io_write, &s->io_wchar);
     s->dev = bench_device_written(device);
+    s->dev_read = bench_device_read(device);
     getrusage(RUSAGE_SELF, &ru);
     s->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                (double)ru.ru_stime.tv_usec / 1e6;
@@ -316,7 +317,7 @@ static void result_init(struct bench_result *r)
     memset(r, 0, sizeof *r);
     hist_init(&r->lat);
     r->syncs = r->wal_bytes = r->data_bytes = r->checkpoints = r->checkpoint_pause_us = -1;
-    r->engine_commits = r->io_write_bytes = r->io_wchar = r->dev_write_bytes = -1;
+    r->engine_commits = r->io_write_bytes = r->io_wchar = r->dev_write_bytes = r->dev_read_bytes = -1;
     r->segment_switches = r->segments_created = r->segments_recycled = r->segments_removed = -1;
     r->segments_reused = -1;
     r->segment_waits = r->segment_wait_us = r->max_switch_commit_us = r->prealloc_error = -1;
@@ -604,6 +605,7 @@ static void counter_deltas(struct bench_result *r, const struct snapshot *s0, co
     r->io_write_bytes = delta(s0->io_write, s1->io_write);
     r->io_wchar = delta(s0->io_wchar, s1->io_wchar);
     r->dev_write_bytes = delta(s0->dev, s1->dev);
+    r->dev_read_bytes = delta(s0->dev_read, s1->dev_read);
     r->cpu_us = (s1->cpu_s - s0->cpu_s) * 1e6;
 }
 

@@ -308,6 +308,8 @@ static void load_object(struct report *r, const char *file, size_t line, json_t 
         load_crash(r, file, line, j);
     } else if (strcmp(schema, "commitlab-bench-summary/1") == 0) {
         r->nsummaries++; /* the medians are computed again from the runs */
+    } else if (strcmp(schema, "commitlab-matrix-layer/1") == 0) {
+        r->nsummaries++; /* the loop layer's cost per configuration: computed again from the runs */
     } else if (strcmp(schema, "commitlab-matrix-verdict/1") == 0) {
         r->verdicts = rp_xrealloc(r->verdicts, (r->nverdicts + 1) * sizeof *r->verdicts);
         r->verdicts[r->nverdicts++] = json_incref(j);
