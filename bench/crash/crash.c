@@ -413,11 +413,6 @@ static void parse(struct crash_opts *co, int argc, char **argv)
             ut_usage_error("crash", "unknown option '%s' (see commitlab crash --help)", a);
         }
     }
-    if (co->have_replay && (co->sync.n > 1 || co->method.n > 1 || co->segments.n > 1 || co->init.n > 1 ||
-                            co->prealloc.n > 1 || co->elr.n > 1 || co->model.n > 1 || co->clients.n > 1 ||
-                            co->engine.n > 1 || co->workload.n > 1))
-        ut_usage_error("crash", "--replay: give one value for each of --engine, --sync, --sync-method, --segments, "
-                                 "--segment-init, --prealloc, --elr, --model, --clients, --workload");
     if (co->mode == CRASH_SIM)
         for (size_t i = 0; i < co->engine.n; i++)
             if (strcmp(co->engine.v[i], "commitlab"))
@@ -434,6 +429,11 @@ static void parse(struct crash_opts *co, int argc, char **argv)
         if (!co->iterations_given)
             co->iterations = 50;
     }
+    if (co->have_replay && (co->sync.n > 1 || co->method.n > 1 || co->segments.n > 1 || co->init.n > 1 ||
+                            co->prealloc.n > 1 || co->elr.n > 1 || co->model.n > 1 || co->clients.n > 1 ||
+                            co->engine.n > 1 || co->workload.n > 1))
+        ut_usage_error("crash", "--replay: give one value for each of --engine, --sync, --sync-method, --segments, "
+                                 "--segment-init, --prealloc, --elr, --model, --clients, --workload");
     if (co->cut_max_given && co->mode != CRASH_CUT)
         ut_usage_error("crash", "--cut-journal-max applies to --mode cut");
 }
@@ -739,10 +739,13 @@ int cmd_crash(int argc, char **argv)
     double el = ut_now() - p.up.start;
     printf("\n%" PRIu64 " crashes in %.1f s: %.0f crashes per second\n", p.crashes_all, el,
            el > 0 ? (double)p.crashes_all / el : 0);
-    if (co.have_replay && !bench_interrupted())
+    if (co.have_replay && !bench_interrupted()) {
         printf("the directory as the crash left it: %s.crashed (commitlab inspect --records %s.crashed)\n"
                "the same after recovery:          %s\n",
                dir, dir, dir);
+        if (co.mode == CRASH_CUT)
+            printf("the cut's undo journal:            %s.cut\n", dir);
+    }
     else {
         char kept[4300];
         snprintf(kept, sizeof kept, "%s.crashed", dir);

@@ -315,7 +315,8 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
     o->mid_run = killed && !done && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
     if (cut) {
         int failed = cut_after_kill(dir, jdir, uring, o);
-        ut_scratch_remove(jdir);
+        if (!c->keep_crashed) /* a replay keeps the journal beside the directory */
+            ut_scratch_remove(jdir);
         if (failed)
             return 0;
     }
