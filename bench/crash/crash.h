@@ -14,6 +14,7 @@
 #define CL_BENCH_CRASH_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "bench_workload.h"
@@ -131,6 +132,17 @@ int crash_cut_rollback(const char *dir, const char *jdir, struct crash_cut_stats
 int crash_cut_uses_uring(pid_t pid);
 /* 1 with why filled when c cannot be cut at all (n/a). */
 int crash_cut_check(const struct crash_config *c, char *why, size_t len);
+
+/* A size as --cut-journal-max takes it: 256M, 16K, or bytes. */
+static inline void crash_size_name(uint64_t b, char *buf, size_t len)
+{
+    if (b && b % (1u << 20) == 0)
+        snprintf(buf, len, "%lluM", (unsigned long long)(b >> 20));
+    else if (b && b % 1024 == 0)
+        snprintf(buf, len, "%lluK", (unsigned long long)(b >> 10));
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)b);
+}
 
 /* A hash of x: the benchmark's generator (splitmix64) one step from x. */
 static inline uint64_t crash_mix(uint64_t x) { return bench_rand(&x); }

@@ -233,12 +233,15 @@ static int parse(const unsigned char *buf, size_t size, struct cut_state *s, str
             snprintf(why, wlen, "the engine made a call the cut cannot model: %.*s", (int)(plen < 300 ? plen : 300),
                      (const char *)p);
             return 1;
-        case CUT_OVERFLOW:
+        case CUT_OVERFLOW: {
+            char bound[32];
+            crash_size_name(r.a, bound, sizeof bound);
             snprintf(why, wlen,
-                     "the undo journal reached its bound of %" PRIu64 " MiB (--cut-journal-max): it needed %" PRIu64
-                     " bytes",
-                     r.a >> 20, r.b);
+                     "the undo journal reached its bound of %s (--cut-journal-max): the run needed at least %" PRIu64
+                     " bytes of it",
+                     bound, r.b);
             return 1;
+        }
         default:
             return -EINVAL;
         }
