@@ -57,7 +57,7 @@ struct dir_state {
 };
 
 struct name_op {
-    const struct cut_rec *r;
+    struct cut_rec r; /* a copy: records are not aligned in the journal */
     const char *p;
     size_t plen;
 };
@@ -159,7 +159,6 @@ static int parse(const unsigned char *buf, size_t size, struct cut_state *s, str
         want = cut_hash(buf + off + sizeof r, r.len - sizeof r, want);
         if (want != h)
             break;
-        const struct cut_rec *rp = (const struct cut_rec *)(const void *)(buf + off);
         const unsigned char *p = buf + off + sizeof r;
         size_t plen = r.len - sizeof r;
         off += r.len;
@@ -225,7 +224,7 @@ static int parse(const unsigned char *buf, size_t size, struct cut_state *s, str
                 s->ops = v;
                 s->capops = cap;
             }
-            s->ops[s->nops++] = (struct name_op){rp, (const char *)p, plen};
+            s->ops[s->nops++] = (struct name_op){r, (const char *)p, plen};
             break;
         case CUT_MAPPED:
             break;
@@ -269,7 +268,8 @@ static int restore_files(const char *jdir, struct cut_state *s, struct crash_cut
         if (fd < 0)
             return -errno;
         int rc = ftruncate(fd, (off_t)f->synced) ? -errno : 0;
-        qsort(f->ext, f->n, sizeof *f->ext, by_seq_desc);
+        if (f->n)
+            qsort(f->ext, f->n, sizeof *f->ext, by_seq_desc);
         static const unsigned char zeros[65536];
         for (size_t i = 0; i < f->n && !rc; i++) {
             struct extent e = f->ext[i];
@@ -301,13 +301,13 @@ static int undo_names(const char *dir, const char *jdir, struct cut_state *s, st
 {
     for (size_t k = s->nops; k-- > 0;) {
         const struct name_op *op = &s->ops[k];
-        const struct dir_state *d = &s->dirs[op->r->id];
-        if (op->r->seq < d->durable)
+        const struct dir_state *d = &s->dirs[op->r.id];
+        if (op->r.seq < d->durable)
             continue; /* its directory's sync made it durable */
         char path[4400], other[4400];
         struct stat sb;
         int rc = 0;
-        switch (op->r->type) {
+        switch (op->r.type) {
         case CUT_CREATE:
         case CUT_MKDIR:
             dir_path(dir, d, op->p, op->plen, path, sizeof path);
@@ -321,7 +321,7 @@ static int undo_names(const char *dir, const char *jdir, struct cut_state *s, st
             break;
         case CUT_UNLINK:
             dir_path(dir, d, op->p, op->plen, path, sizeof path);
-            snprintf(other, sizeof other, "%s/f%u", jdir, op->r->id2);
+            snprintf(other, sizeof other, "%s/f%u", jdir, op->r.id2);
             if (lstat(path, &sb) != 0)
                 rc = link(other, path) ? -errno : 0;
             break;
@@ -329,7 +329,7 @@ static int undo_names(const char *dir, const char *jdir, struct cut_state *s, st
             size_t ol = strnlen(op->p, op->plen);
             if (ol >= op->plen)
                 return -EINVAL;
-            uint64_t moved = op->r->a, replaced = op->r->b;
+            uint64_t moved = op->r.a, replaced = op->r.b;
             if (moved >= s->nfiles || !s->files[moved].known)
                 return -EINVAL;
             dir_path(dir, d, op->p + ol + 1, op->plen - ol - 1, path, sizeof path); /* the new name */

@@ -94,8 +94,10 @@ static void expect_absent(const char *name)
 
 static void fresh(void)
 {
-    if (root)
+    if (root) {
         tu_rmdir(root);
+        free(root);
+    }
     root = tu_mkdtemp("cut");
     snprintf(db, sizeof db, "%s/db", root);
     snprintf(jdir, sizeof jdir, "%s/journal", root);
@@ -443,7 +445,9 @@ int main(void)
     tcase_add_test(tc, test_refused);
     suite_add_tcase(s, tc);
     int rc = tu_run_suite(s);
-    if (root)
+    if (root) {
         tu_rmdir(root);
+        free(root);
+    }
     return rc;
 }
