@@ -363,7 +363,8 @@ static char *crash_command(const struct rp_crash *c, long long replay)
         {"prealloc", "--prealloc"}, {"elr", "--elr"}, {"model", "--model"}, {"clients", "--clients"},
         {"txns_per_client", "--txns"},
     };
-    int kill = strcmp(rp_str(c->row, "mode", ""), "kill") == 0;
+    const char *mode = rp_str(c->row, "mode", "sim");
+    int kill = strcmp(mode, "sim") != 0; /* kill and cut rows: their model is their mode's */
     char *buf = NULL, val[200];
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -375,7 +376,7 @@ static char *crash_command(const struct rp_crash *c, long long replay)
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         json_t *v = rp_get(c->row, fields[i][0]);
         if (!v || json_is_null(v) || (kill && strcmp(fields[i][0], "model") == 0))
-            continue; /* a kill row's model is "kill", which --model does not take */
+            continue; /* a kill or cut row's model is "kill" or "cut", which --model does not take */
         knob_value(0, v, val, sizeof val);
         flag(f, fields[i][1], val);
     }

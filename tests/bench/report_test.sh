@@ -349,4 +349,19 @@ tags = re.findall(r'<text class="end-tag"[^>]*>\[(\d+)\]</text>', svg)
 assert sorted(tags) == sorted(re.match(r"\[(\d+)\]", t).group(1) for t in legend), (tags, legend)
 PY
 
-echo "report: 9 cases passed"
+# 10. a replay command for a crash row runs: a kill or cut row's model is
+#     its mode's, which --model does not take
+python3 - crash.jsonl >cut.jsonl <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("status") == "failed" or r.get("first_failure"):
+        r.update(mode="cut", model="cut", engine="lmdb")
+        print(json.dumps(r))
+        break
+PY
+[ -s cut.jsonl ] || fail "no failed crash row in the fixture"
+"$bin" report cut.jsonl -o cut.html 2>/dev/null || fail "report of a cut row"
+grep -q -- '--mode cut' cut.html && ! grep -q -- '--model cut' cut.html || fail "a cut row's replay command says --model cut"
+
+echo "report: 10 cases passed"
