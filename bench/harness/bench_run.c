@@ -325,7 +325,7 @@ static int run_check_engine(struct run *rn)
 {
     if (!rn->drv || !rn->drv->built)
         return run_fail(rn, RUN_NA, "engine %s is not built into this binary", rn->cfg->engine);
-    rn->drv->describe(rn->cfg, rn->r->settings, sizeof rn->r->settings);
+    rn->drv->describe(rn->drv, rn->cfg, rn->r->settings, sizeof rn->r->settings);
     if (bench_engine_check(rn->drv, rn->cfg, rn->r->reason, sizeof rn->r->reason)) {
         rn->r->status = RUN_NA;
         return -1;
