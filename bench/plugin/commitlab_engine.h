@@ -96,6 +96,11 @@ struct cl_engine_accept {
     uint32_t reserved;
 };
 
+/* Rows with every member written out (for -Wmissing-field-initializers). */
+#define CL_ENGINE_MAPS(knob, value, maps, survives) {(knob), (value), (maps), NULL, (survives), 0}
+#define CL_ENGINE_NOT(knob, value, why) {(knob), (value), NULL, (why), 0, 0}
+#define CL_ENGINE_END {NULL, NULL, NULL, NULL, 0, 0}
+
 #define CL_ENGINE_SURVIVES_KILL 1u  /* the process killed (SIGKILL): the page cache survives */
 #define CL_ENGINE_SURVIVES_POWER 2u /* the machine's power cut: only synced bytes survive */
 

@@ -285,6 +285,10 @@ static void pl_describe(const struct bench_driver *d, const struct bench_config 
     for (char *q = buf; *q; q++)
         if (*q == '\n' || *q == '\r')
             *q = ' ';
+    if (!buf[0] && d->plugin_path) { /* a plugin that describes nothing: which file ran */
+        const char *base = strrchr(d->plugin_path, '/');
+        snprintf(buf, len, "plugin %s", base ? base + 1 : d->plugin_path);
+    }
 }
 
 static const char *pl_version(const struct bench_driver *d)
