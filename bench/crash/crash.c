@@ -12,6 +12,11 @@
  * --jobs N runs a combination's crashes in N worker processes, each in
  * its own directory; a crash's outcome depends only on its seed, so the
  * totals are those of a serial run (up to thread timing).
+ *
+ * --engine plugin:... (with --plugin-dir) runs a plugin under --mode
+ * kill, held to what its --sync row claims an acknowledged commit
+ * survives (bench_engine_survives): a claim of surviving a kill must lose
+ * nothing; without it, losses are counted and allowed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,7 +53,7 @@ struct crash_opts {
     uint64_t iterations, seed, replay;
     int have_replay, lying, quiet, model_given, iterations_given;
     unsigned txns, jobs;
-    const char *dir, *out;
+    const char *dir, *out, *plugin_dir;
 };
 
 /* A comma list of flag's values, each checked by ok -- or, with ok NULL,
@@ -101,6 +106,8 @@ static int ok_any(const char *s) { return s != NULL; }
 static int ok_clients(const char *s) { return ok_uint(s) && strtoul(s, NULL, 10) >= 1; }
 static int ok_engine(const char *s)
 {
+    if (bench_engine_is_plugin(s)) /* loaded once the command line is read (load_plugins) */
+        return s[7] != 0;
     const struct bench_driver *d = bench_driver_find(s);
     if (d && d->keeps_no_data)
         ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash", s);
@@ -122,11 +129,16 @@ struct totals {
 
 static int durable(const struct crash_config *c) { return cl_sync_policy_is_durable(c->sync) == 1; }
 
-/* What counts as a failure: an acknowledged commit lost where the policy
- * promises it is not -- a durable policy, or any policy when only the
- * process died, since the page cache survives that -- and anything
- * partly visible, foreign or unrecoverable. */
-static int may_lose(const struct crash_config *c) { return c->mode == CRASH_SIM && !durable(c); }
+/* What counts as a failure: an acknowledged commit lost where the engine
+ * promises it is not -- for commitlab a durable policy, or any policy
+ * when only the process died, since the page cache survives that; for
+ * the others what their --sync row claims (bench_engine_survives) -- and
+ * anything partly visible, foreign or unrecoverable. */
+static int may_lose(const struct crash_config *c)
+{
+    unsigned s = bench_engine_survives(c->drv, c->names[0]);
+    return !(s & (c->mode == CRASH_SIM ? CL_ENGINE_SURVIVES_POWER : CL_ENGINE_SURVIVES_KILL));
+}
 
 static int outcome_bad(const struct crash_config *c, const struct crash_outcome *o)
 {
@@ -168,8 +180,9 @@ static const char *cl_only(const struct crash_config *c, const char *v)
 
 static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
 {
-    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine %s --sync %s", seed,
-            mode_name(c->mode), c->names[8], c->names[0]);
+    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine %s%s --sync %s", seed,
+            mode_name(c->mode), c->drv->plugin_path ? "plugin:" : "",
+            c->drv->plugin_path ? c->drv->plugin_path : c->names[8], c->names[0]);
     if (c->drv == &bench_driver_commitlab)
         fprintf(f, " --sync-method %s --segments %s --segment-init %s --prealloc %s --elr %s", c->names[1],
                 c->names[2], c->names[3], c->names[4], c->names[5]);
@@ -196,6 +209,8 @@ static void row(const struct crash_config *c, const struct totals *t)
         return;
     }
     const char *verdict = bad(c, t) ? "FAILED" : t->lost ? "ok (may lose: not durable)" : "ok";
+    if (!bad(c, t) && t->lost && c->drv->plugin) /* what the engine claims, not the policy's name */
+        verdict = "ok (may lose: no survival claimed)";
     printf("%7" PRIu64 " %7" PRIu64 " %9" PRIu64 " %6" PRIu64 " %9" PRIu64 " %6u %6u %6u %8.1f %8.1f  %s\n",
            t->crashes, t->mid_run, t->lost, t->lost_max, t->survived, t->atomicity, t->garbage, t->recovery_failed,
            t->crashes ? t->rec_sum / (double)t->crashes : 0, t->rec_max, verdict);
@@ -215,6 +230,11 @@ static json_t *row_json(const struct crash_config *c, const struct totals *t)
     json_object_set_new(j, "engine", json_string(c->names[8]));
     json_object_set_new(j, "sync", json_string(c->names[0]));
     json_object_set_new(j, "sync_durable", json_boolean(durable(c)));
+    /* what the engine claims an acknowledged commit survives, the verdict's measure */
+    unsigned sv = bench_engine_survives(c->drv, c->names[0]);
+    json_object_set_new(j, "survives_claimed", json_pack("{s:b, s:b}", "kill", (sv & CL_ENGINE_SURVIVES_KILL) != 0,
+                                                         "power", (sv & CL_ENGINE_SURVIVES_POWER) != 0));
+    json_object_set_new(j, "plugin", c->drv->plugin_path ? json_string(c->drv->plugin_path) : json_null());
     json_object_set_new(j, "sync_method", opt_string(c, c->names[1]));
     json_object_set_new(j, "segments", opt_string(c, c->names[2]));
     json_object_set_new(j, "segment_init", opt_string(c, c->names[3]));
@@ -257,7 +277,10 @@ static void usage(FILE *f)
             "                       on the real file system and is SIGKILLed (the page cache\n"
             "                       survives), for every engine\n"
             "  --engine LIST        commitlab (default); with --mode kill also lmdb, rocksdb,\n"
-            "                       sqlite (their --sync: commit = durable, none = not)\n"
+            "                       sqlite (their --sync: commit = durable, none = not), and\n"
+            "                       plugins: plugin:PATH.so, or plugin:NAME with --plugin-dir\n"
+            "                       (held to what each claims its commits survive)\n"
+            "  --plugin-dir DIR     where plugin:NAME is found: DIR/NAME.so, else DIR/libNAME.so\n"
             "  --sync LIST          sync policies (default %s)\n"
             "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
             "  --segments LIST      fresh (default), recycle\n"
@@ -292,6 +315,28 @@ static void free_opts(struct crash_opts *o)
                          &o->elr,  &o->model,  &o->clients,  &o->engine, &o->workload};
     for (size_t i = 0; i < sizeof ls / sizeof *ls; i++)
         list_free(ls[i]);
+}
+
+/* Each --engine plugin:... loaded (its table checked; a bad one is one
+ * line and exit 2) and named by its engine name from here on. */
+static void load_plugins(struct crash_opts *co)
+{
+    for (size_t i = 0; i < co->engine.n; i++) {
+        char err[BENCH_ERRLEN + 800];
+        if (!bench_engine_is_plugin(co->engine.v[i]))
+            continue;
+        const struct bench_driver *d = bench_plugin_load(co->engine.v[i], co->plugin_dir, err, sizeof err);
+        if (!d)
+            ut_usage_error("crash", "%s", err);
+        if (d->keeps_no_data)
+            ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash",
+                           co->engine.v[i]);
+        char *name = strdup(d->name);
+        if (!name)
+            ut_usage_error("crash", "out of memory");
+        free(co->engine.v[i]);
+        co->engine.v[i] = name;
+    }
 }
 
 static void parse(struct crash_opts *co, int argc, char **argv)
@@ -357,6 +402,9 @@ static void parse(struct crash_opts *co, int argc, char **argv)
         } else if (!strcmp(a, "--out") && v) {
             co->out = v;
             i++;
+        } else if (!strcmp(a, "--plugin-dir") && v) {
+            co->plugin_dir = v;
+            i++;
         } else if (!strcmp(a, "--mode") && v) {
             if (!strcmp(v, "sim"))
                 co->mode = CRASH_SIM;
@@ -378,6 +426,7 @@ static void parse(struct crash_opts *co, int argc, char **argv)
                             co->engine.n > 1 || co->workload.n > 1))
         ut_usage_error("crash", "--replay: give one value for each of --engine, --sync, --sync-method, --segments, "
                                  "--segment-init, --prealloc, --elr, --model, --clients, --workload");
+    load_plugins(co);
     if (co->mode == CRASH_SIM)
         for (size_t i = 0; i < co->engine.n; i++)
             if (strcmp(co->engine.v[i], "commitlab"))
