@@ -11,9 +11,11 @@
  *   5 SIGSEGV at the 50th commit   6 SIGSEGV in the entry point
  *   7 no read-modify-write transactions (tpcb is n/a)
  *   8 a row for a knob commitlab does not have
- *   9 the example store (examples/applog.c), dying of SIGSEGV at its
- *     process's 20th commit: a store that keeps its commits, so that a
- *     crash campaign can show the crash is not taken for lost commits
+ *   9 the example store (examples/applog.c), a store that keeps its
+ *     commits, dying of SIGSEGV at the 20th commit of every process but
+ *     the first to open a store in its parent directory -- in a crash
+ *     campaign, every crash but the calibration run's -- so that the
+ *     campaign can show the crash is not taken for lost commits
  */
 #include <commitlab_engine.h>
 #include <signal.h>
@@ -24,12 +26,26 @@
 #undef commitlab_engine_plugin
 
 static struct cl_engine_plugin wrapped;
+static int (*applog_open)(struct cl_engine_db *);
 static int (*applog_commit)(struct cl_engine_conn *);
-static int segv_at;
+static int segv_at, armed;
+
+/* The first open in the parent directory leaves a mark; later ones arm. */
+static int segv_open(struct cl_engine_db *db)
+{
+    char mark[4200];
+    snprintf(mark, sizeof mark, "%s/../applog_segv.mark", db->path);
+    int fd = open(mark, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd >= 0)
+        close(fd);
+    else
+        armed = 1;
+    return applog_open(db);
+}
 
 static int segv_commit(struct cl_engine_conn *c)
 {
-    if (__atomic_add_fetch(&segv_at, 1, __ATOMIC_RELAXED) == 20)
+    if (armed && __atomic_add_fetch(&segv_at, 1, __ATOMIC_RELAXED) == 20)
         raise(SIGSEGV);
     return applog_commit(c);
 }
@@ -37,7 +53,9 @@ static int segv_commit(struct cl_engine_conn *c)
 const struct cl_engine_plugin *commitlab_engine_plugin(void)
 {
     wrapped = *applog_table();
+    applog_open = wrapped.open;
     applog_commit = wrapped.commit;
+    wrapped.open = segv_open;
     wrapped.commit = segv_commit;
     wrapped.name = "applog_segv";
     return &wrapped;
