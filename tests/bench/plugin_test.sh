@@ -43,6 +43,8 @@ run bench 0 bench --engine plugin:"$pd"/libapplog.so,lmdb --workload kv,tpcb --c
 grep '"engine":"applog"' b.jsonl | grep -v -q '"status":"ok"' && fail "bench: an applog run not ok: $(grep -v '"status":"ok"' b.jsonl | head -c 600)"
 grep '"engine":"applog"' b.jsonl | grep -q '"verified":true' || fail "bench: applog not verified"
 grep -q '^applog .*read back' bench.out || fail "bench: no applog row in the table: $(cat bench.out)"
+grep '"engine":"applog"' b.jsonl | head -1 | grep -q '"engine_plugin":"/[^"]*/libapplog.so"' || fail "bench: the plugin's file is not in the JSON"
+grep '"engine":"lmdb"' b.jsonl | head -1 | grep -q '"engine_plugin":null' || fail "bench: lmdb's engine_plugin is not null"
 # the counters it reports, and the ones it cannot (null)
 grep '"engine":"applog".*"sync":"commit"' b.jsonl | head -1 | grep -q '"syncs":[1-9]' || fail "bench: applog syncs not counted"
 grep '"engine":"applog"' b.jsonl | head -1 | grep -q '"checkpoints":null' || fail "bench: applog checkpoints not null"
