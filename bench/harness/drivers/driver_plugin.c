@@ -26,7 +26,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +70,14 @@ struct plug_db {
     struct plug_cfg cfg;
 };
 
+/* Line breaks in s as spaces: every message is one line. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\n' || *s == '\r')
+            *s = ' ';
+}
+
 /* A plugin's message into dst: one line, never empty. */
 static void copy_err(char *dst, const char *src, const char *what)
 {
@@ -79,11 +86,9 @@ static void copy_err(char *dst, const char *src, const char *what)
         snprintf(dst, BENCH_ERRLEN, "%s failed without a message", what);
         return;
     }
-    memcpy(dst, src, n);
+    memmove(dst, src, n);
     dst[n] = 0;
-    for (char *p = dst; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
+    one_line(dst);
 }
 
 /* A plugin's code as the harness's; an unknown one is an error. */
@@ -264,8 +269,9 @@ static int pl_check(const struct bench_driver *d, const struct bench_config *cfg
     free(pc);
     if (rc == 0)
         return 0;
-    copy_err(w, w, "its check");
-    snprintf(why, len, "%s", w);
+    w[sizeof w - 1] = 0;
+    one_line(w);
+    snprintf(why, len, "%s", w[0] ? w : "its check refused this configuration without a reason");
     return BENCH_NA;
 }
 
@@ -282,9 +288,7 @@ static void pl_describe(const struct bench_driver *d, const struct bench_config 
             free(pc);
         }
     }
-    for (char *q = buf; *q; q++)
-        if (*q == '\n' || *q == '\r')
-            *q = ' ';
+    one_line(buf);
     if (!buf[0] && d->plugin_path) { /* a plugin that describes nothing: which file ran */
         const char *base = strrchr(d->plugin_path, '/');
         snprintf(buf, len, "plugin %s", base ? base + 1 : d->plugin_path);
