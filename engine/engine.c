@@ -594,6 +594,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         .interval_ms = db->opt.interval_ms, .commit_delay_us = db->opt.commit_delay_us,
         .commit_siblings = db->opt.commit_siblings, .uring_depth = db->opt.uring_depth,
         .max_batch = db->opt.max_batch, .flusher_spin_us = db->opt.flusher_spin_us,
+        .cold_recycle = db->opt.cold_recycle,
     };
     rc = wal_open(&wc, new_segno, &db->wal);
     if (rc)

@@ -143,6 +143,7 @@ struct wal_config {
     uint32_t uring_depth;            /* uring: chains in flight */
     uint64_t max_batch;              /* group: bytes one write may take; 0 = the whole buffer */
     uint32_t flusher_spin_us;        /* flusher: spin before sleeping */
+    int cold_recycle;                /* recycle: drop a retired segment's cached pages before reuse */
 };
 
 /* One operation of a transaction, as the engine hands it to the log. */

@@ -730,6 +730,7 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     w->seg_size = cfg->segment_size;
     w->method = cfg->method;
     w->seg_init = cfg->segment_init;
+    w->cold_recycle = cfg->cold_recycle;
     w->policy = pol;
     w->interval_ms = cfg->interval_ms ? cfg->interval_ms : 200;
     w->commit_delay_us = cfg->commit_delay_us;

@@ -238,6 +238,7 @@ static json_t *metrics_json(const struct bench_result *r)
     json_object_set_new(m, "io_write_bytes_per_commit", ok ? jreal(per(r->io_write_bytes, n)) : json_null());
     json_object_set_new(m, "io_wchar_per_commit", ok ? jreal(per(r->io_wchar, n)) : json_null());
     json_object_set_new(m, "device_bytes_per_commit", ok ? jreal(per(r->dev_write_bytes, n)) : json_null());
+    json_object_set_new(m, "device_read_bytes_per_commit", ok ? jreal(per(r->dev_read_bytes, n)) : json_null());
     json_object_set_new(m, "cpu_us_per_txn", ok && n ? json_real(r->cpu_us / (double)n) : json_null());
     json_object_set_new(m, "checkpoints", ok ? jint(r->checkpoints) : json_null());
     json_object_set_new(m, "checkpoint_pause_us", ok ? jint(r->checkpoint_pause_us) : json_null());

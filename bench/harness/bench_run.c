@@ -16,7 +16,15 @@
  *     omission, as pgbench -R measures);
  *   - counters (engine, /proc/self/io, /sys/block/DEV/stat, getrusage)
  *     are sampled at the phase's two ends and reported as differences, so
- *     the preload, warm-up and close are not in them.
+ *     the preload, warm-up and close are not in them;
+ *   - both ends are quiet: before the first sample every client finishes
+ *     its warm-up transaction and waits (PH_QUIESCE), and the phase's
+ *     transactions are those that begin inside it, each counted when it
+ *     completes, with the last sample taken once they all have (the end is
+ *     the last completion).  So the engine's counters cover exactly the
+ *     measured transactions, and per-commit figures (syncs, log bytes per
+ *     commit) are exact rather than off by the commits in flight at the
+ *     edges.
  *
  * A plugin loaded from a shared library (drivers/driver.h, isolate) runs
  * all of this in a child process that sends its result back on a pipe:
@@ -45,7 +53,7 @@
 #include "ut_file.h"
 #include "ut_scratch.h"
 
-enum { PH_WARMUP = 0, PH_MEASURE = 1, PH_STOP = 2 };
+enum { PH_WARMUP = 0, PH_MEASURE = 1, PH_STOP = 2, PH_QUIESCE = 3 };
 
 static volatile sig_atomic_t interrupted;
 
@@ -57,6 +65,7 @@ struct run_shared {
     const struct bench_workload *wl;
     struct bench_db *db;
     int phase;                    /* atomic */
+    unsigned resting;             /* atomic: clients waiting at PH_QUIESCE, or gone */
     uint64_t claimed;             /* atomic, --txns mode */
     uint64_t t0_ns;               /* start of the measured phase */
     struct hist **timeline;       /* one per second, allocated on first use */
@@ -151,6 +160,16 @@ static void *client_main(void *arg)
         int claimed = 0;
         if (ph == PH_STOP)
             break;
+        if (ph == PH_QUIESCE) { /* between the warm-up and the phase: at rest, no transaction open */
+            __atomic_add_fetch(&sh->resting, 1, __ATOMIC_ACQ_REL);
+            while (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_QUIESCE) {
+                struct timespec ts = {0, 50 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            __atomic_sub_fetch(&sh->resting, 1, __ATOMIC_ACQ_REL);
+            next = 0; /* an open loop's arrivals start again with the phase */
+            continue;
+        }
         if (ph == PH_MEASURE && cfg->txns) {
             if (__atomic_fetch_add(&sh->claimed, 1, __ATOMIC_RELAXED) >= cfg->txns)
                 break;
@@ -176,7 +195,7 @@ static void *client_main(void *arg)
             break;
         }
         c->committed++;
-        if (cfg->txns ? claimed : __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_MEASURE) {
+        if (cfg->txns ? claimed : ph == PH_MEASURE) { /* begun inside the phase */
             hist_record(&c->lat, e - t);
             if (c->phase && ops) /* a transaction that wrote: its commit was timed */
                 for (int p = 0; p < BENCH_PHASES; p++)
@@ -187,12 +206,13 @@ static void *client_main(void *arg)
             timeline_record(sh, e, e - t);
         }
     }
+    __atomic_add_fetch(&sh->resting, 1, __ATOMIC_ACQ_REL); /* gone: never in the way of a quiet point */
     return NULL;
 }
 
 struct snapshot {
     struct bench_engine_stats es;
-    int64_t io_write, io_wchar, dev;
+    int64_t io_write, io_wchar, dev, dev_read;
     double cpu_s;
 };
 
@@ -202,6 +222,7 @@ static void take_snapshot(struct bench_db *db, const char *device, struct snapsh
     db->drv->stats(db, &s->es);
     bench_proc_io(&s->io_write, &s->io_wchar);
     s->dev = bench_device_written(device);
+    s->dev_read = bench_device_read(device);
     getrusage(RUSAGE_SELF, &ru);
     s->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                (double)ru.ru_stime.tv_usec / 1e6;
@@ -303,7 +324,7 @@ static void result_init(struct bench_result *r)
     memset(r, 0, sizeof *r);
     hist_init(&r->lat);
     r->syncs = r->wal_bytes = r->data_bytes = r->checkpoints = r->checkpoint_pause_us = -1;
-    r->engine_commits = r->io_write_bytes = r->io_wchar = r->dev_write_bytes = -1;
+    r->engine_commits = r->io_write_bytes = r->io_wchar = r->dev_write_bytes = r->dev_read_bytes = -1;
     r->segment_switches = r->segments_created = r->segments_recycled = r->segments_removed = -1;
     r->segments_reused = -1;
     r->segment_waits = r->segment_wait_us = r->max_switch_commit_us = r->prealloc_error = -1;
@@ -483,13 +504,43 @@ static void measure_txns(struct run *rn)
     take_snapshot(&rn->db, rn->r->env.device, &rn->s1);
 }
 
-/* --duration: the phase ends when the time is up. */
+/* --duration: no transaction begins once the time is up; the phase ends
+ * with the last of its transactions to complete. */
 static void measure_duration(struct run *rn)
 {
     wait_phase(&rn->sh, rn->cfg->duration, rn->tick, rn->arg);
-    rn->t1_ns = ut_now_ns();
     __atomic_store_n(&rn->sh.phase, PH_STOP, __ATOMIC_RELEASE);
+    join_clients(rn);
+    rn->t1_ns = rn->sh.t0_ns;
+    for (unsigned i = 0; i < rn->cfg->clients; i++)
+        if (rn->cl[i].last_end_ns > rn->t1_ns)
+            rn->t1_ns = rn->cl[i].last_end_ns;
     take_snapshot(&rn->db, rn->r->env.device, &rn->s1);
+}
+
+/* After the warm-up: every client finishes the transaction it is in and
+ * rests, so the first sample sees no commit in flight.  0, or -1 when a
+ * client never came to rest (a stop, or an engine that hangs). */
+static int quiesce(struct run *rn)
+{
+    struct run_shared *sh = &rn->sh;
+    __atomic_store_n(&sh->phase, PH_QUIESCE, __ATOMIC_RELEASE);
+    double give_up = ut_now() + 60;
+    while (__atomic_load_n(&sh->resting, __ATOMIC_ACQUIRE) < rn->started) {
+        if (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
+            return -1; /* a client failed (set_failed stops the run) */
+        if (interrupted) {
+            set_failed(sh, "interrupted");
+            return -1;
+        }
+        if (ut_now() > give_up) {
+            set_failed(sh, "the clients did not come to rest within 60 s after the warm-up");
+            return -1;
+        }
+        struct timespec ts = {0, 100 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
 }
 
 /* Starts the client threads, lets them warm up, then measures, sampling
@@ -511,6 +562,10 @@ static int run_measure(struct run *rn)
             break;
         }
     wait_phase(sh, cfg->warmup, rn->tick, rn->arg);
+    if (quiesce(rn)) {
+        stop_clients(rn);
+        return run_fail(rn, RUN_ERROR, "%s", sh->failed ? sh->err : "stopped");
+    }
 
     if (rn->drv->reset_max)
         rn->drv->reset_max(&rn->db);
@@ -557,6 +612,7 @@ static void counter_deltas(struct bench_result *r, const struct snapshot *s0, co
     r->io_write_bytes = delta(s0->io_write, s1->io_write);
     r->io_wchar = delta(s0->io_wchar, s1->io_wchar);
     r->dev_write_bytes = delta(s0->dev, s1->dev);
+    r->dev_read_bytes = delta(s0->dev_read, s1->dev_read);
     r->cpu_us = (s1->cpu_s - s0->cpu_s) * 1e6;
 }
 

@@ -194,6 +194,14 @@ static const char *knob_name(const struct bench_knob_def *d)
 
 void rp_knob_label(const char *key, json_t *v, char *buf, size_t len)
 {
+    if (strcmp(key, "sync_latency_us") == 0 && json_is_integer(v)) { /* what it is, not the flag */
+        long long us = (long long)json_integer_value(v);
+        if (us % 1000 == 0)
+            snprintf(buf, len, "emulated %lld ms", us / 1000);
+        else
+            snprintf(buf, len, "emulated %lld us", us);
+        return;
+    }
     const struct bench_knob_def *d = bench_knob(bench_knob_by_key(key));
     char val[160];
     knob_value(d && d->type == KT_SIZE, v, val, sizeof val);

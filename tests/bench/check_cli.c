@@ -47,6 +47,13 @@ static const struct {
     {{"--segment-size", "12q"}, "--segment-size"},
     {{"--cache", "17179869185G"}, "--cache"},    /* 2^64 + 1 GiB: refused, not wrapped to 1 GiB */
     {{"--segment-size", "18446744073709551616"}, "--segment-size"},
+    /* beyond the library's own ranges (engine/options.c), which the flags take */
+    {{"--interval", "60001"}, "[1, 60000]"},
+    {{"--max-batch", "2M"}, "[0, 1048576]"},
+    {{"--cache", "32k"}, "--cache"},
+    {{"--segment-size", "2G"}, "--segment-size"},
+    {{"--commit-delay", "100001"}, "--commit-delay"},
+    {{"--uring-depth", "0"}, "--uring-depth"},
     {{"--elr", "maybe"}, "--elr"},
     {{"--lmdb-flags", "nosync"}, "--lmdb-flags"},
     {{"--sqlite-sync", "extra"}, "--sqlite-sync"},

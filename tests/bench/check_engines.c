@@ -49,6 +49,10 @@ static size_t other_values(enum bench_knob k, char vals[][64], size_t max)
     const struct bench_knob_def *d = bench_knob(k);
     size_t n = 0;
     const char *words = d->type == KT_POLICY ? bench_sync_choices() : d->choices;
+    if (d->type == KT_TRUE || d->type == KT_FALSE) { /* a flag: given, it says the other of its default */
+        snprintf(vals[n++], 64, "%s", d->type == KT_TRUE ? "on" : "off");
+        return n;
+    }
     if (words) {
         for (const char *p = words; *p && n < max;) {
             size_t len = strcspn(p, ",");
@@ -124,7 +128,9 @@ START_TEST(test_accepted_or_na)
                     bench_knob_set(&c, K_SYNC, policies[p], 1);
                     snprintf(what, sizeof what, "--sync %s", policies[p]);
                     if (k >= 0) {
-                        ck_assert_msg(bench_knob_check((enum bench_knob)k, vals[i]) == 0, "%s %s",
+                        int flag = bench_knob((enum bench_knob)k)->type == KT_TRUE ||
+                                   bench_knob((enum bench_knob)k)->type == KT_FALSE;
+                        ck_assert_msg(flag || bench_knob_check((enum bench_knob)k, vals[i]) == 0, "%s %s",
                                       bench_knob_flag((enum bench_knob)k), vals[i]);
                         bench_knob_set(&c, (enum bench_knob)k, vals[i], 1);
                         snprintf(what, sizeof what, "--sync %s %s %s", policies[p], bench_knob_flag((enum bench_knob)k),

@@ -36,6 +36,7 @@ int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o
                                                                     : CL_SEGINIT_ZERO;
     o->recycle_max = cfg->recycle_max;
     o->prealloc = cfg->prealloc;
+    o->cold_recycle = cfg->cold_recycle;
     o->checkpoint_bytes = cfg->checkpoint_bytes;
     if (cfg->given[K_SEGMENT_SIZE])
         o->segment_size = cfg->segment_size;
@@ -62,6 +63,7 @@ static const struct bench_accept cl_accepts[] = {
     {K_SEGMENT_SIZE, NULL, "cl_options.segment_size", NULL},
     {K_PREALLOC, NULL, "cl_options.prealloc", NULL},
     {K_RECYCLE_MAX, NULL, "cl_options.recycle_max", NULL},
+    {K_COLD_RECYCLE, NULL, "cl_options.cold_recycle", NULL},
     {K_CHECKPOINT, NULL, "cl_options.checkpoint_bytes", NULL},
     {K_COMMIT_DELAY, NULL, "cl_options.commit_delay_us", NULL},
     {K_COMMIT_SIBLINGS, NULL, "cl_options.commit_siblings", NULL},
@@ -81,7 +83,7 @@ static void cl_describe(const struct bench_driver *d, const struct bench_config 
     int n = snprintf(buf, len, "sync=%s method=%s elr=%s segments=%s", cfg->sync, cfg->sync_method,
                      cfg->elr ? "on" : "off", cfg->segments);
     if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
-        n += snprintf(buf + n, len - (size_t)n, "(max %u)", cfg->recycle_max);
+        n += snprintf(buf + n, len - (size_t)n, "(max %u%s)", cfg->recycle_max, cfg->cold_recycle ? ", cold" : "");
     if (n > 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " init=%s", cfg->segment_init);
     if (n > 0 && (size_t)n < len && cfg->prealloc)
