@@ -13,6 +13,11 @@
  * --jobs N runs a combination's crashes in N worker processes, each in
  * its own directory; a crash's outcome depends only on its seed, so the
  * totals are those of a serial run (up to thread timing).
+ *
+ * --engine plugin:... (with --plugin-dir) runs a plugin under --mode
+ * kill, held to what its --sync row claims an acknowledged commit
+ * survives (bench_engine_survives): a claim of surviving a kill must lose
+ * nothing; without it, losses are counted and allowed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -50,7 +55,7 @@ struct crash_opts {
     uint64_t iterations, seed, replay;
     int have_replay, lying, quiet, model_given, iterations_given;
     unsigned txns, jobs;
-    const char *dir, *out;
+    const char *dir, *out, *plugin_dir;
     const char *lmdb_flags, *sqlite_sync; /* one value each, for their engines' rows */
     uint64_t cut_max;
     int cut_max_given;
@@ -106,6 +111,8 @@ static int ok_any(const char *s) { return s != NULL; }
 static int ok_clients(const char *s) { return ok_uint(s) && strtoul(s, NULL, 10) >= 1; }
 static int ok_engine(const char *s)
 {
+    if (bench_engine_is_plugin(s)) /* loaded once the command line is read (load_plugins) */
+        return s[7] != 0;
     const struct bench_driver *d = bench_driver_find(s);
     if (d && d->keeps_no_data)
         ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash", s);
@@ -127,11 +134,19 @@ struct totals {
 
 static int durable(const struct crash_config *c) { return cl_sync_policy_is_durable(c->sync) == 1; }
 
-/* What counts as a failure: an acknowledged commit lost where the policy
- * promises it is not -- a durable policy, or any policy when only the
- * process died, since the page cache survives that -- and anything
- * partly visible, foreign or unrecoverable. */
-static int may_lose(const struct crash_config *c) { return c->mode != CRASH_KILL && !durable(c); }
+/* What counts as a failure: an acknowledged commit lost where the engine
+ * promises it is not -- what its --sync row claims its commits survive
+ * (bench_engine_survives; for commitlab a durable policy survives a power
+ * failure, and every policy a process crash, since the page cache
+ * survives that): a kill is held to the claim of surviving a process
+ * crash, a simulated power failure and a cut to the claim of surviving a
+ * power failure -- and anything partly visible, foreign or
+ * unrecoverable. */
+static int may_lose(const struct crash_config *c)
+{
+    unsigned s = bench_engine_survives(c->drv, c->names[0]);
+    return !(s & (c->mode == CRASH_KILL ? CL_ENGINE_SURVIVES_KILL : CL_ENGINE_SURVIVES_POWER));
+}
 
 static int outcome_bad(const struct crash_config *c, const struct crash_outcome *o)
 {
@@ -176,16 +191,17 @@ static const char *cl_only(const struct crash_config *c, const char *v)
 
 static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
 {
-    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine %s --sync %s", seed,
-            mode_name(c->mode), c->names[8], c->names[0]);
+    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine %s%s --sync %s", seed,
+            mode_name(c->mode), c->drv->plugin_path ? "plugin:" : "",
+            c->drv->plugin_path ? c->drv->plugin_path : c->names[8], c->names[0]);
     if (c->drv == &bench_driver_commitlab)
         fprintf(f, " --sync-method %s --segments %s --segment-init %s --prealloc %s --elr %s", c->names[1],
                 c->names[2], c->names[3], c->names[4], c->names[5]);
     if (c->mode == CRASH_SIM)
         fprintf(f, " --model %s", c->names[6]);
-    if (c->lmdb_flags && c->drv == &bench_driver_lmdb)
+    if (c->lmdb_flags && !strcmp(c->drv->name, "lmdb"))
         fprintf(f, " --lmdb-flags %s", c->lmdb_flags);
-    if (c->sqlite_sync && c->drv == &bench_driver_sqlite)
+    if (c->sqlite_sync && !strcmp(c->drv->name, "sqlite"))
         fprintf(f, " --sqlite-sync %s", c->sqlite_sync);
     if (c->mode == CRASH_CUT && c->cut_max != CUT_MAX_DEFAULT) {
         char size[32];
@@ -198,14 +214,14 @@ static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
 
 static void row_header(void)
 {
-    printf("%-9s %-8s %-9s %-8s %-9s %4s %4s %-7s %3s %-4s %7s %7s %9s %6s %9s %6s %6s %6s %8s %8s  %s\n",
+    printf("%-12s %-8s %-9s %-8s %-9s %4s %4s %-7s %3s %-4s %7s %7s %9s %6s %9s %6s %6s %6s %8s %8s  %s\n",
            "engine", "sync", "method", "segments", "init", "pre", "elr", "model", "cli", "load", "crashes", "mid-run",
            "acks lost", "worst", "unacked+", "atomic", "garbg", "recov", "rec ms", "max ms", "verdict");
 }
 
 static void row(const struct crash_config *c, const struct totals *t)
 {
-    printf("%-9s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u %-4s ", c->names[8], c->names[0], cl_only(c, c->names[1]),
+    printf("%-12s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u %-4s ", c->names[8], c->names[0], cl_only(c, c->names[1]),
            cl_only(c, c->names[2]), cl_only(c, c->names[3]), cl_only(c, c->names[4]), cl_only(c, c->names[5]),
            c->names[6], c->clients, c->names[9]);
     if (t->na) {
@@ -213,6 +229,8 @@ static void row(const struct crash_config *c, const struct totals *t)
         return;
     }
     const char *verdict = bad(c, t) ? "FAILED" : t->lost ? "ok (may lose: not durable)" : "ok";
+    if (!bad(c, t) && t->lost && c->drv->plugin) /* what the engine claims, not the policy's name */
+        verdict = "ok (may lose: no survival claimed)";
     printf("%7" PRIu64 " %7" PRIu64 " %9" PRIu64 " %6" PRIu64 " %9" PRIu64 " %6u %6u %6u %8.1f %8.1f  %s\n",
            t->crashes, t->mid_run, t->lost, t->lost_max, t->survived, t->atomicity, t->garbage, t->recovery_failed,
            t->crashes ? t->rec_sum / (double)t->crashes : 0, t->rec_max, verdict);
@@ -232,6 +250,11 @@ static json_t *row_json(const struct crash_config *c, const struct totals *t)
     json_object_set_new(j, "engine", json_string(c->names[8]));
     json_object_set_new(j, "sync", json_string(c->names[0]));
     json_object_set_new(j, "sync_durable", json_boolean(durable(c)));
+    /* what the engine claims an acknowledged commit survives, the verdict's measure */
+    unsigned sv = bench_engine_survives(c->drv, c->names[0]);
+    json_object_set_new(j, "survives_claimed", json_pack("{s:b, s:b}", "kill", (sv & CL_ENGINE_SURVIVES_KILL) != 0,
+                                                         "power", (sv & CL_ENGINE_SURVIVES_POWER) != 0));
+    json_object_set_new(j, "plugin", c->drv->plugin_path ? json_string(c->drv->plugin_path) : json_null());
     json_object_set_new(j, "sync_method", opt_string(c, c->names[1]));
     json_object_set_new(j, "segments", opt_string(c, c->names[2]));
     json_object_set_new(j, "segment_init", opt_string(c, c->names[3]));
@@ -278,7 +301,10 @@ static void usage(FILE *f)
             "                       file and name rolled back to its last sync (a power failure),\n"
             "                       for every engine\n"
             "  --engine LIST        commitlab (default); with --mode kill or cut also lmdb,\n"
-            "                       rocksdb, sqlite (their --sync: commit = durable, none = not)\n"
+            "                       rocksdb, sqlite (their --sync: commit = durable, none = not),\n"
+            "                       and plugins: plugin:PATH.so, or plugin:NAME with --plugin-dir\n"
+            "                       (held to what each claims its commits survive)\n"
+            "  --plugin-dir DIR     where plugin:NAME is found: DIR/NAME.so, else DIR/libNAME.so\n"
             "  --sync LIST          sync policies (default %s)\n"
             "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
             "  --segments LIST      fresh (default), recycle\n"
@@ -318,6 +344,28 @@ static void free_opts(struct crash_opts *o)
                          &o->elr,  &o->model,  &o->clients,  &o->engine, &o->workload};
     for (size_t i = 0; i < sizeof ls / sizeof *ls; i++)
         list_free(ls[i]);
+}
+
+/* Each --engine plugin:... loaded (its table checked; a bad one is one
+ * line and exit 2) and named by its engine name from here on. */
+static void load_plugins(struct crash_opts *co)
+{
+    for (size_t i = 0; i < co->engine.n; i++) {
+        char err[BENCH_ERRLEN + 800];
+        if (!bench_engine_is_plugin(co->engine.v[i]))
+            continue;
+        const struct bench_driver *d = bench_plugin_load(co->engine.v[i], co->plugin_dir, err, sizeof err);
+        if (!d)
+            ut_usage_error("crash", "%s", err);
+        if (d->keeps_no_data)
+            ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash",
+                           co->engine.v[i]);
+        char *name = strdup(d->name);
+        if (!name)
+            ut_usage_error("crash", "out of memory");
+        free(co->engine.v[i]);
+        co->engine.v[i] = name;
+    }
 }
 
 static void parse(struct crash_opts *co, int argc, char **argv)
@@ -383,6 +431,9 @@ static void parse(struct crash_opts *co, int argc, char **argv)
         } else if (!strcmp(a, "--out") && v) {
             co->out = v;
             i++;
+        } else if (!strcmp(a, "--plugin-dir") && v) {
+            co->plugin_dir = v;
+            i++;
         } else if (!strcmp(a, "--mode") && v) {
             if (!strcmp(v, "sim"))
                 co->mode = CRASH_SIM;
@@ -442,6 +493,7 @@ static void parse(struct crash_opts *co, int argc, char **argv)
                                  "--segment-init, --prealloc, --elr, --model, --clients, --workload");
     if (co->cut_max_given && co->mode != CRASH_CUT)
         ut_usage_error("crash", "--cut-journal-max applies to --mode cut");
+    load_plugins(co);
 }
 
 /* Combination idx of the sweep, or 0 when it repeats another (a knob only

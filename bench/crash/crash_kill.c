@@ -17,7 +17,9 @@
  *
  * Both the workload and the check run in children, so the parent never
  * loads an engine's state: a store that starts background threads (RocksDB)
- * is never forked with them.
+ * is never forked with them.  An engine that crashes by itself (a signal
+ * other than the campaign's SIGKILL, in the committing child or in
+ * recovery) is a failure named with its signal, never counted as a loss.
  *
  * --mode cut (crash_cut_one) adds the power failure: once the engine has
  * opened its database the child arms the undo journal
@@ -175,8 +177,8 @@ static void recover_and_check(const struct crash_config *c, const struct bench_c
     if (pid < 0)
         snprintf(o->why, sizeof o->why, "fork: %s", strerror(errno));
     else if (WIFSIGNALED(st))
-        snprintf(o->why, sizeof o->why, "recovery or the check died of signal %d (%s)", WTERMSIG(st),
-                 strsignal(WTERMSIG(st)));
+        snprintf(o->why, sizeof o->why, "the engine died of signal %d (%s) in recovery or the check after it",
+                 WTERMSIG(st), strsignal(WTERMSIG(st)));
     else
         snprintf(o->why, sizeof o->why, "recovery or the check exited %d without an outcome", WEXITSTATUS(st));
 }
@@ -300,7 +302,7 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
     close(fds[0]);
     int st;
     waitpid(pid, &st, 0);
-    if (!ready) {
+    if (!ready && (o->na || !(WIFSIGNALED(st) || err[0]))) { /* n/a from open, or nothing said */
         snprintf(o->na_why, sizeof o->na_why, "%s: %.160s", cut ? "open, or arming the cut" : "open",
                  err[0] ? err : "the child exited before opening");
         o->na = 1;
@@ -308,11 +310,28 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
             ut_scratch_remove(jdir);
         return 1;
     }
+    if (!ready) { /* open failed, or the engine crashed in it: the engine's failure */
+        o->recovery_failed = 1;
+        if (WIFSIGNALED(st))
+            snprintf(o->why, sizeof o->why, "the engine died of signal %d (%s) opening a fresh store, before any commit",
+                     WTERMSIG(st), strsignal(WTERMSIG(st)));
+        else
+            snprintf(o->why, sizeof o->why, "open of a fresh store failed: %.150s", err);
+        return 0;
+    }
     if (cal)
         *cal = t_end - t_ready;
     /* A kill that landed after the child had exited (or, cut, after it
      * said it was done) is a crash after the last commit, as in sim mode. */
     o->mid_run = killed && !done && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+    if (WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL) { /* its own crash, not the campaign's kill */
+        o->recovery_failed = 1;
+        snprintf(o->why, sizeof o->why, "the engine died of signal %d (%s) while committing, before the kill: a "
+                 "crash of the engine, not counted as lost commits", WTERMSIG(st), strsignal(WTERMSIG(st)));
+        if (cut)
+            ut_scratch_remove(jdir);
+        return 0;
+    }
     if (cut) {
         int failed = cut_after_kill(dir, jdir, uring, o);
         if (!c->keep_crashed) /* a replay keeps the journal beside the directory */

@@ -253,7 +253,7 @@ void bench_knob_accepted(enum bench_knob k, char *buf, size_t len)
     switch (d->type) {
     case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
         words_spaced(choices_of(k), w, sizeof w);
-        n = snprintf(buf, len, "%s", w);
+        n = snprintf(buf, len, "%s%s", w, k == K_ENGINE ? ", plugin:PATH.so, plugin:NAME (with --plugin-dir)" : "");
         break;
     case KT_UINT:
         n = snprintf(buf, len, "an integer in [%llu, %llu]", (unsigned long long)d->min, (unsigned long long)d->max);
@@ -308,6 +308,8 @@ int bench_knob_check(enum bench_knob k, const char *v)
     switch (d->type) {
     case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
         ok = word_index(choices_of(k), v) >= 0;
+        if (k == K_ENGINE && bench_engine_is_plugin(v)) /* loaded once the command line is read */
+            ok = v[7] != 0;
         break;
     case KT_UINT: ok = parse_digits(v, &u) == 0 && u >= d->min && u <= d->max; break;
     case KT_SIZE: ok = ut_parse_size(v, &u) == 0 && u >= d->min && u <= d->max; break;
@@ -528,7 +530,10 @@ static const struct {
     {"--out FILE.jsonl", "append one JSON object per run (docs/bench.md)"},
     {"--format table|csv", "stdout format (default table)"},
     {"--quiet", "no progress line on stderr"},
-    {"--list-engines", "the engines built into this binary, and how each maps the knobs"},
+    {"--list-engines", "the engines built into this binary, and how each maps the knobs; with --engine "
+                       "plugin:... or --plugin-dir, the plugins too"},
+    {"--plugin-dir DIR", "where --engine plugin:NAME finds DIR/NAME.so, else DIR/libNAME.so "
+                         "(docs/plugins.md); --engine plugin:PATH.so names the file itself"},
 };
 
 void bench_cli_usage(FILE *f)
@@ -739,6 +744,10 @@ static int parse_command_option(const char *cmd, int argc, char **argv, int *i, 
             ut_usage_error(cmd, "--format: '%s' is not accepted; expected table or csv", v);
     } else if (strcmp(arg, "--quiet") == 0 && !*inl) {
         c->so.quiet = 1;
+    } else if (strcmp(arg, "--plugin-dir") == 0) {
+        c->plugin_dir = need_arg(cmd, argc, argv, i, arg, inl);
+        if (!*c->plugin_dir)
+            ut_usage_error(cmd, "--plugin-dir: empty value");
     } else if (strcmp(arg, "--list-engines") == 0 && !*inl) {
         c->list_engines = 1;
     } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -761,6 +770,21 @@ void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c
             ut_usage_error(cmd, "unknown option '%s' (see commitlab %s --help)", argv[i], cmd);
     }
     c->dir_given = c->base.given[K_DIR];
+    /* --engine plugin:...: each loaded (and its table checked) before any
+     * run, and named in the runs by its own engine name */
+    for (size_t j = 0; j < c->vals[K_ENGINE].n; j++) {
+        char err[BENCH_ERRLEN + 800];
+        if (!bench_engine_is_plugin(c->vals[K_ENGINE].v[j]))
+            continue;
+        const struct bench_driver *d = bench_plugin_load(c->vals[K_ENGINE].v[j], c->plugin_dir, err, sizeof err);
+        if (!d)
+            ut_usage_error(cmd, "%s", err);
+        char *name = strdup(d->name);
+        if (!name)
+            ut_usage_error(cmd, "out of memory");
+        free(c->vals[K_ENGINE].v[j]);
+        c->vals[K_ENGINE].v[j] = name;
+    }
     if (!c->base.preload && c->vals[K_WORKLOAD].n) {
         for (size_t j = 0; j < c->vals[K_WORKLOAD].n; j++)
             if (strcmp(c->vals[K_WORKLOAD].v[j], "tpcb") == 0)

@@ -25,6 +25,12 @@
  *     measured transactions, and per-commit figures (syncs, log bytes per
  *     commit) are exact rather than off by the commits in flight at the
  *     edges.
+ *
+ * A plugin loaded from a shared library (drivers/driver.h, isolate) runs
+ * all of this in a child process that sends its result back on a pipe:
+ * a plugin that crashes fails its own run, named with its signal, and
+ * the sweep goes on.  The counters of /proc/self/io and getrusage are
+ * then the child's, which is the run's alone.
  */
 #include <errno.h>
 #include <math.h>
@@ -36,6 +42,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -346,7 +353,7 @@ static int run_check_engine(struct run *rn)
 {
     if (!rn->drv || !rn->drv->built)
         return run_fail(rn, RUN_NA, "engine %s is not built into this binary", rn->cfg->engine);
-    rn->drv->describe(rn->cfg, rn->r->settings, sizeof rn->r->settings);
+    rn->drv->describe(rn->drv, rn->cfg, rn->r->settings, sizeof rn->r->settings);
     if (bench_engine_check(rn->drv, rn->cfg, rn->r->reason, sizeof rn->r->reason)) {
         rn->r->status = RUN_NA;
         return -1;
@@ -738,7 +745,7 @@ static void run_end(struct run *rn)
     pthread_mutex_destroy(&rn->sh.mu);
 }
 
-void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg)
+static void run_here(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg)
 {
     struct run rn;
 
@@ -749,4 +756,106 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
         run_close_and_verify(&rn);
     }
     run_end(&rn);
+}
+
+/* ---- a plugin's run in a child process ---------------------------------------- */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Reads len bytes; a signal that stops the sweep (bench_interrupt) is
+ * passed on to the child once, which then ends its run as interrupted. */
+static size_t read_all(int fd, void *buf, size_t len, pid_t child, int *passed)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fd, p + got, len - got);
+        if (n < 0 && errno == EINTR) {
+            if (interrupted && !*passed) {
+                kill(child, SIGTERM);
+                *passed = 1;
+            }
+            continue;
+        }
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    return got;
+}
+
+static void run_isolated(const struct bench_config *cfg, const struct bench_driver *d, struct bench_result *r,
+                         void (*tick)(void *), void *arg)
+{
+    int fds[2], passed = 0;
+    if (pipe(fds)) {
+        result_init(r);
+        r->status = RUN_ERROR;
+        snprintf(r->reason, sizeof r->reason, "pipe: %s", strerror(errno));
+        return;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        run_here(cfg, r, tick, arg);
+        int rc = write_all(fds[1], r, sizeof *r) ||
+                 (r->nseconds && write_all(fds[1], r->timeline, r->nseconds * sizeof *r->timeline));
+        _exit(rc ? 1 : 0);
+    }
+    close(fds[1]);
+    size_t got = pid > 0 ? read_all(fds[0], r, sizeof *r, pid, &passed) : 0;
+    int whole = got == sizeof *r;
+    if (whole) {
+        r->timeline = NULL;
+        if (r->nseconds) {
+            r->timeline = calloc(r->nseconds, sizeof *r->timeline);
+            whole = r->timeline && read_all(fds[0], r->timeline, r->nseconds * sizeof *r->timeline, pid, &passed) ==
+                                       r->nseconds * sizeof *r->timeline;
+        }
+    }
+    close(fds[0]);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (whole && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return;
+    if (whole)
+        bench_result_free(r);
+    result_init(r);
+    r->status = RUN_ERROR;
+    if (pid < 0)
+        snprintf(r->reason, sizeof r->reason, "fork: %s", strerror(errno));
+    else if (WIFSIGNALED(st))
+        snprintf(r->reason, sizeof r->reason, "the plugin %s died of signal %d (%s) during the run, in its own process "
+                 "(nothing of the run is reported)", d->name, WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(r->reason, sizeof r->reason, "the plugin %s's run ended its process (exit %d) without a result",
+                 d->name, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    /* the run directory the child made, which it could not remove */
+    snprintf(r->run_dir, sizeof r->run_dir, "%.3900s/%.150s.db", cfg->dir, cfg->engine);
+    if (!cfg->reuse)
+        ut_scratch_remove(r->run_dir);
+}
+
+void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg)
+{
+    const struct bench_driver *d = bench_driver_find(cfg->engine);
+    if (d && d->isolate)
+        run_isolated(cfg, d, r, tick, arg);
+    else
+        run_here(cfg, r, tick, arg);
 }

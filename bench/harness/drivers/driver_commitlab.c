@@ -77,8 +77,9 @@ static const struct bench_accept cl_accepts[] = {
     {K_COUNT, NULL, NULL, NULL},
 };
 
-static void cl_describe(const struct bench_config *cfg, char *buf, size_t len)
+static void cl_describe(const struct bench_driver *d, const struct bench_config *cfg, char *buf, size_t len)
 {
+    (void)d;
     int n = snprintf(buf, len, "sync=%s method=%s elr=%s segments=%s", cfg->sync, cfg->sync_method,
                      cfg->elr ? "on" : "off", cfg->segments);
     if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
@@ -178,6 +179,14 @@ static int cl_drv_get(struct bench_conn *c, const void *k, size_t kl, void *buf,
     return rc ? fail(c, "cl_get", rc) : BENCH_OK;
 }
 
+static int cl_drv_del(struct bench_conn *c, const void *k, size_t kl)
+{
+    int rc = cl_del(c->impl, k, kl);
+    if (rc == CL_ENOTFOUND)
+        return BENCH_NOTFOUND;
+    return rc ? fail(c, "cl_del", rc) : BENCH_OK;
+}
+
 static int cl_drv_commit(struct bench_conn *c)
 {
     struct cl_commit_times tm;
@@ -230,8 +239,9 @@ static void cl_drv_stats(struct bench_db *db, struct bench_engine_stats *st)
 
 static void cl_drv_reset_max(struct bench_db *db) { cl_stats_reset_max(db->impl); }
 
-static const char *cl_version(void)
+static const char *cl_version(const struct bench_driver *d)
 {
+    (void)d;
     static char v[16];
     snprintf(v, sizeof v, "%d.%d", CL_VERSION_MAJOR, CL_VERSION_MINOR);
     return v;
@@ -253,6 +263,7 @@ const struct bench_driver bench_driver_commitlab = {
     .begin = cl_begin,
     .put = cl_drv_put,
     .get = cl_drv_get,
+    .del = cl_drv_del,
     .commit = cl_drv_commit,
     .abort = cl_drv_abort,
     .stats = cl_drv_stats,
