@@ -186,6 +186,10 @@ struct cl_options {
     uint32_t flusher_spin_us;        /* flusher policy: spin this long before sleeping, 0..100000, default 0 */
     uint32_t sync_latency_us;        /* emulated extra latency per sync, 0..10000000, default 0 */
     int create;                      /* create the database if absent, 0 or 1, default 1 */
+    int cold_recycle;                /* recycle: drop a retired segment's pages from the operating system's
+                                      * page cache before it is reused (posix_fadvise DONTNEED after its
+                                      * last sync), so that its reuse meets the device, as a segment
+                                      * retired long ago would; 0 or 1, default 0 (a benchmark's knob) */
     enum cl_uring_sync uring_sync;   /* uring policy: a linked sync or RWF_DSYNC writes, default fsync */
 };
 

@@ -44,6 +44,7 @@ static const struct cl_option_desc table[] = {
     OPT(flusher_spin_us, 0, 100000, 0, "us"),
     OPT(sync_latency_us, 0, 10000000, 0, "us"),
     OPT(create, 0, 1, 1, "flag"),
+    OPT(cold_recycle, 0, 1, 0, "flag"),
     OPT(uring_sync, 0, CL_URING_SYNC_RWF_DSYNC, CL_URING_SYNC_FSYNC, "mode"),
 };
 

@@ -151,6 +151,11 @@ struct vfs_ops {
     int (*ring_reap)(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs_io **ios);
     int (*ring_wake)(struct vfs_ring *r);
     void (*ring_close)(struct vfs_ring *r);
+    /* Drops the file's clean pages from the operating system's page cache
+     * (posix_fadvise POSIX_FADV_DONTNEED): advice, content unchanged; a
+     * later write of less than a page then reads the page from the
+     * device first.  NULL when the backend has no cache to drop. */
+    int (*drop_cache)(struct vfs_file *f);
 };
 
 struct vfs {
@@ -197,6 +202,8 @@ static inline int vfs_ring_reap(struct vfs_ring *r, int wait, uint64_t *tag, str
 { return r->vfs->ops->ring_reap(r, wait, tag, ios); }
 static inline int vfs_ring_wake(struct vfs_ring *r) { return r->vfs->ops->ring_wake(r); }
 static inline void vfs_ring_close(struct vfs_ring *r) { if (r) r->vfs->ops->ring_close(r); }
+static inline int vfs_drop_cache(struct vfs_file *f)
+{ return f->vfs->ops->drop_cache ? f->vfs->ops->drop_cache(f) : -ENOSYS; }
 
 /* Sums the counters of one class (or all classes with cls = VFS_NCLASS). */
 void vfs_counters_get(struct vfs *v, enum vfs_class cls, struct vfs_counters *out);

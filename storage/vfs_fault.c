@@ -1094,6 +1094,19 @@ static int f_size(struct vfs_file *f, uint64_t *size)
     return rc;
 }
 
+/* Advice about the page cache, not a change of content: nothing is
+ * recorded, and the lower file is told. */
+static int f_drop_cache(struct vfs_file *f)
+{
+    struct fhandle *h = (struct fhandle *)f;
+    struct fault_vfs *fv = FV(f->vfs);
+    int rc = op_begin(fv);
+    if (!rc)
+        rc = vfs_drop_cache(h->lower);
+    pthread_mutex_unlock(&fv->mu);
+    return rc;
+}
+
 /* Saves the file at path (content + pending list) into d as the victim. */
 static int save_victim(struct fault_vfs *fv, struct dchange *d, const char *path)
 {
@@ -1552,6 +1565,7 @@ static const struct vfs_ops fault_ops = {
     .ring_reap = fr_reap,
     .ring_wake = fr_wake,
     .ring_close = fr_close,
+    .drop_cache = f_drop_cache,
 };
 
 /* ---- public ------------------------------------------------------------ */

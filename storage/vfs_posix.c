@@ -311,6 +311,13 @@ static int px_fallocate(struct vfs_file *f, uint64_t off, uint64_t len)
     return -rc;
 }
 
+/* Clean pages only: the caller syncs first. */
+static int px_drop_cache(struct vfs_file *f)
+{
+    struct posix_file *pf = (struct posix_file *)f;
+    return -posix_fadvise(pf->fd, 0, 0, POSIX_FADV_DONTNEED);
+}
+
 static int px_truncate(struct vfs_file *f, uint64_t size)
 {
     struct posix_file *pf = (struct posix_file *)f;
@@ -725,6 +732,7 @@ static const struct vfs_ops posix_ops = {
     .ring_reap = px_ring_reap,
     .ring_wake = px_ring_wake,
     .ring_close = px_ring_close,
+    .drop_cache = px_drop_cache,
 };
 
 static struct vfs posix_vfs = {

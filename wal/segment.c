@@ -272,6 +272,13 @@ int wal_segment_recycle(struct wal *w, struct vfs_file *f, uint64_t old_segno, u
     }
     if (rc == 0)
         rc = vfs_fdatasync(f);
+    /* Cold: every page of the file is clean now (its records were synced
+     * in its first life, its header just now); dropping them makes the
+     * next life's first write of each page read it from the device, as a
+     * segment retired long ago and evicted would.  Advice: a backend
+     * without a cache to drop is not an error. */
+    if (rc == 0 && w->cold_recycle)
+        (void)vfs_drop_cache(f);
     int crc = vfs_close(f);
     if (rc == 0)
         rc = crc;

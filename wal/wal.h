@@ -185,6 +185,7 @@ struct wal_config {
     char *why;                       /* when wal_open returns CL_ENOTSUP, it says here what was refused
                                       * and why (why_len bytes; NULL: not said) */
     size_t why_len;
+    int cold_recycle;                /* recycle: drop a retired segment's cached pages before reuse */
 };
 
 /* One operation of a transaction, as the engine hands it to the log. */

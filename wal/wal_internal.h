@@ -116,6 +116,7 @@ struct wal {
     uint64_t db_id, seg_size;
     enum cl_sync_method method;
     enum cl_segment_init seg_init;
+    int cold_recycle;            /* a recycled segment leaves the page cache before reuse */
     const struct wal_policy *policy;
     unsigned open_flags;         /* VFS_O_DSYNC / VFS_O_DIRECT / VFS_O_WRITE_DSYNC for record writes */
     int write_is_sync;           /* DSYNC, DIRECT or RWF_DSYNC: every pwrite is durable */

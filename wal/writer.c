@@ -784,6 +784,7 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
         w->method = CL_METHOD_RWF_DSYNC;
     }
     w->seg_init = cfg->segment_init;
+    w->cold_recycle = cfg->cold_recycle;
     w->policy = pol;
     w->interval_ms = cfg->interval_ms ? cfg->interval_ms : 200;
     w->commit_delay_us = cfg->commit_delay_us;

@@ -62,7 +62,18 @@ int cmd_bench(int argc, char **argv)
         return 0;
     }
     if (c.list_engines) {
+        /* every plugin of --plugin-dir, and those that cannot be loaded named */
+        char *bad = NULL;
+        size_t badlen = 0;
+        FILE *warn = c.plugin_dir ? open_memstream(&bad, &badlen) : NULL;
+        if (warn) {
+            bench_plugin_load_dir(c.plugin_dir, warn);
+            fclose(warn);
+        }
         bench_list_engines(stdout);
+        if (bad && *bad)
+            printf("not loaded from --plugin-dir %s:\n%s", c.plugin_dir, bad);
+        free(bad);
         bench_cli_free(&c);
         return 0;
     }

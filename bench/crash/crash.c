@@ -2,7 +2,8 @@
  * crash.c -- `commitlab crash`: crash campaigns in one command.  Walks
  * every combination of the swept knobs, runs --iterations crashes of each
  * (crash_sim.c: simulated power failures; crash_kill.c: SIGKILLed
- * processes), and prints one row per combination with its totals.
+ * processes, and with --mode cut their unsynced writes dropped after the
+ * kill, crash_cut.c), and prints one row per combination with its totals.
  *
  * What each crash runs and what is checked after it: crash_workload.c.
  *
@@ -12,6 +13,11 @@
  * --jobs N runs a combination's crashes in N worker processes, each in
  * its own directory; a crash's outcome depends only on its seed, so the
  * totals are those of a serial run (up to thread timing).
+ *
+ * --engine plugin:... (with --plugin-dir) runs a plugin under --mode
+ * kill, held to what its --sync row claims an acknowledged commit
+ * survives (bench_engine_survives): a claim of surviving a kill must lose
+ * nothing; without it, losses are counted and allowed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +34,7 @@
 #include "bench_dirs.h"
 #include "commitlab.h"
 #include "crash.h"
+#include "cut_journal.h"
 #include "ut_args.h"
 #include "ut_clock.h"
 #include "ut_file.h"
@@ -48,7 +55,10 @@ struct crash_opts {
     uint64_t iterations, seed, replay;
     int have_replay, lying, quiet, model_given, iterations_given;
     unsigned txns, jobs;
-    const char *dir, *out;
+    const char *dir, *out, *plugin_dir;
+    const char *lmdb_flags, *sqlite_sync; /* one value each, for their engines' rows */
+    uint64_t cut_max;
+    int cut_max_given;
 };
 
 /* A comma list of flag's values, each checked by ok -- or, with ok NULL,
@@ -101,6 +111,8 @@ static int ok_any(const char *s) { return s != NULL; }
 static int ok_clients(const char *s) { return ok_uint(s) && strtoul(s, NULL, 10) >= 1; }
 static int ok_engine(const char *s)
 {
+    if (bench_engine_is_plugin(s)) /* loaded once the command line is read (load_plugins) */
+        return s[7] != 0;
     const struct bench_driver *d = bench_driver_find(s);
     if (d && d->keeps_no_data)
         ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash", s);
@@ -111,7 +123,7 @@ static int ok_engine(const char *s)
 
 struct totals {
     uint64_t crashes, mid_run, lost, lost_max, survived;
-    unsigned atomicity, garbage, phantom, recovery_failed;
+    unsigned atomicity, garbage, phantom, recovery_failed, cut_failed;
     double rec_sum, rec_max;
     int na;
     char na_why[200];
@@ -122,20 +134,30 @@ struct totals {
 
 static int durable(const struct crash_config *c) { return cl_sync_policy_is_durable(c->sync) == 1; }
 
-/* What counts as a failure: an acknowledged commit lost where the policy
- * promises it is not -- a durable policy, or any policy when only the
- * process died, since the page cache survives that -- and anything
- * partly visible, foreign or unrecoverable. */
-static int may_lose(const struct crash_config *c) { return c->mode == CRASH_SIM && !durable(c); }
+/* What counts as a failure: an acknowledged commit lost where the engine
+ * promises it is not -- what its --sync row claims its commits survive
+ * (bench_engine_survives; for commitlab a durable policy survives a power
+ * failure, and every policy a process crash, since the page cache
+ * survives that): a kill is held to the claim of surviving a process
+ * crash, a simulated power failure and a cut to the claim of surviving a
+ * power failure -- and anything partly visible, foreign or
+ * unrecoverable. */
+static int may_lose(const struct crash_config *c)
+{
+    unsigned s = bench_engine_survives(c->drv, c->names[0]);
+    return !(s & (c->mode == CRASH_KILL ? CL_ENGINE_SURVIVES_KILL : CL_ENGINE_SURVIVES_POWER));
+}
 
 static int outcome_bad(const struct crash_config *c, const struct crash_outcome *o)
 {
-    return (!may_lose(c) && o->lost) || o->atomicity || o->garbage || o->phantom || o->recovery_failed;
+    return (!may_lose(c) && o->lost) || o->atomicity || o->garbage || o->phantom || o->recovery_failed ||
+           o->cut_failed;
 }
 
 static int bad(const struct crash_config *c, const struct totals *t)
 {
-    return (!may_lose(c) && t->lost) || t->atomicity || t->garbage || t->phantom || t->recovery_failed;
+    return (!may_lose(c) && t->lost) || t->atomicity || t->garbage || t->phantom || t->recovery_failed ||
+           t->cut_failed;
 }
 
 static void add(struct totals *t, const struct crash_config *c, uint64_t seed, const struct crash_outcome *o)
@@ -149,6 +171,7 @@ static void add(struct totals *t, const struct crash_config *c, uint64_t seed, c
     t->garbage += o->garbage;
     t->phantom += o->phantom;
     t->recovery_failed += (unsigned)o->recovery_failed;
+    t->cut_failed += (unsigned)o->cut_failed;
     t->rec_sum += o->recovery_ms;
     t->rec_max = o->recovery_ms > t->rec_max ? o->recovery_ms : t->rec_max;
     if (outcome_bad(c, o) && (!t->have_bad || seed < t->first_bad_seed)) {
@@ -158,7 +181,7 @@ static void add(struct totals *t, const struct crash_config *c, uint64_t seed, c
     }
 }
 
-static const char *mode_name(enum crash_mode m) { return m == CRASH_KILL ? "kill" : "sim"; }
+static const char *mode_name(enum crash_mode m) { return m == CRASH_CUT ? "cut" : m == CRASH_KILL ? "kill" : "sim"; }
 
 /* A knob commitlab has and the other engines do not: "-" in their rows. */
 static const char *cl_only(const struct crash_config *c, const char *v)
@@ -168,27 +191,37 @@ static const char *cl_only(const struct crash_config *c, const char *v)
 
 static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
 {
-    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine %s --sync %s", seed,
-            mode_name(c->mode), c->names[8], c->names[0]);
+    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine %s%s --sync %s", seed,
+            mode_name(c->mode), c->drv->plugin_path ? "plugin:" : "",
+            c->drv->plugin_path ? c->drv->plugin_path : c->names[8], c->names[0]);
     if (c->drv == &bench_driver_commitlab)
         fprintf(f, " --sync-method %s --segments %s --segment-init %s --prealloc %s --elr %s", c->names[1],
                 c->names[2], c->names[3], c->names[4], c->names[5]);
     if (c->mode == CRASH_SIM)
         fprintf(f, " --model %s", c->names[6]);
+    if (c->lmdb_flags && !strcmp(c->drv->name, "lmdb"))
+        fprintf(f, " --lmdb-flags %s", c->lmdb_flags);
+    if (c->sqlite_sync && !strcmp(c->drv->name, "sqlite"))
+        fprintf(f, " --sqlite-sync %s", c->sqlite_sync);
+    if (c->mode == CRASH_CUT && c->cut_max != CUT_MAX_DEFAULT) {
+        char size[32];
+        crash_size_name(c->cut_max, size, sizeof size);
+        fprintf(f, " --cut-journal-max %s", size);
+    }
     fprintf(f, " --clients %u --workload %s --txns %u%s\n", c->clients, c->names[9], c->txns,
             c->lying ? " --lying-device" : "");
 }
 
 static void row_header(void)
 {
-    printf("%-9s %-8s %-9s %-8s %-9s %4s %4s %-7s %3s %-4s %7s %7s %9s %6s %9s %6s %6s %6s %8s %8s  %s\n",
+    printf("%-12s %-8s %-9s %-8s %-9s %4s %4s %-7s %3s %-4s %7s %7s %9s %6s %9s %6s %6s %6s %8s %8s  %s\n",
            "engine", "sync", "method", "segments", "init", "pre", "elr", "model", "cli", "load", "crashes", "mid-run",
            "acks lost", "worst", "unacked+", "atomic", "garbg", "recov", "rec ms", "max ms", "verdict");
 }
 
 static void row(const struct crash_config *c, const struct totals *t)
 {
-    printf("%-9s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u %-4s ", c->names[8], c->names[0], cl_only(c, c->names[1]),
+    printf("%-12s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u %-4s ", c->names[8], c->names[0], cl_only(c, c->names[1]),
            cl_only(c, c->names[2]), cl_only(c, c->names[3]), cl_only(c, c->names[4]), cl_only(c, c->names[5]),
            c->names[6], c->clients, c->names[9]);
     if (t->na) {
@@ -196,6 +229,8 @@ static void row(const struct crash_config *c, const struct totals *t)
         return;
     }
     const char *verdict = bad(c, t) ? "FAILED" : t->lost ? "ok (may lose: not durable)" : "ok";
+    if (!bad(c, t) && t->lost && c->drv->plugin) /* what the engine claims, not the policy's name */
+        verdict = "ok (may lose: no survival claimed)";
     printf("%7" PRIu64 " %7" PRIu64 " %9" PRIu64 " %6" PRIu64 " %9" PRIu64 " %6u %6u %6u %8.1f %8.1f  %s\n",
            t->crashes, t->mid_run, t->lost, t->lost_max, t->survived, t->atomicity, t->garbage, t->recovery_failed,
            t->crashes ? t->rec_sum / (double)t->crashes : 0, t->rec_max, verdict);
@@ -215,6 +250,11 @@ static json_t *row_json(const struct crash_config *c, const struct totals *t)
     json_object_set_new(j, "engine", json_string(c->names[8]));
     json_object_set_new(j, "sync", json_string(c->names[0]));
     json_object_set_new(j, "sync_durable", json_boolean(durable(c)));
+    /* what the engine claims an acknowledged commit survives, the verdict's measure */
+    unsigned sv = bench_engine_survives(c->drv, c->names[0]);
+    json_object_set_new(j, "survives_claimed", json_pack("{s:b, s:b}", "kill", (sv & CL_ENGINE_SURVIVES_KILL) != 0,
+                                                         "power", (sv & CL_ENGINE_SURVIVES_POWER) != 0));
+    json_object_set_new(j, "plugin", c->drv->plugin_path ? json_string(c->drv->plugin_path) : json_null());
     json_object_set_new(j, "sync_method", opt_string(c, c->names[1]));
     json_object_set_new(j, "segments", opt_string(c, c->names[2]));
     json_object_set_new(j, "segment_init", opt_string(c, c->names[3]));
@@ -226,7 +266,9 @@ static json_t *row_json(const struct crash_config *c, const struct totals *t)
     json_object_set_new(j, "txns_per_client", json_integer(c->txns));
     json_object_set_new(j, "lying_device", json_boolean(c->lying));
     json_object_set_new(j, "status", json_string(t->na ? "n/a" : bad(c, t) ? "failed" : "ok"));
-    json_object_set_new(j, "reason", t->na ? json_string(t->na_why) : json_null());
+    json_object_set_new(j, "reason", t->na            ? json_string(t->na_why)
+                                     : t->cut_failed ? json_string(t->first_why)
+                                                     : json_null());
     json_object_set_new(j, "crashes", json_integer((json_int_t)t->crashes));
     json_object_set_new(j, "crashes_mid_run", json_integer((json_int_t)t->mid_run));
     json_object_set_new(j, "acked_lost", json_integer((json_int_t)t->lost));
@@ -248,16 +290,21 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: commitlab crash [options]     (comma lists run every combination)\n"
             "\n"
-            "Crash campaigns: clients commit, the power fails (--mode sim) or the process is\n"
-            "killed (--mode kill) at a random moment, recovery runs, and every acknowledged\n"
-            "commit, every transaction's atomicity and every value is checked.\n"
+            "Crash campaigns: clients commit, the power fails (--mode sim, --mode cut) or the\n"
+            "process is killed (--mode kill) at a random moment, recovery runs, and every\n"
+            "acknowledged commit, every transaction's atomicity and every value is checked.\n"
             "\n"
-            "  --mode sim|kill      sim (default): simulated power failures on commitlab's\n"
+            "  --mode sim|kill|cut  sim (default): simulated power failures on commitlab's\n"
             "                       fault-injecting file layer; kill: a child process commits\n"
             "                       on the real file system and is SIGKILLed (the page cache\n"
-            "                       survives), for every engine\n"
-            "  --engine LIST        commitlab (default); with --mode kill also lmdb, rocksdb,\n"
-            "                       sqlite (their --sync: commit = durable, none = not)\n"
+            "                       survives), for every engine; cut: the same kill, then every\n"
+            "                       file and name rolled back to its last sync (a power failure),\n"
+            "                       for every engine\n"
+            "  --engine LIST        commitlab (default); with --mode kill or cut also lmdb,\n"
+            "                       rocksdb, sqlite (their --sync: commit = durable, none = not),\n"
+            "                       and plugins: plugin:PATH.so, or plugin:NAME with --plugin-dir\n"
+            "                       (held to what each claims its commits survive)\n"
+            "  --plugin-dir DIR     where plugin:NAME is found: DIR/NAME.so, else DIR/libNAME.so\n"
             "  --sync LIST          sync policies (default %s)\n"
             "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
             "  --segments LIST      fresh (default), recycle\n"
@@ -268,7 +315,11 @@ static void usage(FILE *f)
             "  --clients LIST       committing threads (default 4)\n"
             "  --workload LIST      kv (default): blind writes; tpcb: read-modify-write\n"
             "                       transactions that all update one branch row\n"
-            "  --iterations N       crashes per combination (default 200 sim, 50 kill)\n"
+            "  --iterations N       crashes per combination (default 200 sim, 50 kill and cut)\n"
+            "  --lmdb-flags SET     LMDB's rows: nometasync, writemap, mapasync (one set)\n"
+            "  --sqlite-sync WORD   SQLite's rows: full, normal, off (default from --sync)\n"
+            "  --cut-journal-max S  cut: the undo journal's bound per crash (default 256M);\n"
+            "                       a run that needs more fails, naming the figure\n"
             "  --txns N             transactions per client at most (default 40)\n"
             "  --jobs N             run each combination's crashes in N processes (default 1)\n"
             "  --seed S             first seed (default 1); crash i of a combination uses S + i\n"
@@ -282,7 +333,8 @@ static void usage(FILE *f)
             "\n"
             "Exit 1 when an acknowledged commit was lost where the policy promises none is\n"
             "(a durable policy; any policy under --mode kill), or any combination showed a\n"
-            "partly visible transaction, a value no commit wrote, or a failed recovery.\n",
+            "partly visible transaction, a value no commit wrote, or a failed recovery, or,\n"
+            "under --mode cut, made a file call the cut cannot model.\n",
             bench_sync_durable_choices());
 }
 
@@ -292,6 +344,28 @@ static void free_opts(struct crash_opts *o)
                          &o->elr,  &o->model,  &o->clients,  &o->engine, &o->workload};
     for (size_t i = 0; i < sizeof ls / sizeof *ls; i++)
         list_free(ls[i]);
+}
+
+/* Each --engine plugin:... loaded (its table checked; a bad one is one
+ * line and exit 2) and named by its engine name from here on. */
+static void load_plugins(struct crash_opts *co)
+{
+    for (size_t i = 0; i < co->engine.n; i++) {
+        char err[BENCH_ERRLEN + 800];
+        if (!bench_engine_is_plugin(co->engine.v[i]))
+            continue;
+        const struct bench_driver *d = bench_plugin_load(co->engine.v[i], co->plugin_dir, err, sizeof err);
+        if (!d)
+            ut_usage_error("crash", "%s", err);
+        if (d->keeps_no_data)
+            ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash",
+                           co->engine.v[i]);
+        char *name = strdup(d->name);
+        if (!name)
+            ut_usage_error("crash", "out of memory");
+        free(co->engine.v[i]);
+        co->engine.v[i] = name;
+    }
 }
 
 static void parse(struct crash_opts *co, int argc, char **argv)
@@ -357,13 +431,36 @@ static void parse(struct crash_opts *co, int argc, char **argv)
         } else if (!strcmp(a, "--out") && v) {
             co->out = v;
             i++;
+        } else if (!strcmp(a, "--plugin-dir") && v) {
+            co->plugin_dir = v;
+            i++;
         } else if (!strcmp(a, "--mode") && v) {
             if (!strcmp(v, "sim"))
                 co->mode = CRASH_SIM;
             else if (!strcmp(v, "kill"))
                 co->mode = CRASH_KILL;
+            else if (!strcmp(v, "cut"))
+                co->mode = CRASH_CUT;
             else
-                ut_usage_error("crash", "--mode: '%s' is not accepted; accepted: sim, kill", v);
+                ut_usage_error("crash", "--mode: '%s' is not accepted; accepted: sim, kill, cut", v);
+            i++;
+        } else if ((!strcmp(a, "--lmdb-flags") || !strcmp(a, "--sqlite-sync")) && v) {
+            enum bench_knob k = bench_knob_by_flag(a);
+            if (bench_knob_check(k, v) != 0) {
+                char acc[300] = "";
+                bench_knob_accepted(k, acc, sizeof acc);
+                char *list = strstr(acc, " (comma lists allowed)"); /* one value here, not a sweep */
+                if (list)
+                    *list = 0;
+                ut_usage_error("crash", "%s: '%s' is not accepted; expected %s%s", a, v, list ? "one of " : "", acc);
+            }
+            *(!strcmp(a, "--lmdb-flags") ? &co->lmdb_flags : &co->sqlite_sync) = v;
+            i++;
+        } else if (!strcmp(a, "--cut-journal-max") && v) {
+            if (ut_parse_size(v, &co->cut_max) || co->cut_max < 4096)
+                ut_usage_error("crash", "--cut-journal-max: '%s' is not accepted; expected a size of at least 4K "
+                                        "(K, M, G)", v);
+            co->cut_max_given = 1;
             i++;
         } else if (!strcmp(a, "--lying-device")) {
             co->lying = 1;
@@ -373,25 +470,30 @@ static void parse(struct crash_opts *co, int argc, char **argv)
             ut_usage_error("crash", "unknown option '%s' (see commitlab crash --help)", a);
         }
     }
+    if (co->mode == CRASH_SIM)
+        for (size_t i = 0; i < co->engine.n; i++)
+            if (strcmp(co->engine.v[i], "commitlab"))
+                ut_usage_error("crash", "--engine %s: --mode sim runs on commitlab's fault-injecting file layer; "
+                                         "other engines run under --mode kill or --mode cut", co->engine.v[i]);
+    if (co->mode != CRASH_SIM) {
+        const char *m = mode_name(co->mode);
+        if (co->model_given)
+            ut_usage_error("crash", "--model: crash models apply to --mode sim; --mode %s %s", m,
+                           co->mode == CRASH_CUT ? "drops everything unsynced" : "kills the process");
+        if (co->lying)
+            ut_usage_error("crash", "--lying-device applies to --mode sim");
+        list_split(&co->model, "--model", m, ok_any);
+        if (!co->iterations_given)
+            co->iterations = 50;
+    }
     if (co->have_replay && (co->sync.n > 1 || co->method.n > 1 || co->segments.n > 1 || co->init.n > 1 ||
                             co->prealloc.n > 1 || co->elr.n > 1 || co->model.n > 1 || co->clients.n > 1 ||
                             co->engine.n > 1 || co->workload.n > 1))
         ut_usage_error("crash", "--replay: give one value for each of --engine, --sync, --sync-method, --segments, "
                                  "--segment-init, --prealloc, --elr, --model, --clients, --workload");
-    if (co->mode == CRASH_SIM)
-        for (size_t i = 0; i < co->engine.n; i++)
-            if (strcmp(co->engine.v[i], "commitlab"))
-                ut_usage_error("crash", "--engine %s: --mode sim runs on commitlab's fault-injecting file layer; "
-                                         "other engines run under --mode kill", co->engine.v[i]);
-    if (co->mode == CRASH_KILL) {
-        if (co->model_given)
-            ut_usage_error("crash", "--model: crash models apply to --mode sim; --mode kill kills the process");
-        if (co->lying)
-            ut_usage_error("crash", "--lying-device applies to --mode sim");
-        list_split(&co->model, "--model", "kill", ok_any);
-        if (!co->iterations_given)
-            co->iterations = 50;
-    }
+    if (co->cut_max_given && co->mode != CRASH_CUT)
+        ut_usage_error("crash", "--cut-journal-max applies to --mode cut");
+    load_plugins(co);
 }
 
 /* Combination idx of the sweep, or 0 when it repeats another (a knob only
@@ -428,6 +530,9 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
     c->workload = strcmp(c->names[9], "tpcb") ? CRASH_KV : CRASH_TPCB;
     c->lying = co->lying;
     c->keep_crashed = co->have_replay;
+    c->lmdb_flags = co->lmdb_flags;
+    c->sqlite_sync = co->sqlite_sync;
+    c->cut_max = co->cut_max;
     return 1;
 }
 
@@ -475,6 +580,8 @@ static void run_crashes(const struct crash_opts *co, const struct crash_config *
             }
             p->crashes_all++;
             add(t, c, seed, &o);
+            if (o.cut_failed)
+                break; /* the next crash would meet the same call */
         }
         return;
     }
@@ -537,16 +644,20 @@ static void run_crashes(const struct crash_opts *co, const struct crash_config *
 }
 
 /* The campaign's directories inside --dir: DIR/crash, the workers'
- * DIR/crash-J, and a replay's DIR/crash.crashed. */
+ * DIR/crash-J, a replay's DIR/crash.crashed, and the cut's journals
+ * DIR/crash.cut and DIR/crash-J.cut. */
 static int check_work_dirs(struct bench_dirs *d, const struct crash_opts *co, const char *dir)
 {
-    char paths[66][4300];
-    const char *pp[66];
+    char paths[132][4300];
+    const char *pp[132];
     size_t n = 0;
     snprintf(paths[n++], sizeof paths[0], "%s", dir);
     snprintf(paths[n++], sizeof paths[0], "%s.crashed", dir);
-    for (unsigned j = 0; j < co->jobs && n < 66; j++)
+    snprintf(paths[n++], sizeof paths[0], "%s.cut", dir);
+    for (unsigned j = 0; j < co->jobs && n + 2 <= 132; j++) {
         snprintf(paths[n++], sizeof paths[0], "%s-%u", dir, j);
+        snprintf(paths[n++], sizeof paths[0], "%s-%u.cut", dir, j);
+    }
     for (size_t i = 0; i < n; i++)
         pp[i] = paths[i];
     return bench_dirs_check(d, pp, n, 0);
@@ -582,15 +693,31 @@ static int run_combination(struct bench_sweep *s, size_t idx, unsigned round)
     /* Calibration: how much a crash-free run of this combination has
      * to crash into (file operations, or nanoseconds of committing).
      * Crash points are drawn uniformly over it and a twentieth more,
-     * so most crashes hit while clients commit and some after. */
+     * so most crashes hit while clients commit and some after.  A run
+     * timed on the real file system (kill, cut) lasts a few milliseconds
+     * and varies with whatever else the machine does: the median of
+     * three runs is the span. */
     struct crash_outcome cal;
-    uint64_t span = 0;
-    if (one(&c, co->seed, 0, dir, &cal, &span)) {
-        t.na = 1;
-        snprintf(t.na_why, sizeof t.na_why, "%s", cal.na_why);
+    uint64_t span = 0, spans[3] = {0, 0, 0};
+    memset(&cal, 0, sizeof cal);
+    unsigned ncal = c.mode == CRASH_SIM ? 1 : 3;
+    for (unsigned k = 0; k < ncal && !t.na && !cal.cut_failed; k++) {
+        spans[k] = 0;
+        if (one(&c, co->seed, 0, dir, &cal, &spans[k])) {
+            t.na = 1;
+            snprintf(t.na_why, sizeof t.na_why, "%s", cal.na_why);
+        }
+    }
+    if (ncal == 3) {
+        uint64_t lo = spans[0] < spans[1] ? spans[0] : spans[1], hi = spans[0] < spans[1] ? spans[1] : spans[0];
+        span = spans[2] < lo ? lo : spans[2] > hi ? hi : spans[2];
+    } else {
+        span = spans[0];
     }
     span += span / 20 + 1;
-    if (!t.na)
+    if (!t.na && cal.cut_failed)
+        add(&t, &c, co->seed, &cal); /* the run could not be cut: no crash would be */
+    else if (!t.na)
         run_crashes(co, &c, one, span, dir, &t, pp);
     ut_progress_clear(&pp->up);
     if (bench_interrupted())
@@ -620,6 +747,7 @@ int cmd_crash(int argc, char **argv)
     co.txns = 40;
     co.jobs = 1;
     co.dir = "commitlab-crash.d";
+    co.cut_max = CUT_MAX_DEFAULT;
     list_split(&co.sync, "--sync", bench_sync_durable_choices(), NULL); /* every durable policy */
     list_split(&co.method, "--sync-method", "fdatasync", NULL);
     list_split(&co.segments, "--segments", "fresh", NULL);
@@ -660,10 +788,14 @@ int cmd_crash(int argc, char **argv)
     struct progress p = {.total = co.sync.n * co.method.n * co.segments.n * co.init.n * co.prealloc.n * co.elr.n *
                                   co.model.n * co.clients.n * co.engine.n * co.workload.n};
     ut_progress_init(&p.up, co.quiet, p.total, 0);
-    crash_fn one = co.mode == CRASH_KILL ? crash_kill_one : crash_sim_one;
+    crash_fn one = co.mode == CRASH_CUT ? crash_cut_one : co.mode == CRASH_KILL ? crash_kill_one : crash_sim_one;
     int failed = 0;
 
-    if (co.mode == CRASH_KILL)
+    if (co.mode == CRASH_CUT)
+        printf("commitlab crash: processes killed (SIGKILL) while committing on the real file system, then every "
+               "unsynced write and name dropped (a power failure); %s\n",
+               co.have_replay ? "one replayed crash" : "each row is one combination");
+    else if (co.mode == CRASH_KILL)
         printf("commitlab crash: processes killed (SIGKILL) while committing on the real file system; %s\n",
                co.have_replay ? "one replayed crash" : "each row is one combination");
     else
@@ -679,14 +811,19 @@ int cmd_crash(int argc, char **argv)
     double el = ut_now() - p.up.start;
     printf("\n%" PRIu64 " crashes in %.1f s: %.0f crashes per second\n", p.crashes_all, el,
            el > 0 ? (double)p.crashes_all / el : 0);
-    if (co.have_replay && !bench_interrupted())
+    if (co.have_replay && !bench_interrupted()) {
         printf("the directory as the crash left it: %s.crashed (commitlab inspect --records %s.crashed)\n"
                "the same after recovery:          %s\n",
                dir, dir, dir);
+        if (co.mode == CRASH_CUT)
+            printf("the cut's undo journal:            %s.cut\n", dir);
+    }
     else {
         char kept[4300];
         snprintf(kept, sizeof kept, "%s.crashed", dir);
         ut_scratch_remove(dir);
+        ut_scratch_remove(kept);
+        snprintf(kept, sizeof kept, "%s.cut", dir);
         ut_scratch_remove(kept);
     }
     if (jf && (rc = ut_output_close(jf, co.out, out_created)) != 0) {

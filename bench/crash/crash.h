@@ -6,12 +6,16 @@
  * after it (engine-neutral: it talks to an engine through the benchmark
  * driver interface); crash_sim.c makes one simulated power failure on the
  * fault-injecting file layer; crash_kill.c one process crash (SIGKILL) on
- * the real file system.
+ * the real file system, and with --mode cut the power failure after it:
+ * crash_cut.c rolls the directory back to its last synced state from the
+ * undo journal the child kept (bench/harness/cut_journal.c).
  */
 #ifndef CL_BENCH_CRASH_H
 #define CL_BENCH_CRASH_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 #include "bench_workload.h"
 #include "commitlab.h"
@@ -25,7 +29,7 @@
  * 1 when one failed, 2 for bad arguments. */
 int cmd_crash(int argc, char **argv);
 
-enum crash_mode { CRASH_SIM = 0, CRASH_KILL };
+enum crash_mode { CRASH_SIM = 0, CRASH_KILL, CRASH_CUT };
 enum crash_workload { CRASH_KV = 0, CRASH_TPCB };
 
 /* One combination of the sweep. */
@@ -44,6 +48,9 @@ struct crash_config {
     enum crash_workload workload;
     int lying;                      /* sim: syncs make nothing durable */
     int keep_crashed;               /* copy the directory as the crash left it, before recovery */
+    const char *lmdb_flags;         /* --lmdb-flags for LMDB's rows, or NULL */
+    const char *sqlite_sync;        /* --sqlite-sync for SQLite's rows, or NULL */
+    uint64_t cut_max;               /* cut: the undo journal's bound, bytes */
     /* The values as given, for rows, JSON and replay lines: sync, method,
      * segments, init, prealloc, elr, model, clients, engine, workload. */
     const char *names[10];
@@ -60,6 +67,7 @@ struct crash_outcome {
     unsigned phantom;     /* more than was attempted */
     int recovery_failed;  /* the database did not open, or could not be read */
     int mid_run;          /* the crash hit while clients were committing */
+    int cut_failed;       /* cut: the run could not be cut (a call it cannot model, the journal's bound) */
     double recovery_ms;
     char why[200];        /* the first problem */
 };
@@ -103,6 +111,38 @@ int crash_sim_one(const struct crash_config *c, uint64_t seed, uint64_t span, co
                   struct crash_outcome *o, uint64_t *cal);
 int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
                    struct crash_outcome *o, uint64_t *cal);
+/* --mode cut: crash_kill_one with the child's file calls journaled and the
+ * power failure made after the kill; its journal in <dir>.cut. */
+int crash_cut_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
+                  struct crash_outcome *o, uint64_t *cal);
+
+/* ---- the cut (crash_cut.c) -------------------------------------------------------- */
+
+struct crash_cut_stats {
+    uint64_t records, journal_bytes, syncs, files, bytes_restored, names_undone;
+    int torn; /* the journal's last record was cut off */
+};
+
+/* Rolls dir back to its last synced state from the undo journal in jdir.
+ * 0; -1 with why filled: the journal says the child made a call the cut
+ * cannot model or reached the bound, or it could not be read or applied. */
+int crash_cut_rollback(const char *dir, const char *jdir, struct crash_cut_stats *st, char *why, size_t len);
+/* Whether process pid holds an io_uring instance, whose writes no
+ * interposed call sees. */
+int crash_cut_uses_uring(pid_t pid);
+/* 1 with why filled when c cannot be cut at all (n/a). */
+int crash_cut_check(const struct crash_config *c, char *why, size_t len);
+
+/* A size as --cut-journal-max takes it: 256M, 16K, or bytes. */
+static inline void crash_size_name(uint64_t b, char *buf, size_t len)
+{
+    if (b && b % (1u << 20) == 0)
+        snprintf(buf, len, "%lluM", (unsigned long long)(b >> 20));
+    else if (b && b % 1024 == 0)
+        snprintf(buf, len, "%lluK", (unsigned long long)(b >> 10));
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)b);
+}
 
 /* A hash of x: the benchmark's generator (splitmix64) one step from x. */
 static inline uint64_t crash_mix(uint64_t x) { return bench_rand(&x); }

@@ -17,7 +17,16 @@
  *
  * Both the workload and the check run in children, so the parent never
  * loads an engine's state: a store that starts background threads (RocksDB)
- * is never forked with them.
+ * is never forked with them.  An engine that crashes by itself (a signal
+ * other than the campaign's SIGKILL, in the committing child or in
+ * recovery) is a failure named with its signal, never counted as a loss.
+ *
+ * --mode cut (crash_cut_one) adds the power failure: once the engine has
+ * opened its database the child arms the undo journal
+ * (bench/harness/cut_journal.c) in <dir>.cut; having committed everything
+ * it says so and waits, so the cut also falls before the engine's close;
+ * after the kill crash_cut.c rolls the directory back to its last synced
+ * state, and only then does the second child recover and check.
  */
 #include <errno.h>
 #include <poll.h>
@@ -33,13 +42,14 @@
 
 #include "bench.h"
 #include "crash.h"
+#include "cut_journal.h"
 #include "ut_clock.h"
 #include "ut_file.h"
 #include "ut_scratch.h"
 
 /* One message on the pipe; smaller than PIPE_BUF, so each write is atomic
  * even with every client thread writing. */
-enum { MSG_READY = 1, MSG_ACK, MSG_ERROR };
+enum { MSG_READY = 1, MSG_ACK, MSG_ERROR, MSG_DONE };
 struct msg {
     uint32_t kind;
     uint32_t client;
@@ -51,7 +61,7 @@ static void send_msg(int fd, uint32_t kind, uint32_t client, uint64_t n, const c
 {
     struct msg m = {.kind = kind, .client = client, .n = n};
     if (text)
-        snprintf(m.text, sizeof m.text, "%s", text);
+        snprintf(m.text, sizeof m.text, "%.*s", (int)sizeof m.text - 1, text);
     ssize_t w;
     do
         w = write(fd, &m, sizeof m);
@@ -89,9 +99,9 @@ static void *client_main(void *arg)
     return NULL;
 }
 
-/* The child that commits; never returns. */
+/* The child that commits; never returns.  jdir: the cut's journal, or NULL. */
 static void __attribute__((noreturn)) run_child(const struct crash_config *c, const struct bench_config *bc,
-                                                int fd)
+                                                int fd, const char *jdir)
 {
     struct bench_db db = {.drv = c->drv, .cfg = bc};
     struct kill_client cls[CRASH_MAX_CLIENTS];
@@ -101,6 +111,11 @@ static void __attribute__((noreturn)) run_child(const struct crash_config *c, co
         send_msg(fd, MSG_ERROR, rc == BENCH_NA ? 1 : 0, 0, db.err);
         _exit(3);
     }
+    char err[200];
+    if (jdir && bench_cut_arm(bc->dir, jdir, c->cut_max, err, sizeof err)) {
+        send_msg(fd, MSG_ERROR, 1, 0, err); /* cannot be cut here: n/a */
+        _exit(3);
+    }
     send_msg(fd, MSG_READY, 0, 0, NULL);
     for (unsigned i = 0; i < c->clients; i++) {
         cls[i] = (struct kill_client){.conn = {.db = &db, .id = i}, .c = c, .fd = fd};
@@ -108,6 +123,11 @@ static void __attribute__((noreturn)) run_child(const struct crash_config *c, co
     }
     for (unsigned i = 0; i < c->clients; i++)
         pthread_join(cls[i].th, NULL);
+    if (jdir) { /* the power fails after the last commit, before the close */
+        send_msg(fd, MSG_DONE, 0, 0, NULL);
+        for (;;)
+            pause();
+    }
     c->drv->close(&db);
     _exit(0);
 }
@@ -157,8 +177,8 @@ static void recover_and_check(const struct crash_config *c, const struct bench_c
     if (pid < 0)
         snprintf(o->why, sizeof o->why, "fork: %s", strerror(errno));
     else if (WIFSIGNALED(st))
-        snprintf(o->why, sizeof o->why, "recovery or the check died of signal %d (%s)", WTERMSIG(st),
-                 strsignal(WTERMSIG(st)));
+        snprintf(o->why, sizeof o->why, "the engine died of signal %d (%s) in recovery or the check after it",
+                 WTERMSIG(st), strsignal(WTERMSIG(st)));
     else
         snprintf(o->why, sizeof o->why, "recovery or the check exited %d without an outcome", WEXITSTATUS(st));
 }
@@ -185,23 +205,44 @@ static int read_msg(int fd, struct msg *m, uint64_t deadline_ns)
     return ut_read_full(fd, m, sizeof *m) == sizeof *m ? 1 : -1;
 }
 
-int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
-                   struct crash_outcome *o, uint64_t *cal)
+/* The power failure after the kill: the directory back to its synced
+ * state; 0, or 1 with the outcome failed (o->cut_failed and why). */
+static int cut_after_kill(const char *dir, const char *jdir, int uring, struct crash_outcome *o)
+{
+    struct crash_cut_stats st;
+    char why[sizeof o->why];
+    if (uring)
+        snprintf(why, sizeof why, "the engine made a call the cut cannot model: io_uring (its writes pass no "
+                                  "interposed call)");
+    else if (crash_cut_rollback(dir, jdir, &st, why, sizeof why) == 0)
+        return 0;
+    o->cut_failed = 1;
+    snprintf(o->why, sizeof o->why, "%s", why);
+    return 1;
+}
+
+static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
+                     struct crash_outcome *o, uint64_t *cal, int cut)
 {
     struct bench_config bc;
     struct crash_witness w;
+    char jdir[4400];
     int fds[2];
 
     memset(o, 0, sizeof *o);
     memset(&w, 0, sizeof w);
     crash_bench_config(c, dir, &bc);
-    if (bench_engine_check(c->drv, &bc, o->na_why, sizeof o->na_why)) {
+    if (bench_engine_check(c->drv, &bc, o->na_why, sizeof o->na_why) ||
+        (cut && crash_cut_check(c, o->na_why, sizeof o->na_why))) {
         o->na = 1;
         return 1;
     }
+    snprintf(jdir, sizeof jdir, "%s.cut", dir);
     int mrc = ut_scratch_reset(dir, "crash"); /* only ever over a directory of its own */
+    if (!mrc && cut)
+        mrc = ut_scratch_reset(jdir, "crash");
     if (mrc) {
-        snprintf(o->na_why, sizeof o->na_why, "%.100s: %s", dir,
+        snprintf(o->na_why, sizeof o->na_why, "%.100s: %s", mrc == -EPERM || !cut ? dir : jdir,
                  mrc == -EPERM ? "exists and was not made by commitlab crash" : strerror(-mrc));
         o->na = 1;
         return 1;
@@ -222,16 +263,22 @@ int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, c
     }
     if (pid == 0) {
         close(fds[0]);
-        run_child(c, &bc, fds[1]);
+        run_child(c, &bc, fds[1], cut ? jdir : NULL);
     }
     close(fds[1]);
 
     struct msg m;
-    int r, ready = 0, killed = 0;
-    uint64_t t_ready = 0, deadline = 0;
+    int r, ready = 0, killed = 0, done = 0, uring = 0;
+    uint64_t t_ready = 0, t_done = 0, deadline = 0;
     char err[240] = "";
     while ((r = read_msg(fds[0], &m, deadline)) != -1) {
-        if (r == 0) { /* the moment drawn: the process dies here */
+        if (r == 0 || (m.kind == MSG_DONE && !killed)) { /* the moment drawn, or the end: the process dies here */
+            if (r && m.kind == MSG_DONE) {
+                done = 1;
+                t_done = ut_now_ns();
+            }
+            if (cut)
+                uring = crash_cut_uses_uring(pid);
             kill(pid, SIGKILL);
             killed = 1;
             deadline = 0;
@@ -251,20 +298,47 @@ int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, c
                 o->na = 1;
         }
     }
-    uint64_t t_end = ut_now_ns();
+    uint64_t t_end = done ? t_done : ut_now_ns();
     close(fds[0]);
     int st;
     waitpid(pid, &st, 0);
-    if (!ready) {
-        snprintf(o->na_why, sizeof o->na_why, "open: %.180s", err[0] ? err : "the child exited before opening");
+    if (!ready && (o->na || !(WIFSIGNALED(st) || err[0]))) { /* n/a from open, or nothing said */
+        snprintf(o->na_why, sizeof o->na_why, "%s: %.160s", cut ? "open, or arming the cut" : "open",
+                 err[0] ? err : "the child exited before opening");
         o->na = 1;
+        if (cut)
+            ut_scratch_remove(jdir);
         return 1;
+    }
+    if (!ready) { /* open failed, or the engine crashed in it: the engine's failure */
+        o->recovery_failed = 1;
+        if (WIFSIGNALED(st))
+            snprintf(o->why, sizeof o->why, "the engine died of signal %d (%s) opening a fresh store, before any commit",
+                     WTERMSIG(st), strsignal(WTERMSIG(st)));
+        else
+            snprintf(o->why, sizeof o->why, "open of a fresh store failed: %.150s", err);
+        return 0;
     }
     if (cal)
         *cal = t_end - t_ready;
-    /* A kill that landed after the child had exited is a crash after the
-     * last commit, as in sim mode. */
-    o->mid_run = killed && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+    /* A kill that landed after the child had exited (or, cut, after it
+     * said it was done) is a crash after the last commit, as in sim mode. */
+    o->mid_run = killed && !done && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+    if (WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL) { /* its own crash, not the campaign's kill */
+        o->recovery_failed = 1;
+        snprintf(o->why, sizeof o->why, "the engine died of signal %d (%s) while committing, before the kill: a "
+                 "crash of the engine, not counted as lost commits", WTERMSIG(st), strsignal(WTERMSIG(st)));
+        if (cut)
+            ut_scratch_remove(jdir);
+        return 0;
+    }
+    if (cut) {
+        int failed = cut_after_kill(dir, jdir, uring, o);
+        if (!c->keep_crashed) /* a replay keeps the journal beside the directory */
+            ut_scratch_remove(jdir);
+        if (failed)
+            return 0;
+    }
     if (!killed && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
         o->recovery_failed = 1;
         snprintf(o->why, sizeof o->why, "the committing process failed before the kill: %.140s",
@@ -278,4 +352,16 @@ int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, c
         w.attempted[i] = w.acked[i] < c->txns ? w.acked[i] + 1 : c->txns;
     recover_and_check(c, &bc, &w, o);
     return 0;
+}
+
+int crash_kill_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
+                   struct crash_outcome *o, uint64_t *cal)
+{
+    return crash_one(c, seed, span, dir, o, cal, 0);
+}
+
+int crash_cut_one(const struct crash_config *c, uint64_t seed, uint64_t span, const char *dir,
+                  struct crash_outcome *o, uint64_t *cal)
+{
+    return crash_one(c, seed, span, dir, o, cal, 1);
 }

@@ -354,6 +354,10 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
     bc->interval_ms = 2;
     bc->given[K_SEGMENT_SIZE] = bc->given[K_CACHE] = c->drv == &bench_driver_commitlab;
     bc->given[K_SYNC] = 1;
+    if (c->lmdb_flags && !strcmp(c->drv->name, "lmdb"))
+        bench_knob_set(bc, K_LMDB_FLAGS, c->lmdb_flags, 1);
+    if (c->sqlite_sync && !strcmp(c->drv->name, "sqlite"))
+        bench_knob_set(bc, K_SQLITE_SYNC, c->sqlite_sync, 1);
     /* The campaign's commit-path knobs away from their defaults count as
      * given, so that an engine that cannot express one runs n/a rather
      * than as something else (bench_engine_check). */

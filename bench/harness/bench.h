@@ -136,6 +136,7 @@ struct bench_cli {
     size_t n;
     struct bench_sweep_opts so;
     const char *out_path;
+    const char *plugin_dir;       /* --plugin-dir: where --engine plugin:NAME looks */
     int list_engines, help, dir_given;
     unsigned repeat;              /* --repeat: runs of each configuration (1) */
     struct knob_values vals[K_COUNT]; /* own the strings cfgs point to */

@@ -11,12 +11,14 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 #include "commitlab.h"
+#include "engine_internal.h"
 #include "ut_args.h"
 #include "ut_text.h"
 
@@ -38,24 +40,57 @@
                 .sweep = sweep_,                                                                                   \
                 .group = group_,                                                                                   \
                 .help = help_},
-static const struct bench_knob_def knobs[K_COUNT] = {BENCH_KNOBS(BENCH_KNOB_ROW_)};
+static struct bench_knob_def knobs[K_COUNT] = {BENCH_KNOBS(BENCH_KNOB_ROW_)};
 #undef BENCH_KNOB_ROW_
+
+/* The knobs that are options of libcommitlab take their accepted range
+ * from the library's own table (engine/options.c), which cl_open checks
+ * against: the flag refuses what the library would, with the same range,
+ * and a range changed in the library changes the flag with it.  A knob's
+ * JSON member is the option's name, but for --cache. */
+static void ranges_from_library(void)
+{
+    size_t n;
+    const struct cl_option_desc *t = cl_option_table(&n);
+    for (int k = 0; k < K_COUNT; k++) {
+        int library = knobs[k].owner && strcmp(knobs[k].owner, "commitlab") == 0;
+        if (!library && k != K_SYNC_LATENCY) /* emulated for every engine, within the library's range */
+            continue;
+        if (knobs[k].type != KT_UINT && knobs[k].type != KT_SIZE)
+            continue; /* the enum options are words, checked against the library's names */
+        const char *name = k == K_CACHE ? "cache_size" : knobs[k].key;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(t[i].name, name) == 0 && t[i].max != UINT64_MAX && t[i].max > 1) {
+                knobs[k].min = (double)t[i].min;
+                knobs[k].max = (double)t[i].max;
+            }
+    }
+}
+
+static pthread_once_t ranges_once = PTHREAD_ONCE_INIT;
+
+/* The table, with the library's ranges in it. */
+static struct bench_knob_def *table(void)
+{
+    pthread_once(&ranges_once, ranges_from_library);
+    return knobs;
+}
 
 const struct bench_knob_def *bench_knob(enum bench_knob k)
 {
-    return (unsigned)k < K_COUNT ? &knobs[k] : NULL;
+    return (unsigned)k < K_COUNT ? &table()[k] : NULL;
 }
 
 const char *bench_knob_flag(enum bench_knob k)
 {
-    return (unsigned)k < K_COUNT ? knobs[k].flag : "?";
+    return (unsigned)k < K_COUNT ? table()[k].flag : "?";
 }
 
 enum bench_knob bench_knob_by_flag(const char *flag)
 {
     int k;
     for (k = 0; k < K_COUNT; k++)
-        if (strcmp(flag, knobs[k].flag) == 0)
+        if (strcmp(flag, table()[k].flag) == 0)
             break;
     return (enum bench_knob)k;
 }
@@ -64,7 +99,7 @@ enum bench_knob bench_knob_by_key(const char *key)
 {
     int k;
     for (k = 0; k < K_COUNT; k++)
-        if (strcmp(key, knobs[k].key) == 0)
+        if (strcmp(key, table()[k].key) == 0)
             break;
     return (enum bench_knob)k;
 }
@@ -98,16 +133,16 @@ const char *bench_sync_durable_choices(void) { return sync_list(1); }
 
 /* ---- a knob's field ---------------------------------------------------------------- */
 
-static void *field_of(struct bench_config *c, enum bench_knob k) { return (char *)c + knobs[k].off; }
+static void *field_of(struct bench_config *c, enum bench_knob k) { return (char *)c + table()[k].off; }
 static const void *cfield_of(const struct bench_config *c, enum bench_knob k)
 {
-    return (const char *)c + knobs[k].off;
+    return (const char *)c + table()[k].off;
 }
 
 /* Integers are 4 or 8 bytes wide (unsigned, uint32_t, int, uint64_t). */
 static uint64_t get_int(const struct bench_config *c, enum bench_knob k)
 {
-    if (knobs[k].size == sizeof(uint64_t)) {
+    if (table()[k].size == sizeof(uint64_t)) {
         uint64_t v;
         memcpy(&v, cfield_of(c, k), sizeof v);
         return v;
@@ -119,7 +154,7 @@ static uint64_t get_int(const struct bench_config *c, enum bench_knob k)
 
 static void set_int(struct bench_config *c, enum bench_knob k, uint64_t v)
 {
-    if (knobs[k].size == sizeof(uint64_t)) {
+    if (table()[k].size == sizeof(uint64_t)) {
         memcpy(field_of(c, k), &v, sizeof v);
     } else {
         uint32_t w = (uint32_t)v;
@@ -147,7 +182,7 @@ static int is_word(enum bench_knob_type t) { return t == KT_WORD || t == KT_POLI
 
 static const char *choices_of(enum bench_knob k)
 {
-    return knobs[k].type == KT_POLICY ? bench_sync_choices() : knobs[k].choices;
+    return table()[k].type == KT_POLICY ? bench_sync_choices() : table()[k].choices;
 }
 
 /* The index of v among the comma-separated words, or -1. */
@@ -212,13 +247,13 @@ static const char *arg_name(const struct bench_knob_def *d)
 
 void bench_knob_accepted(enum bench_knob k, char *buf, size_t len)
 {
-    const struct bench_knob_def *d = &knobs[k];
+    const struct bench_knob_def *d = &table()[k];
     char w[256];
     int n = 0;
     switch (d->type) {
     case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
         words_spaced(choices_of(k), w, sizeof w);
-        n = snprintf(buf, len, "%s", w);
+        n = snprintf(buf, len, "%s%s", w, k == K_ENGINE ? ", plugin:PATH.so, plugin:NAME (with --plugin-dir)" : "");
         break;
     case KT_UINT:
         n = snprintf(buf, len, "an integer in [%llu, %llu]", (unsigned long long)d->min, (unsigned long long)d->max);
@@ -266,13 +301,15 @@ static int in_range(const struct bench_knob_def *d, double x)
 
 int bench_knob_check(enum bench_knob k, const char *v)
 {
-    const struct bench_knob_def *d = &knobs[k];
+    const struct bench_knob_def *d = &table()[k];
     uint64_t u;
     char *end;
     int ok = 0;
     switch (d->type) {
     case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
         ok = word_index(choices_of(k), v) >= 0;
+        if (k == K_ENGINE && bench_engine_is_plugin(v)) /* loaded once the command line is read */
+            ok = v[7] != 0;
         break;
     case KT_UINT: ok = parse_digits(v, &u) == 0 && u >= d->min && u <= d->max; break;
     case KT_SIZE: ok = ut_parse_size(v, &u) == 0 && u >= d->min && u <= d->max; break;
@@ -299,7 +336,7 @@ int bench_knob_check(enum bench_knob k, const char *v)
 
 void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, int given)
 {
-    const struct bench_knob_def *d = &knobs[k];
+    const struct bench_knob_def *d = &table()[k];
     uint64_t u = 0;
     switch (d->type) {
     case KT_WORD: case KT_POLICY: case KT_PATH:
@@ -340,7 +377,7 @@ void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, in
 
 void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *buf, size_t len)
 {
-    const struct bench_knob_def *d = &knobs[k];
+    const struct bench_knob_def *d = &table()[k];
     uint64_t u;
     buf[0] = 0;
     switch (d->type) {
@@ -382,8 +419,8 @@ void bench_config_defaults(struct bench_config *c)
 {
     memset(c, 0, sizeof *c);
     for (int k = 0; k < K_COUNT; k++)
-        if (knobs[k].dflt)
-            bench_knob_set(c, (enum bench_knob)k, knobs[k].dflt, 0);
+        if (table()[k].dflt)
+            bench_knob_set(c, (enum bench_knob)k, table()[k].dflt, 0);
 }
 
 /* ---- JSON -------------------------------------------------------------------------- */
@@ -391,7 +428,7 @@ void bench_config_defaults(struct bench_config *c)
 /* Knob k of c as a JSON value, whatever the engine and workload. */
 static json_t *knob_json(const struct bench_config *c, enum bench_knob k)
 {
-    const struct bench_knob_def *d = &knobs[k];
+    const struct bench_knob_def *d = &table()[k];
     char w[64];
     switch (d->type) {
     case KT_WORD: case KT_POLICY: case KT_PATH: {
@@ -421,7 +458,7 @@ static json_t *knob_json(const struct bench_config *c, enum bench_knob k)
 /* Whether knob k applies to c's engine and workload, and has a value. */
 static int knob_in_json(const struct bench_config *c, enum bench_knob k)
 {
-    const struct bench_knob_def *d = &knobs[k];
+    const struct bench_knob_def *d = &table()[k];
     if (d->owner && strcmp(c->engine, d->owner) != 0 && !c->given[k])
         return 0;
     if (((d->flags & KF_KV) && strcmp(c->workload, "kv") != 0) ||
@@ -439,7 +476,7 @@ json_t *bench_config_json(const struct bench_config *cfg)
     json_t *o = json_object();
     for (int i = 0; i < K_COUNT; i++) {
         enum bench_knob k = (enum bench_knob)i;
-        json_object_set_new(o, knobs[k].key, knob_in_json(cfg, k) ? knob_json(cfg, k) : json_null());
+        json_object_set_new(o, table()[k].key, knob_in_json(cfg, k) ? knob_json(cfg, k) : json_null());
         /* the members derived from a knob follow it */
         if (k == K_VALUE_SIZE)
             json_object_set_new(o, "key_size", json_integer(16));
@@ -493,7 +530,10 @@ static const struct {
     {"--out FILE.jsonl", "append one JSON object per run (docs/bench.md)"},
     {"--format table|csv", "stdout format (default table)"},
     {"--quiet", "no progress line on stderr"},
-    {"--list-engines", "the engines built into this binary, and how each maps the knobs"},
+    {"--list-engines", "the engines built into this binary, and how each maps the knobs; with --engine "
+                       "plugin:... or --plugin-dir, the plugins too"},
+    {"--plugin-dir DIR", "where --engine plugin:NAME finds DIR/NAME.so, else DIR/libNAME.so "
+                         "(docs/plugins.md); --engine plugin:PATH.so names the file itself"},
 };
 
 void bench_cli_usage(FILE *f)
@@ -502,7 +542,7 @@ void bench_cli_usage(FILE *f)
     for (int g = 0; g < KG_COUNT; g++) {
         fprintf(f, "%s\n", group_heading[g] ? group_heading[g] : "");
         for (int k = 0; k < K_COUNT; k++) {
-            const struct bench_knob_def *d = &knobs[k];
+            const struct bench_knob_def *d = &table()[k];
             char left[64], text[1024], w[256];
             if (d->group != (enum bench_knob_group)g)
                 continue;
@@ -539,7 +579,7 @@ static void validate(const char *cmd, enum bench_knob k, const char *v)
     if (bench_knob_check(k, v) == 0)
         return;
     bench_knob_accepted(k, acc, sizeof acc);
-    ut_usage_error(cmd, "%s: '%s' is not accepted; expected %s", knobs[k].flag, v, acc);
+    ut_usage_error(cmd, "%s: '%s' is not accepted; expected %s", table()[k].flag, v, acc);
 }
 
 static void split_list(const char *cmd, enum bench_knob k, const char *arg, struct knob_values *kv)
@@ -548,7 +588,7 @@ static void split_list(const char *cmd, enum bench_knob k, const char *arg, stru
     if (!copy)
         ut_usage_error(cmd, "out of memory");
     if (!*arg)
-        ut_usage_error(cmd, "%s: empty value", knobs[k].flag);
+        ut_usage_error(cmd, "%s: empty value", table()[k].flag);
     for (size_t i = 0; i < kv->n; i++)
         free(kv->v[i]);
     kv->n = 0;
@@ -561,7 +601,7 @@ static void split_list(const char *cmd, enum bench_knob k, const char *arg, stru
         kv->n++;
     }
     if (kv->n == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
-        ut_usage_error(cmd, "%s: '%s' has an empty item in its list", knobs[k].flag, arg);
+        ut_usage_error(cmd, "%s: '%s' has an empty item in its list", table()[k].flag, arg);
     free(copy);
 }
 
@@ -571,7 +611,7 @@ static size_t sweep_order(enum bench_knob *order)
     size_t n = 0;
     for (unsigned rank = 1; rank <= K_COUNT; rank++)
         for (int k = 0; k < K_COUNT; k++)
-            if (knobs[k].sweep == rank)
+            if (table()[k].sweep == rank)
                 order[n++] = (enum bench_knob)k;
     return n;
 }
@@ -600,9 +640,9 @@ static struct bench_config *expand(const char *cmd, const struct bench_config *b
             if (!vals[k].n)
                 continue;
             bench_knob_set(c, k, vals[k].v[idx[k]], 1);
-            if (vals[k].n > 1 && !(knobs[k].flags & KF_LABEL) && vl < sizeof c->varying)
+            if (vals[k].n > 1 && !(table()[k].flags & KF_LABEL) && vl < sizeof c->varying)
                 vl += (size_t)snprintf(c->varying + vl, sizeof c->varying - vl, "%s%s=%s", vl ? " " : "",
-                                       knobs[k].flag + 2, vals[k].v[idx[k]]);
+                                       table()[k].flag + 2, vals[k].v[idx[k]]);
         }
         /* advance the odometer: the last knob in the sweep order fastest */
         for (size_t i = nk; i-- > 0;) {
@@ -663,7 +703,7 @@ static int parse_knob(const char *cmd, int argc, char **argv, int *i, const char
     enum bench_knob k = bench_knob_by_flag(arg);
     if (k == K_COUNT)
         return 0;
-    const struct bench_knob_def *d = &knobs[k];
+    const struct bench_knob_def *d = &table()[k];
     if (d->type == KT_TRUE || d->type == KT_FALSE) {
         if (*inl)
             return 0; /* --reuse=x: not an option of ours */
@@ -704,6 +744,10 @@ static int parse_command_option(const char *cmd, int argc, char **argv, int *i, 
             ut_usage_error(cmd, "--format: '%s' is not accepted; expected table or csv", v);
     } else if (strcmp(arg, "--quiet") == 0 && !*inl) {
         c->so.quiet = 1;
+    } else if (strcmp(arg, "--plugin-dir") == 0) {
+        c->plugin_dir = need_arg(cmd, argc, argv, i, arg, inl);
+        if (!*c->plugin_dir)
+            ut_usage_error(cmd, "--plugin-dir: empty value");
     } else if (strcmp(arg, "--list-engines") == 0 && !*inl) {
         c->list_engines = 1;
     } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
@@ -726,6 +770,21 @@ void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c
             ut_usage_error(cmd, "unknown option '%s' (see commitlab %s --help)", argv[i], cmd);
     }
     c->dir_given = c->base.given[K_DIR];
+    /* --engine plugin:...: each loaded (and its table checked) before any
+     * run, and named in the runs by its own engine name */
+    for (size_t j = 0; j < c->vals[K_ENGINE].n; j++) {
+        char err[BENCH_ERRLEN + 800];
+        if (!bench_engine_is_plugin(c->vals[K_ENGINE].v[j]))
+            continue;
+        const struct bench_driver *d = bench_plugin_load(c->vals[K_ENGINE].v[j], c->plugin_dir, err, sizeof err);
+        if (!d)
+            ut_usage_error(cmd, "%s", err);
+        char *name = strdup(d->name);
+        if (!name)
+            ut_usage_error(cmd, "out of memory");
+        free(c->vals[K_ENGINE].v[j]);
+        c->vals[K_ENGINE].v[j] = name;
+    }
     if (!c->base.preload && c->vals[K_WORKLOAD].n) {
         for (size_t j = 0; j < c->vals[K_WORKLOAD].n; j++)
             if (strcmp(c->vals[K_WORKLOAD].v[j], "tpcb") == 0)

@@ -186,7 +186,8 @@ void bench_proc_io(int64_t *write_bytes, int64_t *wchar)
     fclose(f);
 }
 
-int64_t bench_device_written(const char *device)
+/* Field i (0-based) of /sys/class/block/DEV/stat, in sectors, as bytes. */
+static int64_t device_sectors(const char *device, int i)
 {
     char p[160];
     unsigned long long f[7];
@@ -199,8 +200,12 @@ int64_t bench_device_written(const char *device)
     /* reads, merged, sectors, ticks, writes, merged, sectors written, ... */
     int n = fscanf(fp, "%llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6]);
     fclose(fp);
-    return n == 7 ? (int64_t)(f[6] * 512ull) : -1;
+    return n == 7 ? (int64_t)(f[i] * 512ull) : -1;
 }
+
+int64_t bench_device_written(const char *device) { return device_sectors(device, 6); }
+
+int64_t bench_device_read(const char *device) { return device_sectors(device, 2); }
 
 void bench_warn_volatile(const char *dir)
 {

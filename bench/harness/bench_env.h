@@ -27,6 +27,8 @@ void bench_env_probe(const char *dir, struct bench_env *e);
 void bench_proc_io(int64_t *write_bytes, int64_t *wchar);
 /* Sectors written * 512 for the device, or -1. */
 int64_t bench_device_written(const char *device);
+/* Sectors read * 512 for the device, or -1. */
+int64_t bench_device_read(const char *device);
 /* Warns on stderr when dir (made if missing) is on tmpfs or ramfs. */
 void bench_warn_volatile(const char *dir);
 

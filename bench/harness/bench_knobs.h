@@ -22,7 +22,10 @@
  *   type     how the flag's value is read (enum bench_knob_type)
  *   default  as the flag would take it ("16M"); NULL: none (0, NULL)
  *   choices  the accepted words (KT_WORD, KT_INDEX, KT_ONOFF, KT_SET)
- *   min, max the accepted range of numbers (KF_OPEN_MIN/MAX: exclusive)
+ *   min, max the accepted range of numbers (KF_OPEN_MIN/MAX: exclusive); for
+ *            a number that is an option of libcommitlab (and --sync-latency),
+ *            the library's own range replaces them when the table is first
+ *            read (engine/options.c), so a flag refuses what cl_open would
  *   flags    KF_* (bench_config.h)
  *   owner    the engine whose knob it is: the JSON member is null for
  *            another engine unless the knob was given; NULL: every engine's
@@ -102,6 +105,9 @@
       "commitlab", 9, KG_COMMIT, "segments a background thread keeps ready ahead")                               \
     X(RECYCLE_MAX, recycle_max, uint32_t, KT_UINT, "--recycle-max", "recycle_max", "4", NULL, 1, 64,             \
       KF_LIST | KF_ENGINE, "commitlab", 10, KG_COMMIT, "--segments recycle: retired segments kept at most")       \
+    X(COLD_RECYCLE, cold_recycle, int, KT_TRUE, "--cold-recycle", "cold_recycle", NULL, NULL, 0, 0, KF_ENGINE,   \
+      "commitlab", 0, KG_COMMIT, "--segments recycle: a retired segment leaves the page cache before its reuse, "  \
+      "so a write of less than a page into it reads from the device first")                                      \
     X(CHECKPOINT, checkpoint_bytes, uint64_t, KT_SIZE, "--checkpoint-bytes", "checkpoint_bytes", "64M", NULL, 0, \
       1ull << 40, KF_LIST | KF_ENGINE, "commitlab", 11, KG_COMMIT, "log bytes between checkpoints (0: at close)") \
     X(COMMIT_DELAY, commit_delay_us, uint32_t, KT_UINT, "--commit-delay", "commit_delay_us", "0", NULL, 0,       \

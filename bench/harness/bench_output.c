@@ -238,6 +238,7 @@ static json_t *metrics_json(const struct bench_result *r)
     json_object_set_new(m, "io_write_bytes_per_commit", ok ? jreal(per(r->io_write_bytes, n)) : json_null());
     json_object_set_new(m, "io_wchar_per_commit", ok ? jreal(per(r->io_wchar, n)) : json_null());
     json_object_set_new(m, "device_bytes_per_commit", ok ? jreal(per(r->dev_write_bytes, n)) : json_null());
+    json_object_set_new(m, "device_read_bytes_per_commit", ok ? jreal(per(r->dev_read_bytes, n)) : json_null());
     json_object_set_new(m, "cpu_us_per_txn", ok && n ? json_real(r->cpu_us / (double)n) : json_null());
     json_object_set_new(m, "checkpoints", ok ? jint(r->checkpoints) : json_null());
     json_object_set_new(m, "checkpoint_pause_us", ok ? jint(r->checkpoint_pause_us) : json_null());
@@ -292,8 +293,9 @@ static json_t *env_json(const struct bench_env *e, const struct bench_config *cf
     json_object_set_new(j, "device", jstr(e->device));
     json_object_set_new(j, "dev_id", jstr(e->dev_id));
     json_object_set_new(j, "volatile_fs", json_boolean(e->volatile_fs));
-    json_object_set_new(j, "engine_version", d && d->built && d->version ? jstr(d->version()) : json_null());
-    json_object_set_new(j, "commitlab_version", json_string(bench_driver_commitlab.version()));
+    json_object_set_new(j, "engine_version", d && d->built && d->version ? jstr(d->version(d)) : json_null());
+    json_object_set_new(j, "engine_plugin", d && d->plugin_path ? json_string(d->plugin_path) : json_null());
+    json_object_set_new(j, "commitlab_version", json_string(bench_driver_commitlab.version(&bench_driver_commitlab)));
     return j;
 }
 

@@ -44,6 +44,7 @@ struct bench_result {
     int64_t segment_switches, segments_created, segments_recycled, segments_reused, segments_removed;
     int64_t segment_waits, segment_wait_us, max_switch_commit_us, prealloc_error;
     int64_t io_write_bytes, io_wchar, dev_write_bytes;
+    int64_t dev_read_bytes;       /* the device's sectors read * 512 */
     /* commits made durable together in the measured phase: [n] = syncs that
      * made n commits durable (drivers/driver.h); [1] < 0 when unknown */
     int64_t batch_hist[BENCH_BATCH_HIST];

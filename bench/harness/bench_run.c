@@ -16,7 +16,21 @@
  *     omission, as pgbench -R measures);
  *   - counters (engine, /proc/self/io, /sys/block/DEV/stat, getrusage)
  *     are sampled at the phase's two ends and reported as differences, so
- *     the preload, warm-up and close are not in them.
+ *     the preload, warm-up and close are not in them;
+ *   - both ends are quiet: before the first sample every client finishes
+ *     its warm-up transaction and waits (PH_QUIESCE), and the phase's
+ *     transactions are those that begin inside it, each counted when it
+ *     completes, with the last sample taken once they all have (the end is
+ *     the last completion).  So the engine's counters cover exactly the
+ *     measured transactions, and per-commit figures (syncs, log bytes per
+ *     commit) are exact rather than off by the commits in flight at the
+ *     edges.
+ *
+ * A plugin loaded from a shared library (drivers/driver.h, isolate) runs
+ * all of this in a child process that sends its result back on a pipe:
+ * a plugin that crashes fails its own run, named with its signal, and
+ * the sweep goes on.  The counters of /proc/self/io and getrusage are
+ * then the child's, which is the run's alone.
  */
 #include <errno.h>
 #include <math.h>
@@ -28,6 +42,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,7 +53,7 @@
 #include "ut_file.h"
 #include "ut_scratch.h"
 
-enum { PH_WARMUP = 0, PH_MEASURE = 1, PH_STOP = 2 };
+enum { PH_WARMUP = 0, PH_MEASURE = 1, PH_STOP = 2, PH_QUIESCE = 3 };
 
 static volatile sig_atomic_t interrupted;
 
@@ -50,6 +65,7 @@ struct run_shared {
     const struct bench_workload *wl;
     struct bench_db *db;
     int phase;                    /* atomic */
+    unsigned resting;             /* atomic: clients waiting at PH_QUIESCE, or gone */
     uint64_t claimed;             /* atomic, --txns mode */
     uint64_t t0_ns;               /* start of the measured phase */
     struct hist **timeline;       /* one per second, allocated on first use */
@@ -144,6 +160,16 @@ static void *client_main(void *arg)
         int claimed = 0;
         if (ph == PH_STOP)
             break;
+        if (ph == PH_QUIESCE) { /* between the warm-up and the phase: at rest, no transaction open */
+            __atomic_add_fetch(&sh->resting, 1, __ATOMIC_ACQ_REL);
+            while (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_QUIESCE) {
+                struct timespec ts = {0, 50 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            __atomic_sub_fetch(&sh->resting, 1, __ATOMIC_ACQ_REL);
+            next = 0; /* an open loop's arrivals start again with the phase */
+            continue;
+        }
         if (ph == PH_MEASURE && cfg->txns) {
             if (__atomic_fetch_add(&sh->claimed, 1, __ATOMIC_RELAXED) >= cfg->txns)
                 break;
@@ -169,7 +195,7 @@ static void *client_main(void *arg)
             break;
         }
         c->committed++;
-        if (cfg->txns ? claimed : __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_MEASURE) {
+        if (cfg->txns ? claimed : ph == PH_MEASURE) { /* begun inside the phase */
             hist_record(&c->lat, e - t);
             if (c->phase && ops) /* a transaction that wrote: its commit was timed */
                 for (int p = 0; p < BENCH_PHASES; p++)
@@ -180,12 +206,13 @@ static void *client_main(void *arg)
             timeline_record(sh, e, e - t);
         }
     }
+    __atomic_add_fetch(&sh->resting, 1, __ATOMIC_ACQ_REL); /* gone: never in the way of a quiet point */
     return NULL;
 }
 
 struct snapshot {
     struct bench_engine_stats es;
-    int64_t io_write, io_wchar, dev;
+    int64_t io_write, io_wchar, dev, dev_read;
     double cpu_s;
 };
 
@@ -195,6 +222,7 @@ static void take_snapshot(struct bench_db *db, const char *device, struct snapsh
     db->drv->stats(db, &s->es);
     bench_proc_io(&s->io_write, &s->io_wchar);
     s->dev = bench_device_written(device);
+    s->dev_read = bench_device_read(device);
     getrusage(RUSAGE_SELF, &ru);
     s->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                (double)ru.ru_stime.tv_usec / 1e6;
@@ -296,7 +324,7 @@ static void result_init(struct bench_result *r)
     memset(r, 0, sizeof *r);
     hist_init(&r->lat);
     r->syncs = r->wal_bytes = r->data_bytes = r->checkpoints = r->checkpoint_pause_us = -1;
-    r->engine_commits = r->io_write_bytes = r->io_wchar = r->dev_write_bytes = -1;
+    r->engine_commits = r->io_write_bytes = r->io_wchar = r->dev_write_bytes = r->dev_read_bytes = -1;
     r->segment_switches = r->segments_created = r->segments_recycled = r->segments_removed = -1;
     r->segments_reused = -1;
     r->segment_waits = r->segment_wait_us = r->max_switch_commit_us = r->prealloc_error = -1;
@@ -325,7 +353,7 @@ static int run_check_engine(struct run *rn)
 {
     if (!rn->drv || !rn->drv->built)
         return run_fail(rn, RUN_NA, "engine %s is not built into this binary", rn->cfg->engine);
-    rn->drv->describe(rn->cfg, rn->r->settings, sizeof rn->r->settings);
+    rn->drv->describe(rn->drv, rn->cfg, rn->r->settings, sizeof rn->r->settings);
     if (bench_engine_check(rn->drv, rn->cfg, rn->r->reason, sizeof rn->r->reason)) {
         rn->r->status = RUN_NA;
         return -1;
@@ -476,13 +504,43 @@ static void measure_txns(struct run *rn)
     take_snapshot(&rn->db, rn->r->env.device, &rn->s1);
 }
 
-/* --duration: the phase ends when the time is up. */
+/* --duration: no transaction begins once the time is up; the phase ends
+ * with the last of its transactions to complete. */
 static void measure_duration(struct run *rn)
 {
     wait_phase(&rn->sh, rn->cfg->duration, rn->tick, rn->arg);
-    rn->t1_ns = ut_now_ns();
     __atomic_store_n(&rn->sh.phase, PH_STOP, __ATOMIC_RELEASE);
+    join_clients(rn);
+    rn->t1_ns = rn->sh.t0_ns;
+    for (unsigned i = 0; i < rn->cfg->clients; i++)
+        if (rn->cl[i].last_end_ns > rn->t1_ns)
+            rn->t1_ns = rn->cl[i].last_end_ns;
     take_snapshot(&rn->db, rn->r->env.device, &rn->s1);
+}
+
+/* After the warm-up: every client finishes the transaction it is in and
+ * rests, so the first sample sees no commit in flight.  0, or -1 when a
+ * client never came to rest (a stop, or an engine that hangs). */
+static int quiesce(struct run *rn)
+{
+    struct run_shared *sh = &rn->sh;
+    __atomic_store_n(&sh->phase, PH_QUIESCE, __ATOMIC_RELEASE);
+    double give_up = ut_now() + 60;
+    while (__atomic_load_n(&sh->resting, __ATOMIC_ACQUIRE) < rn->started) {
+        if (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
+            return -1; /* a client failed (set_failed stops the run) */
+        if (interrupted) {
+            set_failed(sh, "interrupted");
+            return -1;
+        }
+        if (ut_now() > give_up) {
+            set_failed(sh, "the clients did not come to rest within 60 s after the warm-up");
+            return -1;
+        }
+        struct timespec ts = {0, 100 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
 }
 
 /* Starts the client threads, lets them warm up, then measures, sampling
@@ -504,6 +562,10 @@ static int run_measure(struct run *rn)
             break;
         }
     wait_phase(sh, cfg->warmup, rn->tick, rn->arg);
+    if (quiesce(rn)) {
+        stop_clients(rn);
+        return run_fail(rn, RUN_ERROR, "%s", sh->failed ? sh->err : "stopped");
+    }
 
     if (rn->drv->reset_max)
         rn->drv->reset_max(&rn->db);
@@ -550,6 +612,7 @@ static void counter_deltas(struct bench_result *r, const struct snapshot *s0, co
     r->io_write_bytes = delta(s0->io_write, s1->io_write);
     r->io_wchar = delta(s0->io_wchar, s1->io_wchar);
     r->dev_write_bytes = delta(s0->dev, s1->dev);
+    r->dev_read_bytes = delta(s0->dev_read, s1->dev_read);
     r->cpu_us = (s1->cpu_s - s0->cpu_s) * 1e6;
 }
 
@@ -682,7 +745,7 @@ static void run_end(struct run *rn)
     pthread_mutex_destroy(&rn->sh.mu);
 }
 
-void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg)
+static void run_here(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg)
 {
     struct run rn;
 
@@ -693,4 +756,106 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
         run_close_and_verify(&rn);
     }
     run_end(&rn);
+}
+
+/* ---- a plugin's run in a child process ---------------------------------------- */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Reads len bytes; a signal that stops the sweep (bench_interrupt) is
+ * passed on to the child once, which then ends its run as interrupted. */
+static size_t read_all(int fd, void *buf, size_t len, pid_t child, int *passed)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fd, p + got, len - got);
+        if (n < 0 && errno == EINTR) {
+            if (interrupted && !*passed) {
+                kill(child, SIGTERM);
+                *passed = 1;
+            }
+            continue;
+        }
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    return got;
+}
+
+static void run_isolated(const struct bench_config *cfg, const struct bench_driver *d, struct bench_result *r,
+                         void (*tick)(void *), void *arg)
+{
+    int fds[2], passed = 0;
+    if (pipe(fds)) {
+        result_init(r);
+        r->status = RUN_ERROR;
+        snprintf(r->reason, sizeof r->reason, "pipe: %s", strerror(errno));
+        return;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        run_here(cfg, r, tick, arg);
+        int rc = write_all(fds[1], r, sizeof *r) ||
+                 (r->nseconds && write_all(fds[1], r->timeline, r->nseconds * sizeof *r->timeline));
+        _exit(rc ? 1 : 0);
+    }
+    close(fds[1]);
+    size_t got = pid > 0 ? read_all(fds[0], r, sizeof *r, pid, &passed) : 0;
+    int whole = got == sizeof *r;
+    if (whole) {
+        r->timeline = NULL;
+        if (r->nseconds) {
+            r->timeline = calloc(r->nseconds, sizeof *r->timeline);
+            whole = r->timeline && read_all(fds[0], r->timeline, r->nseconds * sizeof *r->timeline, pid, &passed) ==
+                                       r->nseconds * sizeof *r->timeline;
+        }
+    }
+    close(fds[0]);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (whole && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        return;
+    if (whole)
+        bench_result_free(r);
+    result_init(r);
+    r->status = RUN_ERROR;
+    if (pid < 0)
+        snprintf(r->reason, sizeof r->reason, "fork: %s", strerror(errno));
+    else if (WIFSIGNALED(st))
+        snprintf(r->reason, sizeof r->reason, "the plugin %s died of signal %d (%s) during the run, in its own process "
+                 "(nothing of the run is reported)", d->name, WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(r->reason, sizeof r->reason, "the plugin %s's run ended its process (exit %d) without a result",
+                 d->name, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    /* the run directory the child made, which it could not remove */
+    snprintf(r->run_dir, sizeof r->run_dir, "%.3900s/%.150s.db", cfg->dir, cfg->engine);
+    if (!cfg->reuse)
+        ut_scratch_remove(r->run_dir);
+}
+
+void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg)
+{
+    const struct bench_driver *d = bench_driver_find(cfg->engine);
+    if (d && d->isolate)
+        run_isolated(cfg, d, r, tick, arg);
+    else
+        run_here(cfg, r, tick, arg);
 }

@@ -1,7 +1,11 @@
 /*
- * sync_latency.c -- `--sync-latency` for the engines that are not
- * commitlab: an emulated slow device, paid at every durability point an
- * engine makes, by interposing the calls that make data durable.
+ * sync_latency.c -- the program's definitions of the calls that write or
+ * make data durable (fsync, fdatasync, msync, write, pwrite, pwrite64,
+ * writev, pwritev, pwritev64, pwritev2, pwritev64v2), for the engines that
+ * are not commitlab: `--sync-latency`, an emulated slow device paid at
+ * every durability point an engine makes, and the hooks of `crash --mode
+ * cut`'s undo journal (cut_journal.c, which defines the calls that change
+ * names and sizes).
  *
  * commitlab emulates a slow device in its own file layer
  * (storage/vfs_latency.c), which also covers its io_uring syncs.  LMDB,
@@ -17,8 +21,11 @@
  *
  * The latency is set only while a run of an engine without its own
  * emulation is open (bench_run.c), so commitlab, whose syncs also pass
- * through here, is never delayed twice.  With no latency set, the cost is
- * one atomic load per call.
+ * through here, is never delayed twice.  With no latency set and no cut
+ * journal armed, the cost is two atomic loads per call.
+ *
+ * There is one definition of each symbol in the program: both uses hook
+ * into these, and nothing else may define them.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cut_journal.h"
 #include "sync_latency.h"
 
 static _Atomic uint32_t latency_us;
@@ -38,6 +46,7 @@ static _Atomic uint64_t points;
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
 static int (*real_msync)(void *, size_t, int);
+static ssize_t (*real_pwritev2)(int, const struct iovec *, int, off_t, int);
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
 static ssize_t (*real_writev)(int, const struct iovec *, int);
@@ -50,6 +59,7 @@ __attribute__((constructor)) static void resolve(void)
     real_fsync = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
     real_fdatasync = (int (*)(int))dlsym(RTLD_NEXT, "fdatasync");
     real_msync = (int (*)(void *, size_t, int))dlsym(RTLD_NEXT, "msync");
+    real_pwritev2 = (ssize_t(*)(int, const struct iovec *, int, off_t, int))dlsym(RTLD_NEXT, "pwritev2");
     real_write = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
     real_pwrite = (ssize_t(*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
     real_writev = (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "writev");
@@ -72,45 +82,77 @@ static void pay(void)
         ;
 }
 
-/* A write to fd is a durability point when fd was opened O_DSYNC/O_SYNC;
- * asked only while a latency is set. */
-static void pay_if_synchronous(int fd, ssize_t rc)
+/* A write to fd is a durability point when fd was opened O_DSYNC/O_SYNC
+ * or the write asked for RWF_DSYNC/RWF_SYNC; asked only while a latency
+ * is set. */
+static void pay_if_synchronous(int fd, ssize_t rc, int rwf)
 {
     if (rc < 0 || !atomic_load_explicit(&latency_us, memory_order_relaxed))
         return;
     int saved = errno, fl = fcntl(fd, F_GETFL);
     errno = saved;
-    if (fl >= 0 && (fl & (O_DSYNC | O_SYNC)))
+    if ((fl >= 0 && (fl & (O_DSYNC | O_SYNC))) || (rwf & (RWF_DSYNC | RWF_SYNC)))
         pay();
+}
+
+static int sync_call(int (*real)(int), int fd)
+{
+    struct bench_cut_op op;
+    bench_cut_sync_begin(fd, &op);
+    int rc = real(fd);
+    int e = errno;
+    bench_cut_sync_end(&op, rc);
+    if (rc == 0)
+        pay();
+    errno = e;
+    return rc;
 }
 
 int fsync(int fd)
 {
     if (!real_fsync)
         resolve();
-    int rc = real_fsync(fd);
-    if (rc == 0)
-        pay();
-    return rc;
+    return sync_call(real_fsync, fd);
 }
 
 int fdatasync(int fd)
 {
     if (!real_fdatasync)
         resolve();
-    int rc = real_fdatasync(fd);
-    if (rc == 0)
-        pay();
-    return rc;
+    return sync_call(real_fdatasync, fd);
 }
 
 int msync(void *addr, size_t len, int flags)
 {
     if (!real_msync)
         resolve();
+    bench_cut_msync(addr);
     int rc = real_msync(addr, len, flags);
     if (rc == 0 && (flags & MS_SYNC))
         pay();
+    return rc;
+}
+
+/* Every write: off < 0 writes at the file offset (write, writev). */
+static ssize_t write_call(int fd, const struct iovec *iov, int cnt, int64_t off, int rwf)
+{
+    size_t n = 0;
+    for (int i = 0; i < cnt; i++)
+        n += iov[i].iov_len;
+    struct bench_cut_op op;
+    bench_cut_write_begin(fd, off, n, rwf, &op);
+    ssize_t rc;
+    if (rwf)
+        rc = real_pwritev2(fd, iov, cnt, (off_t)off, rwf);
+    else if (cnt == 1)
+        rc = off < 0 ? real_write(fd, iov[0].iov_base, iov[0].iov_len)
+                     : real_pwrite(fd, iov[0].iov_base, iov[0].iov_len, (off_t)off);
+    else
+        rc = off < 0 ? real_writev(fd, iov, cnt) : real_pwritev(fd, iov, cnt, (off_t)off);
+    int e = errno;
+    bench_cut_write_end(&op, rc);
+    pay_if_synchronous(fd, rc, rwf);
+    errno = e;
     return rc;
 }
 
@@ -118,34 +160,51 @@ ssize_t write(int fd, const void *buf, size_t n)
 {
     if (!real_write)
         resolve();
-    ssize_t rc = real_write(fd, buf, n);
-    pay_if_synchronous(fd, rc);
-    return rc;
+    struct iovec v = {(void *)buf, n};
+    return write_call(fd, &v, 1, -1, 0);
 }
 
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+static ssize_t pwrite_any(int fd, const void *buf, size_t n, off_t off)
 {
     if (!real_pwrite)
         resolve();
-    ssize_t rc = real_pwrite(fd, buf, n, off);
-    pay_if_synchronous(fd, rc);
-    return rc;
+    if (off < 0) { /* the kernel's EINVAL, not a write at the file offset */
+        errno = EINVAL;
+        return -1;
+    }
+    struct iovec v = {(void *)buf, n};
+    return write_call(fd, &v, 1, off, 0);
 }
+ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) { return pwrite_any(fd, buf, n, off); }
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) { return pwrite_any(fd, buf, n, off); }
 
 ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     if (!real_writev)
         resolve();
-    ssize_t rc = real_writev(fd, iov, cnt);
-    pay_if_synchronous(fd, rc);
-    return rc;
+    return write_call(fd, iov, cnt, -1, 0);
 }
 
-ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+static ssize_t pwritev_any(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
     if (!real_pwritev)
         resolve();
-    ssize_t rc = real_pwritev(fd, iov, cnt, off);
-    pay_if_synchronous(fd, rc);
-    return rc;
+    if (off < -1 || (off == -1 && !rwf)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return write_call(fd, iov, cnt, off, rwf);
+}
+ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off) { return pwritev_any(fd, iov, cnt, off, 0); }
+ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off) { return pwritev_any(fd, iov, cnt, off, 0); }
+/* pwritev2 with off -1 writes at the file offset, as write does. */
+ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+{
+    if (!rwf)
+        return off == -1 ? writev(fd, iov, cnt) : pwritev_any(fd, iov, cnt, off, 0);
+    return pwritev_any(fd, iov, cnt, off, rwf);
+}
+ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+{
+    return pwritev2(fd, iov, cnt, off, rwf);
 }

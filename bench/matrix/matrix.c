@@ -1,38 +1,53 @@
 /*
  * matrix.c -- `commitlab matrix`: the same benchmark configurations on
- * several filesystems, each made fresh for the purpose: an image file
- * (sparse) in --workdir, mkfs, a loop device, a mount; then the runs, with
- * the loop device's written sectors (/sys/block/loopN/stat) before and
- * after each one, so that the device bytes per commit say what the
- * filesystem adds to the log's own bytes; then unmount and detach.
+ * several filesystems, each made fresh for the purpose -- an image file
+ * (sparse or zero-filled) in --workdir on a loop device (buffered or
+ * direct I/O), or a real device given up with --device -- and, in every
+ * run, the same configurations on the filesystem that holds --workdir
+ * itself, without a loop device: the native baseline.  The runs of every
+ * filesystem that is up at once are one sweep, rounds shuffled together,
+ * so that the machine's drift is shared by the rows compared; each run
+ * reads its device's sectors written and read (/sys/block/DEV/stat)
+ * before and after, so that the device bytes per commit say what the
+ * filesystem adds to the log's own bytes.
  *
  * What it is for: the WAL recycling question (PostgreSQL's wal_recycle,
  * RocksDB's recycle_log_file_num) is a question about the filesystem --
  * on ext4 and XFS an overwrite of written blocks needs no allocation, on
  * btrfs every overwrite allocates anyway -- so it can only be answered by
- * running the same commits on each.
+ * running the same commits on each; and a loop device over a host
+ * filesystem adds the host's work to every sync, so where the loop
+ * filesystem is of the native one's type the output sets the two side by
+ * side and says when their verdicts on recycling disagree.  With
+ * --snapshot-every a btrfs run directory is a subvolume snapshotted every
+ * S seconds, so that copy-on-write happens to blocks that would otherwise
+ * be overwritten in place (nodatacow, recycled segments).
  *
  * Cleanup is part of the contract: whatever happens (a failed mkfs or
- * mount, a failed run, SIGINT, SIGTERM), what this command mounted is
- * unmounted and what it attached is detached before it exits, and what an
- * earlier run that was killed outright left in the same --workdir is
- * removed when the next one starts.  The filesystems themselves -- images,
- * mkfs, loop devices, mounts, and taking them down -- are mx_fs.c; this
- * file is the command: its options, the runs on each filesystem, their
- * medians, the table and the verdict on recycling.
+ * mount, a failed run, SIGINT, SIGTERM), what this command snapshotted is
+ * deleted, what it mounted is unmounted and what it attached is detached
+ * before it exits, and what an earlier run that was killed outright left
+ * in the same --workdir is removed when the next one starts.  The
+ * filesystems themselves -- images, devices and their checks, mkfs, loop
+ * devices, mounts, snapshots, and taking them down -- are mx_fs.c; this
+ * file is the command: its options, the runs, their medians, the tables
+ * and the verdicts on recycling.
  */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
 #include "bench_dirs.h"
+#include "bench_env.h"
 #include "drivers/driver.h"
 #include "matrix.h"
 #include "mx_fs.h"
@@ -40,11 +55,6 @@
 #include "ut_progress.h"
 #include "ut_scratch.h"
 #include "ut_stats.h"
-
-/* What this command mounted and attached now, for the cleanup: at
- * SIGINT, SIGTERM or SIGHUP (bench_stop_on_signals) the run stops, the
- * sweep skips the rest, and the command takes this down before it exits. */
-static struct mx_mount cur = MX_MOUNT_INIT;
 
 /* ---- options -------------------------------------------------------------- */
 
@@ -61,10 +71,29 @@ struct matrix_opts {
     const char *workdir;
     uint64_t image_size;
     int image_zero;      /* --image-init zero: write the whole image first */
+    int loop_direct;     /* --loop direct: LO_FLAGS_DIRECT_IO */
+    int image_size_given, image_init_given, loop_given;
+    const char *device;  /* --device: format it instead of images */
+    const char *destroy; /* --destroy-data: the same device, given up */
+    double snapshot_every; /* --snapshot-every: seconds, 0 = never */
+    const char *preset;
     unsigned repeat;
     struct fs_opt mount_opts[MAX_FS], mkfs_opts[MAX_FS];
     size_t nmount, nmkfs;
 };
+
+/* The presets: bench options put before the user's own, which win. */
+static const struct {
+    const char *name;
+    const char *const args[12];
+    const char *what;
+} presets[] = {
+    {"data-io",
+     {"--workload", "kv", "--keys", "10000000", "--cache", "64M", "--checkpoint-bytes", "16M", NULL},
+     "kv over 10M keys with a 64 MiB cache and a checkpoint every 16 MiB of log: the tree far larger than the "
+     "cache, so checkpoints write data pages while commits sync"},
+};
+#define PRESET_LIST "data-io"
 
 static const char *opt_for(const struct fs_opt *o, size_t n, const char *fs)
 {
@@ -81,18 +110,35 @@ static void usage(FILE *f)
             "usage: commitlab matrix --fs LIST [matrix options] [bench options]\n"
             "\n"
             "Runs the bench configurations on each filesystem, made fresh in a loop-mounted\n"
-            "image, and says per filesystem whether WAL recycling helps.  Needs root.\n"
+            "image (or on --device), and on the filesystem holding --workdir itself (the native\n"
+            "baseline, \"native TYPE\"), and says per filesystem whether WAL recycling helps.\n"
+            "Needs root.\n"
             "\n"
             "  --fs LIST            " MX_FS_LIST "\n"
-            "  --workdir D          where the images and mount points go (default ./commitlab-matrix.d)\n"
-            "  --image-size SIZE    each image file (default 4G); tmpfs: its size limit\n"
+            "  --workdir D          where the images, mount points and native runs go (default\n"
+            "                       ./commitlab-matrix.d)\n"
+            "  --image-size SIZE    each image file (default 4G); tmpfs: its size limit.  Every\n"
+            "                       filesystem's image exists at once: the sum must fit in D\n"
             "  --image-init MODE    sparse (default): blocks of the image are allocated on the host\n"
             "                       filesystem as the guest first writes them, at the cost of host\n"
             "                       metadata in the guest's syncs; zero: the image is written whole\n"
             "                       and synced first, like a real device (slower to set up)\n"
+            "  --loop MODE          buffered (default): the loop device reads and writes its image\n"
+            "                       through the host's page cache; direct: with direct I/O\n"
+            "                       (LO_FLAGS_DIRECT_IO), as losetup --direct-io=on\n"
+            "  --device DEV         format DEV (a disk or partition) for each filesystem in turn\n"
+            "                       instead of images; refused when it is mounted, holds a mounted\n"
+            "                       partition, swap or a holder, or carries a filesystem or\n"
+            "                       partition table (unless --destroy-data)\n"
+            "  --destroy-data DEV   the same DEV again: what it holds may be destroyed\n"
+            "  --snapshot-every S   btrfs, btrfs-nodatacow: the run directory is a subvolume, and\n"
+            "                       every S seconds of a run it is snapshotted and the older\n"
+            "                       snapshot deleted, so the next write of each block is a copy\n"
+            "  --preset NAME        bench options for a study, before yours (yours win): " PRESET_LIST "\n"
+            "                       (data-io: --keys 10000000 --cache 64M --checkpoint-bytes 16M)\n"
             "  --repeat N           runs of each configuration, round by round, each round in a\n"
-            "                       shuffled order; the median is reported (default 1; 3 or more\n"
-            "                       to judge a difference)\n"
+            "                       shuffled order across every filesystem up at once; the median\n"
+            "                       is reported (default 1; 3 or more to judge a difference)\n"
             "  --mount-opts FS:OPTS extra mount options, e.g. ext4:barrier=0 or xfs:logbsize=256k\n"
             "  --mkfs-opts FS:OPTS  extra mkfs options, e.g. \"xfs:-l size=64m\"\n"
             "\n"
@@ -120,7 +166,8 @@ static void parse_fs_opt(const char *flag, const char *v, struct fs_opt *o, size
     (*n)++;
 }
 
-/* Takes matrix's own options out of argv; the rest go to bench's parser. */
+/* Takes matrix's own options out of argv; the rest go to bench's parser,
+ * a preset's options first. */
 static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char **rest)
 {
     int nrest = 0;
@@ -129,6 +176,21 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
     m->image_size = 4ull << 30;
     m->repeat = 1;
     rest[nrest++] = argv[0];
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--preset")) {
+            const char *v = i + 1 < argc ? argv[i + 1] : "";
+            size_t p = 0;
+            while (p < sizeof presets / sizeof *presets && strcmp(presets[p].name, v))
+                p++;
+            if (p == sizeof presets / sizeof *presets)
+                ut_usage_error("matrix", "--preset: '%s' is not accepted; expected %s", v, PRESET_LIST);
+            if (m->preset)
+                ut_usage_error("matrix", "--preset: one preset at a time");
+            m->preset = presets[p].name;
+            for (const char *const *a = presets[p].args; *a; a++)
+                rest[nrest++] = (char *)*a;
+            i++;
+        }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -143,6 +205,9 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
                     ut_usage_error("matrix", "--fs: '%s' is not accepted; expected a list of %s", t, MX_FS_LIST);
                 if (m->nfs == MAX_FS)
                     ut_usage_error("matrix", "--fs: at most %d filesystems", MAX_FS);
+                for (size_t j = 0; j < m->nfs; j++)
+                    if (m->fs[j] == k)
+                        ut_usage_error("matrix", "--fs: '%s' is named twice", t);
                 m->fs[m->nfs++] = k;
             }
             free(copy);
@@ -154,10 +219,34 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
             if (!v || ut_parse_size(v, &m->image_size) || m->image_size < (256ull << 20))
                 ut_usage_error("matrix", "--image-size: '%s' is not accepted; expected a size of at least 256M",
                                 v ? v : "");
+            m->image_size_given = 1;
         } else if (!strcmp(a, "--image-init")) {
             if (!v || (strcmp(v, "sparse") && strcmp(v, "zero")))
                 ut_usage_error("matrix", "--image-init: '%s' is not accepted; expected sparse or zero", v ? v : "");
             m->image_zero = !strcmp(v, "zero");
+            m->image_init_given = 1;
+        } else if (!strcmp(a, "--loop")) {
+            if (!v || (strcmp(v, "buffered") && strcmp(v, "direct")))
+                ut_usage_error("matrix", "--loop: '%s' is not accepted; expected buffered or direct", v ? v : "");
+            m->loop_direct = !strcmp(v, "direct");
+            m->loop_given = 1;
+        } else if (!strcmp(a, "--device")) {
+            if (!v || !*v)
+                ut_usage_error("matrix", "--device needs a block device, e.g. /dev/sdb");
+            m->device = v;
+        } else if (!strcmp(a, "--destroy-data")) {
+            if (!v || !*v)
+                ut_usage_error("matrix", "--destroy-data needs the block device that --device names");
+            m->destroy = v;
+        } else if (!strcmp(a, "--snapshot-every")) {
+            char *end = NULL;
+            double sec = v ? strtod(v, &end) : 0;
+            if (!v || !*v || *end || !(sec >= 0.1) || sec > 86400)
+                ut_usage_error("matrix", "--snapshot-every: '%s' is not accepted; expected seconds in [0.1, 86400]",
+                                v ? v : "");
+            m->snapshot_every = sec;
+        } else if (!strcmp(a, "--preset")) {
+            /* taken above */
         } else if (!strcmp(a, "--repeat")) {
             char *end;
             unsigned long r = v ? strtoul(v, &end, 10) : 0;
@@ -183,11 +272,38 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
     return nrest;
 }
 
+/* The combinations of matrix options that cannot be meant. */
+static void check_matrix_args(const struct matrix_opts *m)
+{
+    if (m->destroy && !m->device)
+        ut_usage_error("matrix", "--destroy-data: it gives up the device that --device names, and --device is not "
+                        "given");
+    if (m->device) {
+        const char *flag = m->loop_given ? "--loop" : m->image_init_given ? "--image-init"
+                           : m->image_size_given ? "--image-size" : NULL;
+        if (flag)
+            ut_usage_error("matrix", "%s: with --device there is no image and no loop device", flag);
+        for (size_t i = 0; i < m->nfs; i++)
+            if (!m->fs[i]->mkfs)
+                ut_usage_error("matrix", "--device: %s cannot be put on a device; leave it out of --fs",
+                                m->fs[i]->name);
+    }
+    if (m->snapshot_every > 0) {
+        int any = 0;
+        for (size_t i = 0; i < m->nfs; i++)
+            any |= !strcmp(m->fs[i]->fstype, "btrfs");
+        if (!any)
+            ut_usage_error("matrix", "--snapshot-every: only btrfs and btrfs-nodatacow take snapshots, and --fs "
+                            "names neither");
+    }
+}
+
 /* ---- medians, and the verdict ---------------------------------------------- */
 
 struct cell {
     double tps[100];
-    double p99[100], maxms[100], devb[100], waits[100], waitms[100], reused[100], swmax[100];
+    double p99[100], maxms[100], devb[100], devrd[100], waits[100], waitms[100], reused[100], swmax[100];
+    double snaps[100];
     unsigned n, errors, unexercised;
     char err[BENCH_ERRLEN];
     int na;
@@ -241,10 +357,11 @@ static void pair_key(const struct bench_config *cfg, char *buf, size_t len)
 struct verdict {
     unsigned pairs, helps, hurts, unexercised, nwait;
     double log_sum, lo, hi, noise, dev_fresh, dev_recycle, wait_fresh, wait_recycle;
-    char text[512];
+    const char *what;             /* "helps", "hurts", ...; NULL: no verdict */
+    char text[640];
 };
 
-static void judge(const struct mx_fs_kind *k, const char *engine, const struct bench_config *cfgs,
+static void judge(const char *name, const char *engine, const struct bench_config *cfgs,
                   const struct cell *cells, size_t n, unsigned repeat, struct verdict *v)
 {
     memset(v, 0, sizeof *v);
@@ -297,10 +414,10 @@ static void judge(const struct mx_fs_kind *k, const char *engine, const struct b
     if (!v->pairs) {
         if (v->unexercised)
             snprintf(v->text, sizeof v->text, "%s, %s: no verdict: the recycle runs never reused a recycled segment "
-                     "(run longer, or lower --checkpoint-bytes / --segment-size)", k->name, engine);
+                     "(run longer, or lower --checkpoint-bytes / --segment-size)", name, engine);
         else
             snprintf(v->text, sizeof v->text, "%s, %s: no verdict: no recycle run has a fresh run to compare with "
-                     "(give --segments fresh,recycle)", k->name, engine);
+                     "(give --segments fresh,recycle)", name, engine);
         return;
     }
     double g = exp(v->log_sum / v->pairs) - 1;
@@ -310,6 +427,7 @@ static void judge(const struct mx_fs_kind *k, const char *engine, const struct b
                        : !v->hurts && 2 * v->helps > v->pairs ? "helps"
                        : !v->helps && 2 * v->hurts > v->pairs ? "hurts"
                                                                : "has a small or mixed effect";
+    v->what = what;
     char dev[256] = "";
     int dn = 0;
     if (v->nwait)
@@ -326,7 +444,7 @@ static void judge(const struct mx_fs_kind *k, const char *engine, const struct b
     snprintf(v->text, sizeof v->text,
              "%s, %s: recycling %s here: %+.1f%% tps (geometric mean of %u recycle/fresh pairs, from %+.1f%% to "
              "%+.1f%%; helps in %u, hurts in %u; %s)%s",
-             k->name, engine, what, g * 100, v->pairs, v->lo * 100, v->hi * 100, v->helps, v->hurts, rep, dev);
+             name, engine, what, g * 100, v->pairs, v->lo * 100, v->hi * 100, v->helps, v->hurts, rep, dev);
 }
 
 /* The verdicts of every filesystem, for the summary at the end. */
@@ -349,9 +467,9 @@ static void verdict_keep(struct verdict_list *vl, const char *text)
 
 static void table_header(FILE *f)
 {
-    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8s %4s %4s %12s %7s %8s %8s %10s %6s %9s %6s %9s\n", "filesystem",
+    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8s %4s %4s %12s %7s %8s %8s %10s %9s %6s %9s %6s %9s\n", "filesystem",
             "engine", "sync", "segments", "init", "prealloc", "cli", "runs", "tps(median)", "spread", "p99 us",
-            "max ms", "dev B/txn", "waits", "wait ms", "reused", "max@sw ms");
+            "max ms", "dev B/txn", "rd B/txn", "waits", "wait ms", "reused", "max@sw ms");
 }
 
 /* A median cell, "-" where the engine cannot say. */
@@ -385,31 +503,34 @@ static void other_knobs(const struct bench_config *c, char *buf, size_t len)
     }
 }
 
-static void table_row(FILE *f, const struct mx_fs_kind *k, const struct bench_config *c, const struct cell *x)
+static void table_row(FILE *f, const char *name, const struct bench_config *c, const struct cell *x)
 {
     char other[sizeof c->varying];
     other_knobs(c, other, sizeof other);
     if (!x->n) {
-        fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s (%s)\n", k->name, c->engine, c->sync, c->segments,
+        fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s (%s)\n", name, c->engine, c->sync, c->segments,
                 c->segment_init, c->prealloc, c->clients, x->na ? "n/a" : "error", x->err);
         return;
     }
-    char sp[16], p99[24], mx[24], devb[24], waits[24], waitms[24], reused[24], swmax[24];
+    char sp[16], p99[24], mx[24], devb[24], devrd[24], waits[24], waitms[24], reused[24], swmax[24], snaps[48] = "";
     snprintf(sp, sizeof sp, "+-%.1f%%", spread(x->tps, x->n) * 100);
     num(p99, sizeof p99, x->p99, x->n, "%.0f");
     num(mx, sizeof mx, x->maxms, x->n, "%.2f");
     num(devb, sizeof devb, x->devb, x->n, "%.0f");
+    num(devrd, sizeof devrd, x->devrd, x->n, "%.0f");
+    if (median(x->snaps, x->n) >= 0)
+        snprintf(snaps, sizeof snaps, "  snapshots %.0f", median(x->snaps, x->n));
     num(waits, sizeof waits, x->waits, x->n, "%.0f");
     num(waitms, sizeof waitms, x->waitms, x->n, "%.1f");
     num(reused, sizeof reused, x->reused, x->n, "%.0f");
     num(swmax, sizeof swmax, x->swmax, x->n, "%.2f");
-    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4u %12.1f %7s %8s %8s %10s %6s %9s %6s %9s%s%s%s\n", k->name,
-            c->engine, c->sync, c->segments, c->segment_init, c->prealloc, c->clients, x->n, median(x->tps, x->n),
-            sp, p99, mx, devb, waits, waitms, reused, swmax, other[0] ? "  " : "", other,
-            x->unexercised ? "  NOTE: recycling not exercised" : "");
+    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4u %12.1f %7s %8s %8s %10s %9s %6s %9s %6s %9s%s%s%s%s\n",
+            name, c->engine, c->sync, c->segments, c->segment_init, c->prealloc, c->clients, x->n,
+            median(x->tps, x->n), sp, p99, mx, devb, devrd, waits, waitms, reused, swmax, other[0] ? "  " : "", other,
+            snaps, x->unexercised ? "  NOTE: recycling not exercised" : "");
 }
 
-static void cell_add(struct cell *x, const struct bench_config *cfg, const struct bench_result *r)
+static void cell_add(struct cell *x, const struct bench_config *cfg, const struct bench_result *r, double snaps)
 {
     if (r->status != RUN_OK) {
         if (r->status == RUN_NA)
@@ -425,6 +546,8 @@ static void cell_add(struct cell *x, const struct bench_config *cfg, const struc
     x->p99[i] = r->p99_us;
     x->maxms[i] = r->max_us / 1e3;
     x->devb[i] = r->dev_write_bytes >= 0 ? (double)r->dev_write_bytes / n : -1;
+    x->devrd[i] = r->dev_read_bytes >= 0 ? (double)r->dev_read_bytes / n : -1;
+    x->snaps[i] = snaps;
     x->waits[i] = (double)r->segment_waits;
     x->waitms[i] = r->segment_wait_us >= 0 ? (double)r->segment_wait_us / 1e3 : -1;
     x->reused[i] = (double)r->segments_reused;
@@ -433,151 +556,412 @@ static void cell_add(struct cell *x, const struct bench_config *cfg, const struc
         x->unexercised = 1;
 }
 
-/* ---- one filesystem ------------------------------------------------------------ */
+/* ---- the filesystems up at once: targets ----------------------------------------- */
 
-static json_t *fs_json(const struct mx_fs_kind *k, const char *mkfs_cmd, const char *mount_opts,
-                       const struct matrix_opts *m, unsigned rep)
+/* One place the configurations run: the native filesystem, or one made
+ * fresh (on a loop device or --device). */
+struct target {
+    const struct mx_fs_kind *k;   /* NULL: native */
+    char name[80];                /* "ext4", "native ext4": the table's and the JSON's */
+    char fstype[64];              /* ext4, xfs, btrfs, tmpfs */
+    struct mx_mount mnt;
+    char dir[4200];               /* where its runs go */
+    char mkfs_cmd[1024];
+    const char *mopts;
+    int up;                       /* set up: its runs run */
+    struct cell *cells;           /* one per configuration */
+    struct verdict *v;            /* one per engine of the sweep, after the runs */
+};
+
+/* The phase's targets and what its sweep needs. */
+struct phase {
+    struct target *t;
+    size_t nt;
+    const struct matrix_opts *m;
+    struct bench_cli *c;
+    struct bench_result *r;
+    int failed;
+};
+
+/* Items are configuration-major: every target's run of a configuration
+ * next to each other (in the unshuffled order), the fresh filesystems in
+ * --fs order first, then the native one (t[0]). */
+static void item_of(const struct phase *ph, size_t item, size_t *cfg, size_t *tgt)
+{
+    *cfg = item / ph->nt;
+    *tgt = (item % ph->nt + 1) % ph->nt;
+}
+
+static void phase_label(struct bench_sweep *s, size_t i, char *buf, size_t len)
+{
+    const struct phase *ph = s->ctx;
+    size_t ci, ti;
+    char l[200];
+    item_of(ph, i, &ci, &ti);
+    bench_label(&ph->c->cfgs[ci], l, sizeof l);
+    snprintf(buf, len, "%s: %s", ph->t[ti].name, l);
+}
+
+/* ---- snapshots during a run ---------------------------------------------------- */
+
+struct snapper {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+    double every;
+    struct mx_mount *m;
+    unsigned taken;
+    int err;
+};
+
+static void *snapper_main(void *arg)
+{
+    struct snapper *sp = arg;
+    pthread_mutex_lock(&sp->mu);
+    while (!sp->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + sp->every;
+        ts.tv_sec = (time_t)t;
+        ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+        while (!sp->stop && pthread_cond_timedwait(&sp->cv, &sp->mu, &ts) != ETIMEDOUT)
+            ;
+        if (sp->stop)
+            break;
+        pthread_mutex_unlock(&sp->mu);
+        int rc = mx_snapshot(sp->m);
+        pthread_mutex_lock(&sp->mu);
+        if (rc && !sp->err)
+            sp->err = rc;
+        else if (!rc)
+            sp->taken++;
+    }
+    pthread_mutex_unlock(&sp->mu);
+    return NULL;
+}
+
+static int snapper_start(struct snapper *sp, struct mx_mount *m, double every)
+{
+    pthread_condattr_t ca;
+    memset(sp, 0, sizeof *sp);
+    sp->m = m;
+    sp->every = every;
+    pthread_mutex_init(&sp->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&sp->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return pthread_create(&sp->th, NULL, snapper_main, sp) ? -1 : 0;
+}
+
+static void snapper_stop(struct snapper *sp)
+{
+    pthread_mutex_lock(&sp->mu);
+    sp->stop = 1;
+    pthread_cond_signal(&sp->cv);
+    pthread_mutex_unlock(&sp->mu);
+    pthread_join(sp->th, NULL);
+    pthread_cond_destroy(&sp->cv);
+    pthread_mutex_destroy(&sp->mu);
+    mx_snapshots_delete(sp->m); /* the next run starts without one */
+}
+
+/* ---- one run ---------------------------------------------------------------------- */
+
+static json_t *target_json(const struct target *t, const struct matrix_opts *m, unsigned rep, int snaps,
+                           int snap_err)
 {
     json_t *j = json_object();
-    json_object_set_new(j, "fs", json_string(k->name));
-    json_object_set_new(j, "fs_type", json_string(k->fstype));
-    json_object_set_new(j, "nodatacow", json_boolean(k->nocow));
-    json_object_set_new(j, "mkfs", mkfs_cmd[0] ? json_string(mkfs_cmd) : json_null());
-    json_object_set_new(j, "mount_options_asked", mount_opts ? json_string(mount_opts) : json_null());
-    json_object_set_new(j, "image_size", k->mkfs ? json_integer((json_int_t)m->image_size) : json_null());
-    json_object_set_new(j, "image_init", k->mkfs ? json_string(m->image_zero ? "zero" : "sparse") : json_null());
-    json_object_set_new(j, "loop_device", cur.loopdev[0] ? json_string(cur.loopdev) : json_null());
+    int image = t->k && t->k->mkfs && !m->device;
+    json_object_set_new(j, "fs", json_string(t->name));
+    json_object_set_new(j, "fs_type", json_string(t->fstype));
+    json_object_set_new(j, "native", json_boolean(t->k == NULL));
+    json_object_set_new(j, "nodatacow", json_boolean(t->k && t->k->nocow));
+    json_object_set_new(j, "mkfs", t->mkfs_cmd[0] ? json_string(t->mkfs_cmd) : json_null());
+    json_object_set_new(j, "mount_options_asked", t->mopts ? json_string(t->mopts) : json_null());
+    json_object_set_new(j, "image_size", image ? json_integer((json_int_t)m->image_size) : json_null());
+    json_object_set_new(j, "image_init", image ? json_string(m->image_zero ? "zero" : "sparse") : json_null());
+    json_object_set_new(j, "loop", image ? json_string(m->loop_direct ? "direct" : "buffered") : json_null());
+    json_object_set_new(j, "loop_device", t->mnt.loopdev[0] ? json_string(t->mnt.loopdev) : json_null());
+    json_object_set_new(j, "device", t->mnt.device[0] ? json_string(t->mnt.device) : json_null());
+    json_object_set_new(j, "snapshot_every_s", t->mnt.subvol ? json_real(m->snapshot_every) : json_null());
+    json_object_set_new(j, "snapshots", t->mnt.subvol ? json_integer(snaps) : json_null());
+    json_object_set_new(j, "snapshot_error", snap_err ? json_string(strerror(-snap_err)) : json_null());
+    json_object_set_new(j, "preset", m->preset ? json_string(m->preset) : json_null());
     json_object_set_new(j, "repeat", json_integer(rep + 1));
     json_object_set_new(j, "repeats", json_integer(m->repeat));
     return j;
 }
 
-/* One filesystem's runs, as a sweep. */
-struct fs_runs {
-    const struct mx_fs_kind *k;
-    const struct matrix_opts *m;
-    struct bench_cli *c;
-    struct cell *cells;
-    struct bench_result *r;
-    const char *dir, *mkfs_cmd, *mopts;
-    int failed;
-};
-
-static void fs_label(struct bench_sweep *s, size_t i, char *buf, size_t len)
+/* Item i in round rep: its run, its cell, its JSON line. */
+static int phase_run_one(struct bench_sweep *s, size_t item, unsigned rep)
 {
-    const struct fs_runs *f = s->ctx;
-    bench_label(&f->c->cfgs[i], buf, len);
-}
-
-/* Configuration i in round rep: its run, its cell, its JSON line. */
-static int fs_run_one(struct bench_sweep *s, size_t i, unsigned rep)
-{
-    struct fs_runs *f = s->ctx;
-    struct bench_config cfg = f->c->cfgs[i];
-    cfg.dir = f->dir;
+    struct phase *ph = s->ctx;
+    size_t i, ti;
+    item_of(ph, item, &i, &ti);
+    struct target *t = &ph->t[ti];
+    if (!t->up)
+        return 0;
+    struct bench_config cfg = ph->c->cfgs[i];
+    struct snapper sp;
+    int snapping = 0;
+    cfg.dir = t->dir;
     sync();
-    bench_run(&cfg, f->r, bench_sweep_tick, s);
+    if (t->mnt.subvol && ph->m->snapshot_every > 0) {
+        if (snapper_start(&sp, &t->mnt, ph->m->snapshot_every) == 0)
+            snapping = 1;
+        else
+            fprintf(stderr, "commitlab matrix: %s: cannot start the snapshot thread\n", t->name);
+    }
+    bench_run(&cfg, ph->r, bench_sweep_tick, s);
+    if (snapping)
+        snapper_stop(&sp);
     if (bench_interrupted()) {
-        bench_result_free(f->r);
+        bench_result_free(ph->r);
         return -1;
     }
-    cell_add(&f->cells[i], &cfg, f->r);
-    if (f->r->status == RUN_ERROR)
-        f->failed++;
-    if (f->c->so.jsonl) {
-        json_t *extra = fs_json(f->k, f->mkfs_cmd, f->mopts, f->m, rep);
-        if (bench_json_append_extra(f->c->so.jsonl, &cfg, f->r, (unsigned)s->pos + 1, (unsigned)s->total, "matrix",
-                                    extra))
-            f->failed++;
+    int snaps = snapping ? (int)sp.taken : -1, snap_err = snapping ? sp.err : 0;
+    cell_add(&t->cells[i], &cfg, ph->r, snaps);
+    if (ph->r->status == RUN_ERROR)
+        ph->failed++;
+    if (snap_err) {
+        ut_progress_clear(s->progress);
+        fprintf(stderr, "commitlab matrix: %s: a snapshot failed: %s\n", t->name, strerror(-snap_err));
+        ph->failed++;
+    }
+    if (ph->c->so.jsonl) {
+        json_t *extra = target_json(t, ph->m, rep, snaps, snap_err);
+        if (bench_json_append_extra(ph->c->so.jsonl, &cfg, ph->r, (unsigned)s->pos + 1, (unsigned)s->total,
+                                    "matrix", extra))
+            ph->failed++;
         json_decref(extra);
     }
-    bench_result_free(f->r);
+    bench_result_free(ph->r);
     return 0;
 }
 
-/* Runs every configuration, repeat times, on one filesystem; prints its
- * table and verdict.  Returns the number of failed runs, or -1 when the
- * filesystem could not be set up. */
-static int run_fs(const struct mx_fs_kind *k, const struct matrix_opts *m, const char *workdir,
-                  struct bench_cli *c, struct ut_progress *pr, struct verdict_list *vl)
-{
-    char err[1024], mkfs_cmd[1024];
-    struct cell *cells = calloc(c->n, sizeof *cells);
-    struct bench_result *r = malloc(sizeof *r);
-    int failed = 0;
+/* ---- what a phase prints ------------------------------------------------------------ */
 
-    if (!cells || !r) {
-        free(cells);
-        free(r);
-        return -1;
+/* The engines of the sweep, in sweep order: their count, engine e's first
+ * configuration in *first. */
+static size_t engines_of(const struct bench_cli *c, size_t *first, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n && n < max; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < n; j++)
+            seen |= !strcmp(c->cfgs[first[j]].engine, c->cfgs[i].engine);
+        if (!seen)
+            first[n++] = i;
     }
-    struct mx_image img = {m->image_size, m->image_zero, opt_for(m->mkfs_opts, m->nmkfs, k->name),
-                           opt_for(m->mount_opts, m->nmount, k->name)};
-    if (mx_fs_up(&cur, k, &img, workdir, bench_interrupted, mkfs_cmd, sizeof mkfs_cmd, err, sizeof err)) {
-        ut_progress_clear(pr);
-        fprintf(stderr, "commitlab matrix: %s: %s\n", k->name, err);
-        mx_fs_down(&cur);
-        free(cells);
-        free(r);
-        return -1;
+    return n;
+}
+
+#define MAX_ENGINES 8
+
+static int write_json(struct bench_cli *c, json_t *j)
+{
+    int rc = c->so.jsonl ? bench_json_write(c->so.jsonl, j) : 0;
+    json_decref(j);
+    return rc ? 1 : 0;
+}
+
+/* A target's rows and its verdicts (kept in t->v); the failures writing. */
+static int print_target(struct target *t, const struct matrix_opts *m, struct bench_cli *c, struct verdict_list *vl)
+{
+    size_t first[MAX_ENGINES], ne = engines_of(c, first, MAX_ENGINES);
+    int failed = 0;
+    for (size_t i = 0; i < c->n; i++)
+        table_row(stdout, t->name, &c->cfgs[i], &t->cells[i]);
+    for (size_t e = 0; e < ne; e++) {
+        struct verdict *v = &t->v[e];
+        const char *engine = c->cfgs[first[e]].engine;
+        judge(t->name, engine, c->cfgs, t->cells, c->n, m->repeat, v);
+        if (!v->pairs && !v->unexercised && !strstr(engine, "commitlab"))
+            continue; /* nothing to say about an engine without recycle runs */
+        printf("  verdict: %s\n", v->text);
+        verdict_keep(vl, v->text);
+        json_t *j = json_object();
+        json_object_set_new(j, "schema", json_string("commitlab-matrix-verdict/1"));
+        json_object_set_new(j, "fs", json_string(t->name));
+        json_object_set_new(j, "fs_type", json_string(t->fstype));
+        json_object_set_new(j, "native", json_boolean(t->k == NULL));
+        json_object_set_new(j, "engine", json_string(engine));
+        json_object_set_new(j, "pairs", json_integer(v->pairs));
+        json_object_set_new(j, "helps", json_integer(v->helps));
+        json_object_set_new(j, "hurts", json_integer(v->hurts));
+        json_object_set_new(j, "tps_change", v->pairs ? json_real(exp(v->log_sum / v->pairs) - 1) : json_null());
+        json_object_set_new(j, "verdict", v->what ? json_string(v->what) : json_null());
+        json_object_set_new(j, "repeats", json_integer(m->repeat));
+        json_object_set_new(j, "text", json_string(v->text));
+        failed += write_json(c, j);
     }
-    char dir[4200], what[64];
-    snprintf(dir, sizeof dir, "%.4000s/bench", cur.mnt);
-    snprintf(what, sizeof what, "%s: run", k->name);
-    /* every configuration, --repeat rounds, each round in its own order */
-    struct fs_runs f = {k, m, c, cells, r, dir, mkfs_cmd, opt_for(m->mount_opts, m->nmount, k->name), 0};
-    struct bench_sweep sw = {.n = c->n, .rounds = m->repeat, .shuffle = m->repeat > 1, .seed = c->base.seed,
-                             .run = fs_run_one, .ctx = &f, .progress = pr, .what = what, .label = fs_label};
-    bench_sweep_run(&sw);
-    failed = f.failed;
-    ut_progress_clear(pr);
-    mx_fs_down(&cur);
-    if (!bench_interrupted()) {
-        for (size_t i = 0; i < c->n; i++)
-            table_row(stdout, k, &c->cfgs[i], &cells[i]);
-        /* one verdict per engine that has recycle runs, in sweep order */
-        for (size_t i = 0; i < c->n; i++) {
-            int first = 1;
-            for (size_t j = 0; j < i; j++)
-                first &= strcmp(c->cfgs[j].engine, c->cfgs[i].engine) != 0;
-            if (!first)
-                continue;
-            struct verdict v;
-            judge(k, c->cfgs[i].engine, c->cfgs, cells, c->n, m->repeat, &v);
-            if (!v.pairs && !v.unexercised && !strstr(c->cfgs[i].engine, "commitlab"))
-                continue; /* nothing to say about an engine without recycle runs */
-            printf("  verdict: %s\n", v.text);
-            verdict_keep(vl, v.text);
-            if (c->so.jsonl) {
-                json_t *j = json_object();
-                json_object_set_new(j, "schema", json_string("commitlab-matrix-verdict/1"));
-                json_object_set_new(j, "fs", json_string(k->name));
-                json_object_set_new(j, "engine", json_string(c->cfgs[i].engine));
-                json_object_set_new(j, "pairs", json_integer(v.pairs));
-                json_object_set_new(j, "helps", json_integer(v.helps));
-                json_object_set_new(j, "hurts", json_integer(v.hurts));
-                json_object_set_new(j, "tps_change", v.pairs ? json_real(exp(v.log_sum / v.pairs) - 1) : json_null());
-                json_object_set_new(j, "repeats", json_integer(m->repeat));
-                json_object_set_new(j, "text", json_string(v.text));
-                if (bench_json_write(c->so.jsonl, j))
-                    failed++;
-                json_decref(j);
-            }
-        }
-        fflush(stdout);
-    }
-    free(cells);
-    free(r);
     return failed;
 }
 
+/* Where a filesystem of the native one's type was made on a loop device
+ * (or --device): the layer's own cost -- native against layered tps,
+ * configuration by configuration -- and the two verdicts on recycling,
+ * with a note where they disagree. */
+static int print_layer(const struct target *nat, const struct target *t, const struct matrix_opts *m,
+                       struct bench_cli *c, struct verdict_list *vl)
+{
+    size_t first[MAX_ENGINES], ne = engines_of(c, first, MAX_ENGINES);
+    char layer[4400];
+    int failed = 0;
+    if (m->device)
+        snprintf(layer, sizeof layer, "the device %.4000s", t->mnt.device[0] ? t->mnt.device : m->device);
+    else
+        snprintf(layer, sizeof layer, "a loop device (%s, %s image)", m->loop_direct ? "direct I/O" : "buffered",
+                 m->image_zero ? "zero-filled" : "sparse");
+    printf("\n%s on %s against %s (the same configurations, in the same rounds):\n", t->name, layer, nat->name);
+    json_t *rows = json_array();
+    for (size_t i = 0; i < c->n; i++) {
+        const struct cell *a = &nat->cells[i], *b = &t->cells[i];
+        char label[256];
+        bench_label(&c->cfgs[i], label, sizeof label);
+        double na = median(a->tps, a->n), lb = median(b->tps, b->n);
+        if (na > 0 && lb > 0)
+            printf("  %-60s native %10.1f tps  %s %10.1f tps  %s/native %.2f\n", label, na, m->device ? "device" : "loop",
+                   lb, m->device ? "device" : "loop", lb / na);
+        else
+            printf("  %-60s native %s  %s %s\n", label, na > 0 ? "ok" : "-", m->device ? "device" : "loop",
+                   lb > 0 ? "ok" : "-");
+        json_array_append_new(rows, json_pack("{s:s, s:o, s:o, s:o}", "config", label, "native_tps",
+                                              na > 0 ? json_real(na) : json_null(), "tps",
+                                              lb > 0 ? json_real(lb) : json_null(), "ratio",
+                                              na > 0 && lb > 0 ? json_real(lb / na) : json_null()));
+    }
+    for (size_t e = 0; e < ne; e++) {
+        const struct verdict *vn = &nat->v[e], *vt = &t->v[e];
+        const char *engine = c->cfgs[first[e]].engine;
+        if (!vn->what && !vt->what && !strstr(engine, "commitlab"))
+            continue;
+        char note[600];
+        int agree = vn->what && vt->what && !strcmp(vn->what, vt->what);
+        if (!vn->what || !vt->what)
+            snprintf(note, sizeof note, "%s: no comparison of verdicts: %s has none", engine,
+                     !vn->what ? nat->name : t->name);
+        else if (agree)
+            snprintf(note, sizeof note, "%s: the verdicts agree: recycling %s on both", engine, vn->what);
+        else
+            snprintf(note, sizeof note, "NOTE: %s: the %s verdict disagrees with the native one: recycling %s on %s, "
+                     "%s on %s -- the %s changes the answer", engine, m->device ? "device" : "loop", vt->what,
+                     t->name, vn->what, nat->name, m->device ? "device" : "loop layer");
+        printf("  %s\n", note);
+        if (!agree && vn->what && vt->what)
+            verdict_keep(vl, note);
+        json_t *j = json_object();
+        json_object_set_new(j, "schema", json_string("commitlab-matrix-layer/1"));
+        json_object_set_new(j, "fs", json_string(t->name));
+        json_object_set_new(j, "native_fs", json_string(nat->name));
+        json_object_set_new(j, "layer", json_string(m->device ? "device" : "loop"));
+        json_object_set_new(j, "loop", m->device ? json_null() : json_string(m->loop_direct ? "direct" : "buffered"));
+        json_object_set_new(j, "image_init", m->device ? json_null() : json_string(m->image_zero ? "zero" : "sparse"));
+        json_object_set_new(j, "device", m->device ? json_string(m->device) : json_null());
+        json_object_set_new(j, "engine", json_string(engine));
+        json_object_set_new(j, "configs", json_incref(rows));
+        json_object_set_new(j, "native_verdict", vn->what ? json_string(vn->what) : json_null());
+        json_object_set_new(j, "verdict", vt->what ? json_string(vt->what) : json_null());
+        json_object_set_new(j, "agree", vn->what && vt->what ? json_boolean(agree) : json_null());
+        json_object_set_new(j, "text", json_string(note));
+        failed += write_json(c, j);
+    }
+    json_decref(rows);
+    return failed;
+}
+
+/* ---- one phase: the filesystems up at once ------------------------------------------ */
+
+/* Sets up the phase's targets (a failed one is reported and skipped). */
+static void phase_up(struct phase *ph, const char *workdir, struct ut_progress *pr, int *setup_failed)
+{
+    const struct matrix_opts *m = ph->m;
+    for (size_t i = 0; i < ph->nt && !bench_interrupted(); i++) {
+        struct target *t = &ph->t[i];
+        char err[1024];
+        if (!t->k) {
+            snprintf(t->dir, sizeof t->dir, "%.4000s/native", workdir);
+            int rc = ut_scratch_make(t->dir, "matrix");
+            t->up = rc == 0;
+            if (rc)
+                snprintf(err, sizeof err, "%.900s: %s", t->dir, strerror(-rc));
+        } else {
+            struct mx_image img = {m->image_size, m->image_zero, opt_for(m->mkfs_opts, m->nmkfs, t->k->name),
+                                   t->mopts, m->loop_direct, m->device,
+                                   m->snapshot_every > 0 && !strcmp(t->k->fstype, "btrfs")};
+            t->up = mx_fs_up(&t->mnt, t->k, &img, workdir, bench_interrupted, t->mkfs_cmd, sizeof t->mkfs_cmd, err,
+                             sizeof err) == 0;
+            snprintf(t->dir, sizeof t->dir, "%.4000s/bench", t->mnt.mnt);
+            if (!t->up)
+                mx_fs_down(&t->mnt);
+        }
+        if (!t->up) {
+            ut_progress_clear(pr);
+            fprintf(stderr, "commitlab matrix: %s: %s\n", t->name, err);
+            (*setup_failed)++;
+            pr->total -= ph->c->n * m->repeat;
+        }
+    }
+}
+
+static void phase_down(struct phase *ph)
+{
+    for (size_t i = 0; i < ph->nt; i++) {
+        struct target *t = &ph->t[i];
+        if (t->k)
+            mx_fs_down(&t->mnt);
+        else if (t->up)
+            ut_scratch_remove(t->dir);
+        t->up = 0;
+    }
+}
+
 /* ---- the command -------------------------------------------------------------- */
+
+/* The filesystem under the work directory, for the native baseline. */
+static void native_type(const char *workdir, char *type, size_t len)
+{
+    struct bench_env e;
+    bench_env_probe(workdir, &e);
+    snprintf(type, len, "%s", e.fs_type[0] ? e.fs_type : "unknown");
+}
+
+/* The fresh filesystem that the native one can be compared with: made
+ * of its type, not tmpfs, and not nodatacow (a mount option away). */
+static int same_type(const struct target *nat, const struct target *t)
+{
+    return t->k && t->k->mkfs && !t->k->nocow && !strcmp(t->k->fstype, nat->fstype);
+}
+
+static struct target *targets_new(size_t n, size_t ncfg)
+{
+    struct target *t = calloc(n, sizeof *t);
+    for (size_t i = 0; t && i < n; i++) {
+        t[i].mnt = (struct mx_mount)MX_MOUNT_INIT;
+        t[i].cells = calloc(ncfg ? ncfg : 1, sizeof *t[i].cells);
+        t[i].v = calloc(MAX_ENGINES, sizeof *t[i].v);
+        if (!t[i].cells || !t[i].v)
+            return NULL; /* out of memory at start: the process exits */
+    }
+    return t;
+}
+
+static void targets_free(struct target *t, size_t n)
+{
+    for (size_t i = 0; t && i < n; i++) {
+        free(t[i].cells);
+        free(t[i].v);
+    }
+    free(t);
+}
 
 int cmd_matrix(int argc, char **argv)
 {
     struct matrix_opts m;
     struct bench_cli c;
-    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    char **rest = calloc((size_t)argc + 16, sizeof *rest);
     char workdir[4096];
 
     if (!rest)
@@ -598,6 +982,7 @@ int cmd_matrix(int argc, char **argv)
                         "images go)", c.dir_given ? "--dir" : "--reuse");
     if (c.list_engines)
         ut_usage_error("matrix", "--list-engines: see commitlab bench --list-engines");
+    check_matrix_args(&m);
     /* Small segments and frequent checkpoints, so that segments are
      * retired and reused within a short run: commitlab's segment size,
      * and the checkpoint distance (RocksDB: its memtable size). */
@@ -613,11 +998,17 @@ int cmd_matrix(int argc, char **argv)
             cfg->given[K_CHECKPOINT] = 1;
         }
     }
-    if (c.n * m.repeat > 100000)
-        ut_usage_error("matrix", "%zu runs per filesystem is too many", c.n * m.repeat);
-    if (mx_preflight(m.fs, m.nfs)) {
+    if (c.n * m.repeat * (m.nfs + 1) > 100000)
+        ut_usage_error("matrix", "%zu runs is too many", c.n * m.repeat * (m.nfs + 1));
+    if (mx_preflight(m.fs, m.nfs, m.device == NULL)) {
         bench_cli_free(&c);
         return UT_EXIT_USAGE;
+    }
+    /* The device is checked before anything is written anywhere. */
+    if (m.device) {
+        char err[2048];
+        if (mx_device_check(m.device, m.destroy, err, sizeof err))
+            ut_usage_error("matrix", "--device: %s", err);
     }
     /* Before any work: --out writable, and --workdir claimed for the whole
      * run, so a second run there is refused instead of unmounting and
@@ -650,28 +1041,75 @@ int cmd_matrix(int argc, char **argv)
     bench_stop_on_signals();
 
     mx_clear_leftovers(workdir); /* a dead run's: this run holds the lock */
-    printf("commitlab matrix: %zu configuration%s x %u repeat%s on %zu filesystem%s (images in %s)\n", c.n,
-           c.n == 1 ? "" : "s", m.repeat, m.repeat == 1 ? "" : "s", m.nfs, m.nfs == 1 ? "" : "s", workdir);
-    printf("tps is the median over the repeats, spread half their range; dev B/txn is what the loop device\n"
-           "wrote per transaction; waits/wait ms: commits that waited for a segment to be ready, and how long;\n"
-           "reused: recycled segments written again; max@sw: the longest commit across a segment switch.\n\n");
+    {
+        char nat[4200];
+        snprintf(nat, sizeof nat, "%.4000s/native", workdir);
+        ut_scratch_remove(nat); /* only when marked as ours */
+    }
+    char ntype[64];
+    native_type(workdir, ntype, sizeof ntype);
+    /* Images: every filesystem up at once, one phase, one sweep with the
+     * native runs.  A device: one filesystem at a time on it, each phase
+     * with native runs of its own. */
+    size_t nphase = m.device ? m.nfs : 1, per = m.device ? 2 : m.nfs + 1;
+    printf("commitlab matrix: %zu configuration%s x %u repeat%s on %zu filesystem%s and native %s (%s%s)\n", c.n,
+           c.n == 1 ? "" : "s", m.repeat, m.repeat == 1 ? "" : "s", m.nfs, m.nfs == 1 ? "" : "s", ntype,
+           m.device ? "on the device " : "images in ", m.device ? m.device : workdir);
+    printf("tps is the median over the repeats, spread half their range; dev B/txn and rd B/txn are what the\n"
+           "device under the filesystem (the loop device, --device, or the native disk, which other processes\n"
+           "share) wrote and read per transaction; waits/wait ms: commits that waited for a segment to be\n"
+           "ready, and how long; reused: recycled segments written again; max@sw: the longest commit across a\n"
+           "segment switch.\n\n");
     table_header(stdout);
     fflush(stdout);
 
     struct ut_progress pr;
-    ut_progress_init(&pr, c.so.quiet, c.n * m.repeat * m.nfs, c.base.warmup + c.base.duration + 1);
+    ut_progress_init(&pr, c.so.quiet, c.n * m.repeat * per * nphase, c.base.warmup + c.base.duration + 1);
     int failed = 0, setup_failed = 0;
     struct verdict_list vl = {0};
-    for (size_t f = 0; f < m.nfs && !bench_interrupted(); f++) {
-        int rc = run_fs(m.fs[f], &m, workdir, &c, &pr, &vl);
-        if (rc < 0) {
-            setup_failed++;
-            pr.total -= c.n * m.repeat;
-        } else {
-            failed += rc;
+    struct bench_result *r = malloc(sizeof *r);
+    for (size_t p = 0; p < nphase && r && !bench_interrupted(); p++) {
+        struct target *t = targets_new(per, c.n);
+        if (!t) {
+            failed++;
+            break;
         }
+        snprintf(t[0].name, sizeof t[0].name, "native %s", ntype);
+        snprintf(t[0].fstype, sizeof t[0].fstype, "%s", ntype);
+        for (size_t i = 1; i < per; i++) {
+            t[i].k = m.fs[m.device ? p : i - 1];
+            snprintf(t[i].name, sizeof t[i].name, "%s", t[i].k->name);
+            snprintf(t[i].fstype, sizeof t[i].fstype, "%s", t[i].k->fstype);
+            t[i].mopts = opt_for(m.mount_opts, m.nmount, t[i].k->name);
+        }
+        struct phase ph = {t, per, &m, &c, r, 0};
+        phase_up(&ph, workdir, &pr, &setup_failed);
+        char what[160];
+        snprintf(what, sizeof what, "%s", m.device ? t[1].name : "run");
+        struct bench_sweep sw = {.n = c.n * per, .rounds = m.repeat, .shuffle = m.repeat > 1,
+                                 .seed = c.base.seed + p, .run = phase_run_one, .ctx = &ph, .progress = &pr,
+                                 .what = what, .label = phase_label};
+        if (!bench_interrupted())
+            bench_sweep_run(&sw);
+        failed += ph.failed;
+        ut_progress_clear(&pr);
+        /* the layer's own cost needs each target's mount details: before
+         * taking them down, after the rows */
+        if (!bench_interrupted()) {
+            for (size_t i = 0; i < per; i++)
+                if (t[i].up)
+                    failed += print_target(&t[i], &m, &c, &vl);
+            for (size_t i = 1; i < per; i++)
+                if (t[0].up && t[i].up && same_type(&t[0], &t[i]))
+                    failed += print_layer(&t[0], &t[i], &m, &c, &vl);
+            if (p + 1 < nphase)
+                printf("\n");
+            fflush(stdout);
+        }
+        phase_down(&ph);
+        targets_free(t, per);
     }
-    mx_fs_down(&cur);
+    free(r);
     if (c.so.jsonl)
         ut_output_close(c.so.jsonl, c.out_path, out_created);
     bench_dirs_release(&dirs); /* --workdir itself only when this run made it and left it empty */
@@ -685,8 +1123,8 @@ int cmd_matrix(int argc, char **argv)
     free(vl.text);
     bench_cli_free(&c);
     if (bench_interrupted()) {
-        fprintf(stderr, "commitlab matrix: interrupted (signal %d); everything it mounted is unmounted and "
-                        "detached\n", bench_stop_signal());
+        fprintf(stderr, "commitlab matrix: interrupted (signal %d); everything it snapshotted, mounted and attached "
+                        "is deleted, unmounted and detached\n", bench_stop_signal());
         return 128 + bench_stop_signal();
     }
     return setup_failed || failed ? 1 : 0;

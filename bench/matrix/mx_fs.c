@@ -1,13 +1,18 @@
 /*
  * mx_fs.c -- the filesystems of `commitlab matrix`, made fresh for each
  * run of the configurations (mx_fs.h): an image file in the work
- * directory, mkfs, a loop device (attached with LO_FLAGS_AUTOCLEAR), a
- * mount; and taking all of it down again, now or after an earlier run
- * that was killed before it could.  matrix.c calls it; it knows nothing of
- * benchmarks.
+ * directory, mkfs, a loop device (attached with LO_FLAGS_AUTOCLEAR, and
+ * LO_FLAGS_DIRECT_IO when asked), a mount -- or mkfs and a mount on a
+ * device the user gave up, after the checks that it is not in use and
+ * carries nothing unless --destroy-data said so; the btrfs run directory
+ * as a subvolume and its snapshots; and taking all of it down again, now
+ * or after an earlier run that was killed before it could.  matrix.c
+ * calls it; it knows nothing of benchmarks.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
 #include <linux/fs.h>
 #include <linux/loop.h>
 #include <stdint.h>
@@ -17,6 +22,8 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -169,9 +176,102 @@ static void detach_loops_of(const char *image)
     }
 }
 
+/* ---- btrfs snapshots ------------------------------------------------------ */
+
+#define SNAP_PREFIX ".commitlab-snap-"
+#define BTRFS_MAGIC_NUMBER 0x9123683EL
+
+/* Deletes the snapshots (SNAP_PREFIX*) in the btrfs mounted at mnt, but
+ * keep (when not NULL); the number deleted. */
+static int delete_snapshots(const char *mnt, const char *keep)
+{
+    struct statfs sf;
+    int n = 0;
+    if (statfs(mnt, &sf) != 0 || sf.f_type != BTRFS_MAGIC_NUMBER)
+        return 0;
+    int dfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return 0;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, SNAP_PREFIX, strlen(SNAP_PREFIX)) != 0 || (keep && strcmp(e->d_name, keep) == 0))
+            continue;
+        struct btrfs_ioctl_vol_args va;
+        memset(&va, 0, sizeof va);
+        snprintf(va.name, sizeof va.name, "%s", e->d_name);
+        if (ioctl(dfd, BTRFS_IOC_SNAP_DESTROY, &va) == 0)
+            n++;
+        else
+            fprintf(stderr, "commitlab matrix: deleting the snapshot %s/%s: %s\n", mnt, e->d_name, strerror(errno));
+    }
+    closedir(d);
+    return n;
+}
+
+int mx_snapshot(struct mx_mount *m)
+{
+    char run[4200], name[64];
+    if (!m->subvol || !m->mnt[0])
+        return -EINVAL;
+    snprintf(run, sizeof run, "%.4000s/bench", m->mnt);
+    snprintf(name, sizeof name, SNAP_PREFIX "%06u", m->snap_seq + 1);
+    int src = open(run, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dst = open(m->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = 0;
+    if (src < 0 || dst < 0) {
+        rc = -errno;
+    } else {
+        struct btrfs_ioctl_vol_args_v2 va;
+        memset(&va, 0, sizeof va);
+        va.fd = src;
+        va.flags = BTRFS_SUBVOL_RDONLY;
+        snprintf(va.name, sizeof va.name, "%s", name);
+        if (ioctl(dst, BTRFS_IOC_SNAP_CREATE_V2, &va) != 0)
+            rc = -errno;
+    }
+    if (src >= 0)
+        close(src);
+    if (dst >= 0)
+        close(dst);
+    if (rc == 0) {
+        m->snap_seq++;
+        delete_snapshots(m->mnt, name); /* only the newest is kept: it shares every extent */
+    }
+    return rc;
+}
+
+void mx_snapshots_delete(struct mx_mount *m)
+{
+    if (m->mnt[0] && m->subvol && is_mounted(m->mnt))
+        delete_snapshots(m->mnt, NULL);
+}
+
+/* btrfs: makes dir (in an existing directory) a new subvolume. */
+static int make_subvolume(const char *mnt, const char *name, char *err, size_t errlen)
+{
+    int fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct btrfs_ioctl_vol_args va;
+    memset(&va, 0, sizeof va);
+    snprintf(va.name, sizeof va.name, "%s", name);
+    if (fd < 0 || ioctl(fd, BTRFS_IOC_SUBVOL_CREATE, &va) != 0) {
+        snprintf(err, errlen, "btrfs subvolume create %.900s/%s: %s", mnt, name, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 void mx_fs_down(struct mx_mount *cur)
 {
     if (cur->mnt[0]) {
+        mx_snapshots_delete(cur);
+        cur->subvol = 0;
         if (is_mounted(cur->mnt))
             do_umount(cur->mnt);
         rmdir(cur->mnt);
@@ -183,6 +283,7 @@ void mx_fs_down(struct mx_mount *cur)
         cur->loop_fd = -1;
     }
     cur->loopdev[0] = 0;
+    cur->device[0] = 0; /* the user's device: unmounted, never touched otherwise */
     if (cur->image[0]) {
         detach_loops_of(cur->image);
         unlink(cur->image);
@@ -201,7 +302,20 @@ static void copy_name(uint8_t *dst, size_t cap, const char *path)
 
 /* Attaches image to a free loop device (autoclear: it detaches itself
  * when the last user -- the mount, or our descriptor -- goes away). */
-static int loop_attach(struct mx_mount *cur, const char *image, char *err, size_t errlen)
+/* 1 when /sys/block/loopN/loop/dio says the device does direct I/O. */
+static int loop_dio_on(const char *dev)
+{
+    char p[160], v[8] = "";
+    snprintf(p, sizeof p, "/sys/block/%s/loop/dio", strrchr(dev, '/') ? strrchr(dev, '/') + 1 : dev);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    int ok = fgets(v, sizeof v, f) != NULL;
+    fclose(f);
+    return ok && v[0] == '1';
+}
+
+static int loop_attach(struct mx_mount *cur, const char *image, int direct, char *err, size_t errlen)
 {
     int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
     if (ctl < 0) {
@@ -231,7 +345,7 @@ static int loop_attach(struct mx_mount *cur, const char *image, char *err, size_
         struct loop_config lc;
         memset(&lc, 0, sizeof lc);
         lc.fd = (unsigned)ifd;
-        lc.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+        lc.info.lo_flags = LO_FLAGS_AUTOCLEAR | (direct ? LO_FLAGS_DIRECT_IO : 0);
         copy_name(lc.info.lo_file_name, sizeof lc.info.lo_file_name, image);
         int r = ioctl(lfd, LOOP_CONFIGURE, &lc);
         if (r < 0 && errno == EINVAL) { /* kernels before 5.8 */
@@ -251,6 +365,17 @@ static int loop_attach(struct mx_mount *cur, const char *image, char *err, size_
             cur->loop_fd = lfd;
             snprintf(cur->loopdev, sizeof cur->loopdev, "%s", dev);
             rc = 0;
+            /* the kernel may attach without direct I/O (a backing file it
+             * cannot align to): then say so instead of measuring buffered */
+            if (direct && !loop_dio_on(dev)) {
+                int e = ioctl(lfd, LOOP_SET_DIRECT_IO, 1UL) ? errno : 0;
+                if (!loop_dio_on(dev)) {
+                    snprintf(err, errlen, "--loop direct: %s would not do direct I/O on %.900s (%s)", dev, image,
+                             strerror(e ? e : EINVAL));
+                    rc = -1;
+                    break; /* attached: mx_fs_down detaches it */
+                }
+            }
         } else {
             int e = errno;
             close(lfd);
@@ -327,7 +452,10 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
         cur->mnt[0] = 0;
         return -1;
     }
-    if (k->mkfs) {
+    if (k->mkfs && img->device) {
+        /* the device passed mx_device_check before anything was written */
+        snprintf(cur->device, sizeof cur->device, "%s", img->device);
+    } else if (k->mkfs) {
         snprintf(cur->image, sizeof cur->image, "%.3000s/%s.img", workdir, k->name);
         int fd = open(cur->image, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0 || ftruncate(fd, (off_t)img->size) < 0 || (img->zero && zero_fill(fd, img->size, stop))) {
@@ -337,6 +465,9 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
             return -1;
         }
         close(fd);
+    }
+    if (k->mkfs) {
+        const char *target = cur->device[0] ? cur->device : cur->image;
         char args[512], extra[512] = "";
         snprintf(args, sizeof args, "%s", k->mkfs_args);
         const char *xo = img->mkfs_opts;
@@ -345,7 +476,7 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
         argv[argc++] = (char *)k->mkfs;
         argc = split_words(args, argv, argc, 60);
         argc = split_words(extra, argv, argc, 60);
-        argv[argc++] = cur->image;
+        argv[argc++] = (char *)target;
         argv[argc] = NULL;
         size_t j = 0;
         for (int i = 0; i < argc && j < mkfs_len; i++)
@@ -355,7 +486,7 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
             snprintf(err, errlen, "%s failed (exit %d): %.300s", mkfs_cmd, st, out);
             return -1;
         }
-        if (loop_attach(cur, cur->image, err, errlen))
+        if (!cur->device[0] && loop_attach(cur, cur->image, img->loop_direct, err, errlen))
             return -1;
         argc = 0;
         argv[argc++] = "mount";
@@ -366,7 +497,7 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
             argv[argc++] = "-o";
             argv[argc++] = optbuf;
         }
-        argv[argc++] = cur->loopdev;
+        argv[argc++] = cur->device[0] ? cur->device : cur->loopdev;
         argv[argc++] = cur->mnt;
         argv[argc] = NULL;
     } else {
@@ -391,7 +522,12 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
      * for an explicit detach at the end. */
     char run[4200];
     snprintf(run, sizeof run, "%.4000s/bench", cur->mnt);
-    if (mkdir(run, 0755)) {
+    if (img->subvol) {
+        if (make_subvolume(cur->mnt, "bench", err, errlen))
+            return -1;
+        cur->subvol = 1;
+        cur->snap_seq = 0;
+    } else if (mkdir(run, 0755)) {
         snprintf(err, errlen, "mkdir %.900s: %s", run, strerror(errno));
         return -1;
     }
@@ -400,9 +536,254 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
     return 0;
 }
 
+/* ---- a device given up for formatting -------------------------------------- */
+
+/* The sysfs directory of block device d (/sys/devices/.../block/sdb or
+ * .../sdb/sdb1), or -1. */
+static int sys_dir(dev_t d, char *out, size_t len)
+{
+    char p[64], real[4096];
+    snprintf(p, sizeof p, "/sys/dev/block/%u:%u", major(d), minor(d));
+    if (!realpath(p, real))
+        return -1;
+    snprintf(out, len, "%s", real);
+    return 0;
+}
+
+/* 1 when other is dev itself or one of its partitions. */
+static int is_dev_or_part(dev_t dev, dev_t other)
+{
+    char a[4096], b[4096], q[4200];
+    if (other == dev)
+        return 1;
+    if (sys_dir(dev, a, sizeof a) || sys_dir(other, b, sizeof b))
+        return 0;
+    snprintf(q, sizeof q, "%s/partition", b);
+    char *slash = strrchr(b, '/');
+    if (access(q, F_OK) != 0 || !slash)
+        return 0;
+    *slash = 0;
+    return strcmp(a, b) == 0;
+}
+
+/* The block device a path names (resolving links), or 0. */
+static dev_t blockdev_of(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISBLK(st.st_mode) ? st.st_rdev : 0;
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+    char *d = s;
+    while (*s) {
+        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+            *d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+            s += 4;
+        } else {
+            *d++ = *s++;
+        }
+    }
+    *d = 0;
+}
+
+/* A mount of dev or of one of its partitions: its mount point in where. */
+static int find_mount(dev_t dev, char *where, size_t len)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[8192];
+    int found = 0;
+    if (!f)
+        return 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned maj, min;
+        char mp[4096], src[4096] = "";
+        if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, mp) != 3)
+            continue;
+        const char *sep = strstr(line, " - ");
+        if (sep)
+            sscanf(sep + 3, "%*s %4095s", src);
+        unescape(mp);
+        unescape(src);
+        dev_t sd = src[0] == '/' ? blockdev_of(src) : 0;
+        if (is_dev_or_part(dev, makedev(maj, min)) || (sd && is_dev_or_part(dev, sd))) {
+            snprintf(where, len, "%s%s%s", mp, src[0] ? " from " : "", src);
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* A swap area on dev or one of its partitions (or a swap file on a
+ * filesystem there). */
+static int find_swap(dev_t dev, char *what, size_t len)
+{
+    FILE *f = fopen("/proc/swaps", "r");
+    char line[4096], name[4096];
+    int found = 0;
+    if (!f)
+        return 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        struct stat st;
+        if (sscanf(line, "%4095s", name) != 1 || name[0] != '/' || stat(name, &st) != 0)
+            continue;
+        dev_t d = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+        if (is_dev_or_part(dev, d)) {
+            snprintf(what, len, "%s", name);
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The first entry of dir/holders (a device-mapper or md device built on
+ * it), or of a partition's holders. */
+static int find_holder(const char *sys, char *what, size_t len)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/holders", sys);
+    DIR *d = opendir(p);
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d)))
+        if (e->d_name[0] != '.') {
+            snprintf(what, len, "%s", e->d_name);
+            found = 1;
+        }
+    if (d)
+        closedir(d);
+    if (found)
+        return 1;
+    /* the partitions': subdirectories with a "partition" file */
+    d = opendir(sys);
+    while (d && !found && (e = readdir(d))) {
+        char q[4400];
+        snprintf(q, sizeof q, "%s/%s/partition", sys, e->d_name);
+        if (e->d_name[0] == '.' || access(q, F_OK) != 0)
+            continue;
+        snprintf(q, sizeof q, "%s/%s", sys, e->d_name);
+        found = find_holder(q, what, len);
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* The partitions the kernel knows on the device, as "sdb1 sdb2". */
+static void list_partitions(const char *sys, char *out, size_t len)
+{
+    DIR *d = opendir(sys);
+    struct dirent *e;
+    size_t n = 0;
+    out[0] = 0;
+    while (d && (e = readdir(d))) {
+        char q[4400];
+        snprintf(q, sizeof q, "%s/%s/partition", sys, e->d_name);
+        if (e->d_name[0] != '.' && access(q, F_OK) == 0 && n + strlen(e->d_name) + 2 < len)
+            n += (size_t)snprintf(out + n, len - n, "%s%s", n ? " " : "", e->d_name);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* What the first bytes of the device say it carries, read here (so that
+ * the check does not depend on blkid): "" when none of these. */
+static void own_signature(int fd, char *what, size_t len)
+{
+    static const struct { off_t off; const char *magic; size_t n; const char *name; } sigs[] = {
+        {1080, "\x53\xef", 2, "an ext2/3/4 filesystem"},
+        {0, "XFSB", 4, "an XFS filesystem"},
+        {65536 + 64, "_BHRfS_M", 8, "a btrfs filesystem"},
+        {512, "EFI PART", 8, "a GPT partition table"},
+        {4096, "EFI PART", 8, "a GPT partition table"},
+        {4096 - 10, "SWAPSPACE2", 10, "a swap area"},
+        {0, "LUKS\xba\xbe", 6, "a LUKS header"},
+        {3, "NTFS    ", 8, "an NTFS filesystem"},
+        {0x8001, "CD001", 5, "an ISO 9660 filesystem"},
+    };
+    unsigned char b[16];
+    what[0] = 0;
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs && !what[0]; i++)
+        if (pread(fd, b, sigs[i].n, sigs[i].off) == (ssize_t)sigs[i].n && memcmp(b, sigs[i].magic, sigs[i].n) == 0)
+            snprintf(what, len, "%s", sigs[i].name);
+    if (!what[0] && pread(fd, b, 2, 510) == 2 && b[0] == 0x55 && b[1] == 0xaa)
+        snprintf(what, len, "a DOS partition table or boot sector");
+}
+
+int mx_device_check(const char *dev, const char *destroy, char *err, size_t errlen)
+{
+    struct stat st, ds;
+    char sys[4096], what[4200], out[4096];
+
+    if (stat(dev, &st) != 0) {
+        snprintf(err, errlen, "%.900s: %s", dev, strerror(errno));
+        return -1;
+    }
+    if (!S_ISBLK(st.st_mode)) {
+        snprintf(err, errlen, "%.900s is not a block device", dev);
+        return -1;
+    }
+    if (destroy && (stat(destroy, &ds) != 0 || !S_ISBLK(ds.st_mode) || ds.st_rdev != st.st_rdev)) {
+        snprintf(err, errlen, "%.900s: --destroy-data names %.900s, not this device", dev, destroy);
+        return -1;
+    }
+    if (sys_dir(st.st_rdev, sys, sizeof sys)) {
+        snprintf(err, errlen, "%.900s: the kernel does not list it in /sys/dev/block", dev);
+        return -1;
+    }
+    if (find_mount(st.st_rdev, what, sizeof what)) {
+        const char *root = strncmp(what, "/ from ", 7) == 0 || strcmp(what, "/") == 0 ? " (the root filesystem)" : "";
+        snprintf(err, errlen, "%.900s is mounted, or holds a mounted partition: %.900s%s", dev, what, root);
+        return -1;
+    }
+    if (find_swap(st.st_rdev, what, sizeof what)) {
+        snprintf(err, errlen, "%.900s holds an active swap area: %.900s", dev, what);
+        return -1;
+    }
+    if (find_holder(sys, what, sizeof what)) {
+        snprintf(err, errlen, "%.900s is held by %.200s (a device built on it, e.g. device-mapper or md)", dev, what);
+        return -1;
+    }
+    /* the kernel's own answer: an exclusive open fails while anything
+     * (a mount, swap, a holder) has claimed the device */
+    int fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%.900s is in use (%s)", dev,
+                 errno == EBUSY ? "claimed exclusively: mounted, swap, or held" : strerror(errno));
+        return -1;
+    }
+    own_signature(fd, what, sizeof what);
+    close(fd);
+    list_partitions(sys, out, sizeof out);
+    if (!what[0] && out[0])
+        snprintf(what, sizeof what, "partitions (%.2000s)", out);
+    if (!what[0] && have_tool("blkid")) {
+        /* blkid -p: the superblocks it knows, read from the device itself
+         * (exit 2: nothing found) */
+        char *argv[] = {"blkid", "-p", "-o", "export", (char *)dev, NULL};
+        int rc = run_tool(argv, out, sizeof out);
+        if (rc == 0) {
+            char type[64] = "unknown";
+            for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+                if (strncmp(l, "TYPE=", 5) == 0 || strncmp(l, "PTTYPE=", 7) == 0)
+                    snprintf(type, sizeof type, "%s", l);
+            snprintf(what, sizeof what, "a signature blkid -p reports (%s)", type);
+        }
+    }
+    if (what[0] && !destroy) {
+        snprintf(err, errlen, "%.900s carries %.1000s; formatting it destroys that: give --destroy-data %.900s",
+                 dev, what, dev);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- before the first ---------------------------------------------------- */
 
-int mx_preflight(const struct mx_fs_kind *const *fs, size_t n)
+int mx_preflight(const struct mx_fs_kind *const *fs, size_t n, int images)
 {
     int needs_loop = 0;
     if (geteuid() != 0) {
@@ -417,7 +798,7 @@ int mx_preflight(const struct mx_fs_kind *const *fs, size_t n)
                             "%s)\n", k->name, k->mkfs, k->package);
             return -1;
         }
-        needs_loop |= k->mkfs != NULL;
+        needs_loop |= k->mkfs != NULL && images;
     }
     if (!have_tool("mount")) {
         fprintf(stderr, "commitlab matrix: needs mount(8) (Debian: apt-get install mount)\n");
@@ -437,6 +818,10 @@ void mx_clear_leftovers(const char *workdir)
         char p[4200];
         snprintf(p, sizeof p, "%.3000s/mnt-%s", workdir, mx_fs_kinds[i].name);
         if (is_mounted(p)) {
+            int n = delete_snapshots(p, NULL);
+            if (n)
+                fprintf(stderr, "commitlab matrix: deleted %d snapshot%s in %s, left by an earlier run\n", n,
+                        n == 1 ? "" : "s", p);
             fprintf(stderr, "commitlab matrix: unmounting %s, left by an earlier run\n", p);
             do_umount(p);
         }

@@ -1,13 +1,20 @@
 /*
  * mx_fs.h -- the filesystems `commitlab matrix` runs on (mx_fs.c), each
- * made fresh in an image file, and what is mounted and attached now.
+ * made fresh in an image file on a loop device (buffered or direct I/O)
+ * or on a real device the user gives up (--device), and what is mounted
+ * and attached now; btrfs snapshots of the run directory's subvolume.
  *
  * Cleanup is part of the contract: mx_fs_down takes down whatever
- * mx_fs_up got as far as setting up (a failed mkfs or mount included), and
- * mx_clear_leftovers what an earlier run in the same work directory left
- * when it was killed outright.  The loop device is attached with
- * LO_FLAGS_AUTOCLEAR, so even SIGKILL leaves at most a mount, whose
- * unmount detaches it.
+ * mx_fs_up got as far as setting up (a failed mkfs or mount included),
+ * snapshots first, and mx_clear_leftovers what an earlier run in the same
+ * work directory left when it was killed outright.  The loop device is
+ * attached with LO_FLAGS_AUTOCLEAR, so even SIGKILL leaves at most a
+ * mount, whose unmount detaches it.
+ *
+ * A device is formatted only after mx_device_check passed: a block device
+ * that is not mounted, holds no mounted partition, no swap, no holder,
+ * is not open exclusively elsewhere, and carries no filesystem or
+ * partition table unless the user said --destroy-data for it.
  */
 #ifndef CL_MX_FS_H
 #define CL_MX_FS_H
@@ -35,7 +42,10 @@ struct mx_mount {
     char mnt[4096];               /* the mount point, "" when nothing is mounted */
     char loopdev[64];             /* "/dev/loopN", "" when none is attached */
     char image[4096];             /* the image file, "" when none */
+    char device[4096];            /* --device: the formatted device (never detached), "" when none */
     int loop_fd;
+    int subvol;                   /* btrfs: the run directory is a subvolume, snapshots are taken of it */
+    unsigned snap_seq;            /* snapshots taken so far */
 };
 #define MX_MOUNT_INIT {.loop_fd = -1}
 
@@ -46,6 +56,9 @@ struct mx_image {
     uint64_t size;
     int zero;
     const char *mkfs_opts, *mount_opts;
+    int loop_direct;              /* LO_FLAGS_DIRECT_IO: the loop device bypasses the host's page cache */
+    const char *device;           /* format and mount this block device instead of an image; NULL: image */
+    int subvol;                   /* btrfs: the run directory as a subvolume, for snapshots */
 };
 
 /* Makes filesystem k in workdir and mounts it at m->mnt, with an empty
@@ -55,13 +68,23 @@ struct mx_image {
  * what was set up, for mx_fs_down. */
 int mx_fs_up(struct mx_mount *m, const struct mx_fs_kind *k, const struct mx_image *img, const char *workdir,
              int (*stop)(void), char *mkfs_cmd, size_t mkfs_len, char *err, size_t errlen);
+/* btrfs, m->subvol: a read-only snapshot of the run directory's
+ * subvolume, and the older ones deleted.  0 or -errno. */
+int mx_snapshot(struct mx_mount *m);
+/* Deletes every snapshot in m's mount.  Idempotent. */
+void mx_snapshots_delete(struct mx_mount *m);
+/* Checks that dev may be formatted (see above); destroy names the device
+ * --destroy-data gave up, or NULL.  0, or -1 with the one-line reason in
+ * err (without the flag, which the caller names). */
+int mx_device_check(const char *dev, const char *destroy, char *err, size_t errlen);
 /* Unmounts, detaches and removes what m records.  Idempotent. */
 void mx_fs_down(struct mx_mount *m);
 /* Removes what an earlier run in workdir left behind (it was killed
  * before it could clean up). */
 void mx_clear_leftovers(const char *workdir);
 /* Root, mkfs for each of fs[0..n), mount(8), and loop devices when an
- * image is needed: 0, or -1 with the reason on stderr. */
-int mx_preflight(const struct mx_fs_kind *const *fs, size_t n);
+ * image is needed (images: not with a device): 0, or -1 with the reason on
+ * stderr. */
+int mx_preflight(const struct mx_fs_kind *const *fs, size_t n, int images);
 
 #endif

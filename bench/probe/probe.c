@@ -49,9 +49,10 @@ static const char *const section_names[SEC_COUNT] = {
     [SEC_SYNC1] = "sync1",     [SEC_SYNC2] = "sync2",       [SEC_OPENSYNC] = "opensync",
     [SEC_FDSYNC] = "fdsync",   [SEC_NOSYNC] = "nosync",     [SEC_LATENCY] = "latency",
     [SEC_URING] = "uring",     [SEC_ZODB] = "zodb",         [SEC_SEGMENTS] = "segments",
-    [SEC_APPENDS] = "appends", [SEC_VERDICT] = "verdict",
+    [SEC_APPENDS] = "appends", [SEC_OVERWRITE] = "overwrite", [SEC_VERDICT] = "verdict",
 };
-#define SECTION_LIST "pg, sync1, sync2, opensync, fdsync, nosync, latency, uring, zodb, segments, appends, verdict"
+#define SECTION_LIST                                                                                            \
+    "pg, sync1, sync2, opensync, fdsync, nosync, latency, uring, zodb, segments, appends, overwrite, verdict"
 
 /* ---- time ---------------------------------------------------------------- */
 
@@ -498,7 +499,7 @@ static void (*const section_run[SEC_COUNT])(struct probe_ctx *c) = {
     [SEC_SYNC1] = probe_sync1,      [SEC_SYNC2] = probe_sync2,       [SEC_OPENSYNC] = probe_open_syncs,
     [SEC_FDSYNC] = probe_fd_sync,   [SEC_NOSYNC] = probe_non_sync,   [SEC_LATENCY] = probe_latency,
     [SEC_URING] = probe_uring,      [SEC_ZODB] = probe_zodb,         [SEC_SEGMENTS] = probe_segments,
-    [SEC_APPENDS] = probe_appends,  [SEC_VERDICT] = probe_verdict,
+    [SEC_APPENDS] = probe_appends,  [SEC_OVERWRITE] = probe_overwrite, [SEC_VERDICT] = probe_verdict,
 };
 
 /* The header, then the sections --only asked for, in their order. */

@@ -37,6 +37,7 @@ enum probe_section {
     SEC_ZODB,     /* 0, 1 or 2 syncs per transaction */
     SEC_SEGMENTS, /* WAL segment preparation */
     SEC_APPENDS,  /* many small O_APPEND writes */
+    SEC_OVERWRITE,/* O_DSYNC overwrites of a written file against fdatasync after appends */
     SEC_VERDICT,  /* plain words */
     SEC_COUNT
 };
@@ -66,6 +67,19 @@ struct probe_lat {
     size_t n, cap;
 };
 
+/* One block device on the way down from the probe's directory: the
+ * device its filesystem is on, then, for a loop device, the device under
+ * its backing file's filesystem, and so on. */
+#define PROBE_CHAIN 4
+struct probe_dev {
+    char name[64];        /* in /sys/class/block: vda1, loop0 */
+    char disk[64];        /* whose queue it uses: a partition's disk, else name */
+    char device_class[48];/* "rotational", "non-rotational", "loop" */
+    char write_cache[32]; /* queue/write_cache: "write back", "write through", or "" */
+    char fua[8];          /* queue/fua: "1" (Force Unit Access writes), "0", or "" */
+    char backing[512];    /* a loop device: its backing file */
+};
+
 struct probe_fsinfo {
     char fstype[32];
     char source[256];
@@ -75,6 +89,9 @@ struct probe_fsinfo {
     char device_class[48];/* "rotational", "non-rotational", "loop", "" */
     char write_cache[32]; /* /sys/block/X/queue/write_cache */
     char backing[512];    /* loop devices: the backing file */
+    char fua[8];          /* /sys/block/X/queue/fua */
+    struct probe_dev chain[PROBE_CHAIN]; /* device, and what a loop device's file is on */
+    int nchain;
     int in_memory;        /* tmpfs or ramfs */
     unsigned long magic;  /* statfs f_type */
 };
@@ -139,10 +156,12 @@ double probe_measure_us(struct probe_ctx *c, int datasync, double secs);
 /* probe_uring.c */
 void probe_uring(struct probe_ctx *c);
 
-/* probe_exp.c: the experiments from public threads (ZODB, wal_recycle, XFS appends) */
+/* probe_exp.c: the experiments from public threads (ZODB, wal_recycle, XFS appends,
+ * O_DSYNC overwrites) */
 void probe_zodb(struct probe_ctx *c);
 void probe_segments(struct probe_ctx *c);
 void probe_appends(struct probe_ctx *c);
+void probe_overwrite(struct probe_ctx *c);
 
 /* probe_verdict.c */
 void probe_fsinfo(struct probe_ctx *c);

@@ -12,7 +12,9 @@
  *              "block_size":8192,"file_size":16777216},
  *    "environment":{"kernel":..,"machine":..,"fs_type":..,"fs_magic":..,"mount_source":..,
  *                   "mount_point":..,"mount_options":..,"device":..,"device_class":..,
- *                   "write_cache":..,"loop_backing_file":..,"in_memory":bool},
+ *                   "write_cache":..,"loop_backing_file":..,"fua":"1"|"0"|null,
+ *                   "device_chain":[{"device":..,"disk":..,"device_class":..,"write_cache":..,
+ *                                    "fua":bool|null,"backing_file":..}, ...],"in_memory":bool},
  *    "rows":[{"section":..,"label":..,"op":..,"status":"ok"|"n/a"|"n/a*"|"failed",
  *             "reason":..,"ops":..,"seconds":..,"ops_per_sec":..,"usecs_per_op":..,
  *             "p50_usecs":..,"p99_usecs":..,"max_usecs":..}, ...],
@@ -88,6 +90,13 @@ static void kv_bool(FILE *f, int *first, const char *k, int v)
     fputs(v ? "true" : "false", f);
 }
 
+/* v < 0: null */
+static void kv_bool_or_null(FILE *f, int *first, const char *k, int v)
+{
+    json_key(f, first, k);
+    fputs(v < 0 ? "null" : v ? "true" : "false", f);
+}
+
 static const char *status_name(enum probe_status s)
 {
     switch (s) {
@@ -157,6 +166,22 @@ int probe_json_write(FILE *f, const struct probe_ctx *c, const char *const *sect
     kv_str(f, &sub, "device_class", fs->device_class[0] ? fs->device_class : NULL);
     kv_str(f, &sub, "write_cache", fs->write_cache[0] ? fs->write_cache : NULL);
     kv_str(f, &sub, "loop_backing_file", fs->backing[0] ? fs->backing : NULL);
+    kv_str(f, &sub, "fua", fs->fua[0] ? fs->fua : NULL);
+    json_key(f, &sub, "device_chain");
+    fputc('[', f);
+    for (int i = 0; i < fs->nchain; i++) {
+        const struct probe_dev *d = &fs->chain[i];
+        int dsub = 1;
+        fputs(i ? ",{" : "{", f);
+        kv_str(f, &dsub, "device", d->name);
+        kv_str(f, &dsub, "disk", d->disk);
+        kv_str(f, &dsub, "device_class", d->device_class[0] ? d->device_class : NULL);
+        kv_str(f, &dsub, "write_cache", d->write_cache[0] ? d->write_cache : NULL);
+        kv_bool_or_null(f, &dsub, "fua", d->fua[0] ? (strcmp(d->fua, "1") == 0) : -1);
+        kv_str(f, &dsub, "backing_file", d->backing[0] ? d->backing : NULL);
+        fputc('}', f);
+    }
+    fputc(']', f);
     kv_bool(f, &sub, "in_memory", fs->in_memory);
     fputc('}', f);
 

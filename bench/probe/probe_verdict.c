@@ -7,7 +7,11 @@
  * device number is the directory's st_dev, preferring the longest mount
  * point that contains it): type, source and mount options.  A source that
  * is a block device is looked up in /sys/dev/block for its class
- * (rotational or not, loop and its backing file) and write-cache mode.
+ * (rotational or not, loop and its backing file), its write-cache mode
+ * and whether it takes FUA (Force Unit Access) writes -- a partition's
+ * from its disk's queue -- and a loop device is followed to the device
+ * under its backing file's filesystem, and so on down (the chain), so
+ * that the cache a durable write must get through is named.
  *
  * The verdict, in this order:
  *   1. tmpfs/ramfs: no durability, data lives in memory.
@@ -122,10 +126,91 @@ static int read_line(const char *path, char *out, size_t n)
     return 0;
 }
 
+/* Fills d from /sys/class/block/NAME: 0, or -1 when there is no such
+ * device. */
+static int dev_info(const char *name, struct probe_dev *d)
+{
+    char sys[PATH_MAX], real[PATH_MAX], q[PATH_MAX + 64], v[64];
+    memset(d, 0, sizeof *d);
+    snprintf(sys, sizeof sys, "/sys/class/block/%s", name);
+    if (!realpath(sys, real))
+        return -1;
+    scopy(d->name, sizeof d->name, name);
+    scopy(d->disk, sizeof d->disk, name);
+    /* a partition's queue is its disk's */
+    snprintf(q, sizeof q, "%s/partition", real);
+    int part = access(q, F_OK) == 0;
+    if (part) {
+        char *slash = strrchr(real, '/');
+        if (slash) {
+            *slash = '\0';
+            const char *disk = strrchr(real, '/');
+            scopy(d->disk, sizeof d->disk, disk ? disk + 1 : real);
+            *slash = '/';
+        }
+    }
+    const char *qdir = part ? "/../queue" : "/queue";
+    snprintf(q, sizeof q, "%s%s/rotational", real, qdir);
+    if (read_line(q, v, sizeof v) == 0)
+        snprintf(d->device_class, sizeof d->device_class, "%s", strcmp(v, "1") == 0 ? "rotational" : "non-rotational");
+    snprintf(q, sizeof q, "%s%s/write_cache", real, qdir);
+    if (read_line(q, v, sizeof v) == 0)
+        scopy(d->write_cache, sizeof d->write_cache, v);
+    snprintf(q, sizeof q, "%s%s/fua", real, qdir);
+    if (read_line(q, v, sizeof v) == 0)
+        scopy(d->fua, sizeof d->fua, v);
+    if (strncmp(name, "loop", 4) == 0) {
+        snprintf(d->device_class, sizeof d->device_class, "loop");
+        snprintf(q, sizeof q, "%s/loop/backing_file", real);
+        read_line(q, d->backing, sizeof d->backing);
+    }
+    return 0;
+}
+
+/* The sysfs name of the block device a file's filesystem is on: by its
+ * st_dev, else (btrfs reports an anonymous one) by the mount source of
+ * the mountinfo line with that device number.  0 or -1. */
+static int dev_name_of_file(const char *path, char *name, size_t n)
+{
+    struct stat st;
+    char sys[128], real[PATH_MAX], line[4096];
+    if (stat(path, &st) != 0)
+        return -1;
+    snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u", major(st.st_dev), minor(st.st_dev));
+    if (realpath(sys, real)) {
+        const char *base = strrchr(real, '/');
+        scopy(name, n, base ? base + 1 : real);
+        return 0;
+    }
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    int rc = -1;
+    while (f && rc && fgets(line, sizeof line, f)) {
+        unsigned maj, min;
+        char src[256];
+        struct stat ss;
+        const char *sep = strstr(line, " - ");
+        if (sscanf(line, "%*u %*u %u:%u", &maj, &min) != 2 || maj != major(st.st_dev) || min != minor(st.st_dev) ||
+            !sep || sscanf(sep + 3, "%*s %255s", src) != 1)
+            continue;
+        unescape(src);
+        if (stat(src, &ss) == 0 && S_ISBLK(ss.st_mode)) {
+            snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u", major(ss.st_rdev), minor(ss.st_rdev));
+            if (realpath(sys, real)) {
+                const char *base = strrchr(real, '/');
+                scopy(name, n, base ? base + 1 : real);
+                rc = 0;
+            }
+        }
+    }
+    if (f)
+        fclose(f);
+    return rc;
+}
+
 static void block_device(struct probe_fsinfo *fs)
 {
     struct stat st;
-    char sys[128], real[PATH_MAX], q[PATH_MAX + 64], v[64];
+    char sys[128], real[PATH_MAX];
 
     if (strncmp(fs->source, "/dev/", 5) != 0 || stat(fs->source, &st) != 0 || !S_ISBLK(st.st_mode))
         return;
@@ -133,21 +218,61 @@ static void block_device(struct probe_fsinfo *fs)
     if (!realpath(sys, real))
         return;
     const char *base = strrchr(real, '/');
-    scopy(fs->device, sizeof fs->device, base ? base + 1 : real);
-    /* a partition's queue is its disk's */
-    snprintf(q, sizeof q, "%s/partition", real);
-    const char *qdir = access(q, F_OK) == 0 ? "/../queue" : "/queue";
-    snprintf(q, sizeof q, "%s%s/rotational", real, qdir);
-    if (read_line(q, v, sizeof v) == 0)
-        snprintf(fs->device_class, sizeof fs->device_class, "%s", strcmp(v, "1") == 0 ? "rotational" : "non-rotational");
-    snprintf(q, sizeof q, "%s%s/write_cache", real, qdir);
-    if (read_line(q, v, sizeof v) == 0)
-        scopy(fs->write_cache, sizeof fs->write_cache, v);
-    if (strncmp(fs->device, "loop", 4) == 0) {
-        snprintf(fs->device_class, sizeof fs->device_class, "loop");
-        snprintf(q, sizeof q, "%s/loop/backing_file", real);
-        read_line(q, fs->backing, sizeof fs->backing);
+    char name[64];
+    scopy(name, sizeof name, base ? base + 1 : real);
+    /* down the chain: a loop device's backing file is on another device */
+    for (fs->nchain = 0; fs->nchain < PROBE_CHAIN && dev_info(name, &fs->chain[fs->nchain]) == 0;) {
+        const struct probe_dev *d = &fs->chain[fs->nchain++];
+        if (!d->backing[0] || dev_name_of_file(d->backing, name, sizeof name) != 0)
+            break;
     }
+    if (!fs->nchain)
+        return;
+    const struct probe_dev *d = &fs->chain[0];
+    scopy(fs->device, sizeof fs->device, d->name);
+    scopy(fs->device_class, sizeof fs->device_class, d->device_class);
+    scopy(fs->write_cache, sizeof fs->write_cache, d->write_cache);
+    scopy(fs->fua, sizeof fs->fua, d->fua);
+    scopy(fs->backing, sizeof fs->backing, d->backing);
+}
+
+/* The chain as one line: "loop0 (backed by /x.img) on vda: write back, no FUA". */
+static void chain_text(const struct probe_fsinfo *fs, char *out, size_t n)
+{
+    size_t l = 0;
+    out[0] = '\0';
+    for (int i = 0; i < fs->nchain && l < n; i++) {
+        const struct probe_dev *d = &fs->chain[i];
+        char where[96] = "";
+        if (strcmp(d->disk, d->name) != 0)
+            snprintf(where, sizeof where, " (a partition of %s)", d->disk);
+        if (d->backing[0])
+            l += (size_t)snprintf(out + l, n - l, "%s%s%s, backed by the file %s", i ? " on " : "", d->name, where,
+                                  d->backing);
+        else
+            l += (size_t)snprintf(out + l, n - l, "%s%s%s: write cache \"%s\", FUA %s", i ? " on " : "", d->name,
+                                  where, d->write_cache[0] ? d->write_cache : "unknown",
+                                  !strcmp(d->fua, "1") ? "yes" : !strcmp(d->fua, "0") ? "no" : "unknown");
+    }
+}
+
+/* What the bottom of the chain does with a durable write, in words. */
+static void cache_words(const struct probe_fsinfo *fs, char *out, size_t n)
+{
+    const struct probe_dev *d = fs->nchain ? &fs->chain[fs->nchain - 1] : NULL;
+    out[0] = '\0';
+    if (!d || d->backing[0])
+        return;
+    if (!strcmp(d->write_cache, "write through"))
+        snprintf(out, n, " %s reports no volatile write cache (write through): a write is durable when it "
+                 "completes, and the kernel sends no cache flush.", d->name);
+    else if (!strcmp(d->write_cache, "write back") && !strcmp(d->fua, "1"))
+        snprintf(out, n, " %s has a volatile write cache and takes FUA writes: a durable write that needs no "
+                 "metadata (an O_DSYNC overwrite) can go as one FUA write; a sync that commits a journal adds a "
+                 "cache flush.", d->name);
+    else if (!strcmp(d->write_cache, "write back"))
+        snprintf(out, n, " %s has a volatile write cache and no FUA: every durable write ends in a flush of the "
+                 "whole cache, whatever the filesystem writes for it.", d->name);
 }
 
 void probe_fsinfo(struct probe_ctx *c)
@@ -284,6 +409,10 @@ void probe_verdict(struct probe_ctx *c)
         snprintf(info, sizeof info, "%s", fs->in_memory ? "none (memory)" : "not a block device");
     }
     fprintf(c->out, "        %-20s%s\n", "device", info);
+    if (fs->nchain) {
+        chain_text(fs, info, sizeof info);
+        fprintf(c->out, "        %-20s%s\n", "write cache", info);
+    }
     if (c->odirect_ok)
         snprintf(info, sizeof info, "works");
     else
@@ -336,6 +465,11 @@ void probe_verdict(struct probe_ctx *c)
         l += (size_t)snprintf(text + l, sizeof text - l,
                               " Syncs on a loop device end as syncs of its backing file, so they are as durable "
                               "as that file's filesystem makes them.");
+    if (!fs->in_memory && l < sizeof text) {
+        char words[512];
+        cache_words(fs, words, sizeof words);
+        l += (size_t)snprintf(text + l, sizeof text - l, "%s", words);
+    }
     if (!c->odirect_ok && l < sizeof text)
         l += (size_t)snprintf(text + l, sizeof text - l,
                               " O_DIRECT does not work here: open_datasync and open_sync print n/a*, and a log "

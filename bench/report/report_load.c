@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "bench_config.h"
 #include "bench_schema.h"
 #include "report.h"
 #include "ut_stats.h"
@@ -307,6 +308,8 @@ static void load_object(struct report *r, const char *file, size_t line, json_t 
         load_crash(r, file, line, j);
     } else if (strcmp(schema, "commitlab-bench-summary/1") == 0) {
         r->nsummaries++; /* the medians are computed again from the runs */
+    } else if (strcmp(schema, "commitlab-matrix-layer/1") == 0) {
+        r->nsummaries++; /* the loop layer's cost per configuration: computed again from the runs */
     } else if (strcmp(schema, "commitlab-matrix-verdict/1") == 0) {
         r->verdicts = rp_xrealloc(r->verdicts, (r->nverdicts + 1) * sizeof *r->verdicts);
         r->verdicts[r->nverdicts++] = json_incref(j);
@@ -430,10 +433,8 @@ static int knob_varies(const struct report *r, const char *key)
 }
 
 struct knobs {
-    char **keys;
+    char **keys;                  /* the config members the runs disagree on */
     size_t n;
-    json_t **mode;                /* the most common non-null value, NULL on a tie */
-    int *named;                   /* two or more non-null values: labels may name it */
 };
 
 static int has_key(const struct knobs *k, const char *key)
@@ -442,33 +443,6 @@ static int has_key(const struct knobs *k, const char *key)
         if (strcmp(k->keys[i], key) == 0)
             return 1;
     return 0;
-}
-
-/* The value most runs have (nulls not counted), or NULL when two tie;
- * *values counts the distinct non-null values. */
-static json_t *knob_mode(const struct report *r, const char *key, int *values)
-{
-    json_t *best = NULL;
-    size_t best_n = 0;
-    int tie = 0;
-    *values = 0;
-    for (size_t i = 0; i < r->nruns; i++) {
-        json_t *v = rp_get(r->runs[i].config, key);
-        size_t n = 0, k;
-        if (!v || json_is_null(v))
-            continue;
-        for (k = 0; k < i && !json_equal(v, member_or_null(r->runs[k].config, key)); k++)
-            ;
-        *values += k == i;
-        for (k = 0; k < r->nruns; k++)
-            n += json_equal(v, member_or_null(r->runs[k].config, key));
-        if (n > best_n) {
-            best = v, best_n = n, tie = 0;
-        } else if (n == best_n && !json_equal(v, best)) {
-            tie = 1;
-        }
-    }
-    return tie ? NULL : best;
 }
 
 static void find_knobs(const struct report *r, struct knobs *k)
@@ -481,11 +455,7 @@ static void find_knobs(const struct report *r, struct knobs *k)
             if (knob_ignored(key) || has_key(k, key) || !knob_varies(r, key))
                 continue;
             k->keys = rp_xrealloc(k->keys, (k->n + 1) * sizeof *k->keys);
-            k->mode = rp_xrealloc(k->mode, (k->n + 1) * sizeof *k->mode);
-            k->named = rp_xrealloc(k->named, (k->n + 1) * sizeof *k->named);
             k->keys[k->n] = rp_strdup(key);
-            k->mode[k->n] = knob_mode(r, key, &k->named[k->n]);
-            k->named[k->n] = k->named[k->n] > 1;
             k->n++;
         }
     }
@@ -496,8 +466,6 @@ static void free_knobs(struct knobs *k)
     for (size_t i = 0; i < k->n; i++)
         free(k->keys[i]);
     free(k->keys);
-    free(k->mode);
-    free(k->named);
 }
 
 static char *config_key(const struct knobs *k, json_t *c)
@@ -561,26 +529,43 @@ static size_t find_or_add_env(struct report *r, char *key, const struct rp_run *
 
 /* ---- labels --------------------------------------------------------------------------- */
 
-/* A knob is named in a configuration's label when the runs set it to two
- * values or more (a knob only one engine has, at one value, says nothing),
- * and either they split on it without a most common value, or this
- * configuration leaves the most common value of some knob: then all its
- * knobs are named, so that the odd one out reads in full and the rest
- * stay short.  full: name every knob it sets (for two configurations the
- * short labels would not tell apart). */
+/* 1 when config c sets knob key to something other than what the knob
+ * holds when its flag is not given (the schema's default). */
+static int off_default(json_t *c, const char *key)
+{
+    json_t *v = rp_get(c, key);
+    if (!v || json_is_null(v))
+        return 0;
+    json_t *d = bench_knob_default_json(bench_knob_by_key(key));
+    int off = !d || !json_equal(v, d);
+    json_decref(d);
+    return off;
+}
+
+/* A configuration's label stands alone: its engine and policy, then every
+ * knob that varies in the report and that it sets away from the knob's
+ * default ("commitlab commit emulated 8 ms", "lmdb commit" beside it
+ * running without emulation), so a label never relies on the others to
+ * say what it ran.  full: name every varying knob it sets, default or
+ * not (for two configurations the short labels would not tell apart). */
+/* How long and how a run was run, rather than what it ran: labels leave
+ * these out (series still split on them). */
+static int knob_run_length(const char *key)
+{
+    static const char *const keys[] = {"duration_s", "warmup_s", "txns", "verify", "reuse", "preload"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        if (strcmp(key, keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
 static char *config_label(const struct knobs *k, json_t *c, int workloads_vary, int full)
 {
-    int odd = full;
-    for (size_t i = 0; i < k->n; i++) {
-        json_t *v = rp_get(c, k->keys[i]);
-        if (k->named[i] && k->mode[i] && v && !json_is_null(v) && !json_equal(v, k->mode[i]))
-            odd = 1;
-    }
     char *label = rp_printf("%s %s%s%s", rp_str(c, "engine", "?"), rp_str(c, "sync", "?"), workloads_vary ? " " : "",
                             workloads_vary ? rp_str(c, "workload", "?") : "");
     for (size_t i = 0; i < k->n; i++) {
         json_t *v = rp_get(c, k->keys[i]);
-        if (!k->named[i] || !v || json_is_null(v) || (k->mode[i] && !odd))
+        if (!v || json_is_null(v) || !(full || (off_default(c, k->keys[i]) && !knob_run_length(k->keys[i]))))
             continue;
         char kv[200];
         rp_knob_label(k->keys[i], v, kv, sizeof kv);

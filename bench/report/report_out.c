@@ -194,6 +194,14 @@ static const char *knob_name(const struct bench_knob_def *d)
 
 void rp_knob_label(const char *key, json_t *v, char *buf, size_t len)
 {
+    if (strcmp(key, "sync_latency_us") == 0 && json_is_integer(v)) { /* what it is, not the flag */
+        long long us = (long long)json_integer_value(v);
+        if (us % 1000 == 0)
+            snprintf(buf, len, "emulated %lld ms", us / 1000);
+        else
+            snprintf(buf, len, "emulated %lld us", us);
+        return;
+    }
     const struct bench_knob_def *d = bench_knob(bench_knob_by_key(key));
     char val[160];
     knob_value(d && d->type == KT_SIZE, v, val, sizeof val);
@@ -355,7 +363,8 @@ static char *crash_command(const struct rp_crash *c, long long replay)
         {"prealloc", "--prealloc"}, {"elr", "--elr"}, {"model", "--model"}, {"clients", "--clients"},
         {"txns_per_client", "--txns"},
     };
-    int kill = strcmp(rp_str(c->row, "mode", ""), "kill") == 0;
+    const char *mode = rp_str(c->row, "mode", "sim");
+    int kill = strcmp(mode, "sim") != 0; /* kill and cut rows: their model is their mode's */
     char *buf = NULL, val[200];
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -367,7 +376,7 @@ static char *crash_command(const struct rp_crash *c, long long replay)
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         json_t *v = rp_get(c->row, fields[i][0]);
         if (!v || json_is_null(v) || (kill && strcmp(fields[i][0], "model") == 0))
-            continue; /* a kill row's model is "kill", which --model does not take */
+            continue; /* a kill or cut row's model is "kill" or "cut", which --model does not take */
         knob_value(0, v, val, sizeof val);
         flag(f, fields[i][1], val);
     }

@@ -9,6 +9,7 @@
  * stay apart on a grey printout too.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,20 +488,63 @@ char *rp_chart_caption(const struct report *r, enum rp_chart c)
 /* ---- 1 and 2: against clients ----------------------------------------------------------- */
 
 /* The legend rows of the given series (their labels wrapped). */
+/* A series' legend entry starts with its number, the tag its line carries
+ * at its end (end_tags), so a chart printed without colour still reads. */
+static char *numbered(const struct report *r, size_t s)
+{
+    return rp_printf("[%zu] %s", s + 1, r->series[s].label);
+}
+
 static double series_legend_rows(const struct report *r, const size_t *which, size_t n)
 {
     size_t rows = 0;
-    for (size_t i = 0; i < n; i++)
-        rows += wrapped(NULL, 0, 0, r->series[which[i]].label, chars_in(LEGEND_TEXT_W));
+    for (size_t i = 0; i < n; i++) {
+        char *l = numbered(r, which[i]);
+        rows += wrapped(NULL, 0, 0, l, chars_in(LEGEND_TEXT_W));
+        free(l);
+    }
     return (double)rows;
 }
 
 /* Draws the legend from y down; returns the y below it. */
 static double series_legend(FILE *f, const struct report *r, const size_t *which, size_t n, double y)
 {
-    for (size_t i = 0; i < n; i++)
-        y += (double)legend_line(f, LEFT, y, which[i], r->series[which[i]].label) * LEGEND_ROW;
+    for (size_t i = 0; i < n; i++) {
+        char *l = numbered(r, which[i]);
+        y += (double)legend_line(f, LEFT, y, which[i], l) * LEGEND_ROW;
+        free(l);
+    }
     return y;
+}
+
+/* Where a line ends, for its tag. */
+struct end_tag {
+    double x, y;
+    size_t s;
+};
+
+static int cmp_tag_y(const void *a, const void *b)
+{
+    const struct end_tag *x = a, *y = b;
+    return x->y < y->y ? -1 : x->y > y->y;
+}
+
+/* Each line's number beside its last point ("[3]"), nudged apart
+ * vertically where lines end close together. */
+static void end_tags(FILE *f, struct end_tag *t, size_t n)
+{
+    qsort(t, n, sizeof *t, cmp_tag_y);
+    double last = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double y = t[i].y + 4;
+        if (y < last + 11)
+            y = last + 11;
+        last = y;
+        char num[24];
+        snprintf(num, sizeof num, "[%zu]", t[i].s + 1);
+        fprintf(f, "<text class=\"end-tag\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-weight=\"bold\" fill=\"%s\">%s</text>\n",
+                t[i].x + 7, y, colour(t[i].s), num);
+    }
 }
 
 static void clients_axis(const struct report *r, struct axis *a)
@@ -542,8 +586,9 @@ static void error_bar(FILE *f, size_t colour_i, double x, double y0, double y1)
             x, y0, y1, x - 4, y0, x + 4, x - 4, y1, x + 4, colour(colour_i));
 }
 
-/* One series against clients: tps (which 0) or p99 (which 1). */
-static void clients_series(const struct plot *p, const struct rp_series *se, size_t s, int which)
+/* One series against clients: tps (which 0) or p99 (which 1); *tag gets
+ * where it ends (tag->s stays SIZE_MAX when nothing was drawn). */
+static void clients_series(const struct plot *p, const struct rp_series *se, size_t s, int which, struct end_tag *tag)
 {
     double *xs = rp_xrealloc(NULL, se->npts * sizeof *xs), *ys = rp_xrealloc(NULL, se->npts * sizeof *ys);
     size_t n = 0;
@@ -560,6 +605,8 @@ static void clients_series(const struct plot *p, const struct rp_series *se, siz
     polyline(p->f, s, xs, ys, n);
     for (size_t i = 0; i < n; i++)
         marker(p->f, s, xs[i], ys[i]);
+    if (n)
+        *tag = (struct end_tag){xs[n - 1], ys[n - 1], s};
     free(xs);
     free(ys);
 }
@@ -590,8 +637,15 @@ static void chart_clients(FILE *f, const struct report *r, int which, const char
     double h = ly + (series_legend_rows(r, all, r->nseries) + bars) * LEGEND_ROW + 10;
     svg_begin(f, which ? RP_CHART_P99 : RP_CHART_TPS, h, caption, standalone);
     draw_axes(&p);
-    for (size_t s = 0; s < r->nseries; s++)
-        clients_series(&p, &r->series[s], s, which);
+    struct end_tag *tags = rp_xrealloc(NULL, (r->nseries ? r->nseries : 1) * sizeof *tags);
+    size_t ntags = 0;
+    for (size_t s = 0; s < r->nseries; s++) {
+        tags[ntags].s = SIZE_MAX;
+        clients_series(&p, &r->series[s], s, which, &tags[ntags]);
+        ntags += tags[ntags].s != SIZE_MAX;
+    }
+    end_tags(f, tags, ntags);
+    free(tags);
     double y = series_legend(f, r, all, r->nseries, ly);
     if (bars) {
         error_bar(f, 9, LEFT + 12, y - 9, y + 1);
@@ -630,6 +684,8 @@ static void chart_percentiles(FILE *f, const struct report *r, const char *capti
     double h = ly + series_legend_rows(r, rows, n) * LEGEND_ROW + 10;
     svg_begin(f, RP_CHART_PCT, h, caption, standalone);
     draw_axes(&p);
+    struct end_tag *tags = rp_xrealloc(NULL, (n ? n : 1) * sizeof *tags);
+    size_t ntags = 0;
     for (size_t i = 0; i < n; i++) {
         const struct rp_point *pt = rp_last_point(&r->series[rows[i]]);
         double xs[RP_NPCT], ys[RP_NPCT];
@@ -642,7 +698,11 @@ static void chart_percentiles(FILE *f, const struct report *r, const char *capti
         polyline(f, rows[i], xs, ys, m);
         for (size_t k = 0; k < m; k++)
             marker(f, rows[i], xs[k], ys[k]);
+        if (m)
+            tags[ntags++] = (struct end_tag){xs[m - 1], ys[m - 1], rows[i]};
     }
+    end_tags(f, tags, ntags);
+    free(tags);
     series_legend(f, r, rows, n, ly);
     free(rows);
     fputs("</svg>\n", f);

@@ -47,6 +47,13 @@ static const struct {
     {{"--segment-size", "12q"}, "--segment-size"},
     {{"--cache", "17179869185G"}, "--cache"},    /* 2^64 + 1 GiB: refused, not wrapped to 1 GiB */
     {{"--segment-size", "18446744073709551616"}, "--segment-size"},
+    /* beyond the library's own ranges (engine/options.c), which the flags take */
+    {{"--interval", "60001"}, "[1, 60000]"},
+    {{"--max-batch", "2M"}, "[0, 1048576]"},
+    {{"--cache", "32k"}, "--cache"},
+    {{"--segment-size", "2G"}, "--segment-size"},
+    {{"--commit-delay", "100001"}, "--commit-delay"},
+    {{"--uring-depth", "0"}, "--uring-depth"},
     {{"--elr", "maybe"}, "--elr"},
     {{"--lmdb-flags", "nosync"}, "--lmdb-flags"},
     {{"--sqlite-sync", "extra"}, "--sqlite-sync"},
@@ -165,7 +172,7 @@ static const char *const documented[] = {
     "metrics.verified", "metrics.verified_keys", "metrics.commit_phases_us",
     "env.kernel", "env.os", "env.machine", "env.hostname", "env.cpu_model", "env.cores", "env.fs_type",
     "env.fs_magic", "env.mount_point", "env.mount_source", "env.mount_options", "env.super_options",
-    "env.device", "env.dev_id", "env.volatile_fs", "env.engine_version", "env.commitlab_version",
+    "env.device", "env.dev_id", "env.volatile_fs", "env.engine_version", "env.engine_plugin", "env.commitlab_version",
 };
 
 START_TEST(test_json_lines)

@@ -7,7 +7,9 @@
  * --list-engines prints that row's line -- or n/a, with a reason that
  * names the flag and its value.  Nothing is run as something else:
  * RocksDB under --sync flusher, which ran as sync=true labelled
- * "flusher", is n/a.
+ * "flusher", is n/a.  The same holds for a plugin loaded from a shared
+ * library (the example store, from CL_PLUGIN_DIR), and the adapter
+ * refuses a table it cannot fully read, each in one line.
  */
 #include <check.h>
 #include <stdio.h>
@@ -19,9 +21,15 @@
 #include "testutil.h"
 
 static char *engines_text;
+static const struct bench_driver *applog; /* the example plugin, loaded */
 
 static void setup(void)
 {
+    const char *dir = getenv("CL_PLUGIN_DIR");
+    char err[1024];
+    ck_assert_msg(dir != NULL, "CL_PLUGIN_DIR is not set (the build's plugins directory)");
+    applog = bench_plugin_load("plugin:applog", dir, err, sizeof err);
+    ck_assert_msg(applog != NULL, "%s", err);
     size_t len;
     FILE *f = open_memstream(&engines_text, &len);
     ck_assert_ptr_nonnull(f);
@@ -41,6 +49,10 @@ static size_t other_values(enum bench_knob k, char vals[][64], size_t max)
     const struct bench_knob_def *d = bench_knob(k);
     size_t n = 0;
     const char *words = d->type == KT_POLICY ? bench_sync_choices() : d->choices;
+    if (d->type == KT_TRUE || d->type == KT_FALSE) { /* a flag: given, it says the other of its default */
+        snprintf(vals[n++], 64, "%s", d->type == KT_TRUE ? "on" : "off");
+        return n;
+    }
     if (words) {
         for (const char *p = words; *p && n < max;) {
             size_t len = strcspn(p, ",");
@@ -63,7 +75,7 @@ static size_t other_values(enum bench_knob k, char vals[][64], size_t max)
 static int listed(const struct bench_driver *e, const struct bench_accept *a)
 {
     char head[64], want[128];
-    snprintf(head, sizeof head, "\n%-10s built", e->name);
+    snprintf(head, sizeof head, "\n%-10s %s", e->name, e->plugin_path ? "loaded" : "built");
     const char *sec = strstr(engines_text, head), *end;
     ck_assert_msg(sec != NULL, "%s is not listed as built", e->name);
     sec++;
@@ -99,8 +111,8 @@ START_TEST(test_accepted_or_na)
     size_t np = other_values(K_SYNC, policies, 16);
     snprintf(policies[np++], 64, "commit"); /* the default, too */
     unsigned accepted = 0, na = 0;
-    for (size_t e = 0; e < bench_ndrivers; e++) {
-        const struct bench_driver *d = bench_drivers[e];
+    for (size_t e = 0; e <= bench_ndrivers; e++) {
+        const struct bench_driver *d = e < bench_ndrivers ? bench_drivers[e] : applog;
         if (!d->built)
             continue;
         for (size_t p = 0; p < np; p++) {
@@ -116,7 +128,9 @@ START_TEST(test_accepted_or_na)
                     bench_knob_set(&c, K_SYNC, policies[p], 1);
                     snprintf(what, sizeof what, "--sync %s", policies[p]);
                     if (k >= 0) {
-                        ck_assert_msg(bench_knob_check((enum bench_knob)k, vals[i]) == 0, "%s %s",
+                        int flag = bench_knob((enum bench_knob)k)->type == KT_TRUE ||
+                                   bench_knob((enum bench_knob)k)->type == KT_FALSE;
+                        ck_assert_msg(flag || bench_knob_check((enum bench_knob)k, vals[i]) == 0, "%s %s",
                                       bench_knob_flag((enum bench_knob)k), vals[i]);
                         bench_knob_set(&c, (enum bench_knob)k, vals[i], 1);
                         snprintf(what, sizeof what, "--sync %s %s %s", policies[p], bench_knob_flag((enum bench_knob)k),
@@ -171,6 +185,98 @@ START_TEST(test_no_silent_substitute)
 }
 END_TEST
 
+/* The example plugin's table as the adapter read it, and its claims. */
+START_TEST(test_plugin_loaded)
+{
+    ck_assert_str_eq(applog->name, "applog");
+    ck_assert_ptr_eq(bench_driver_find("applog"), applog);
+    ck_assert_int_eq(applog->isolate, 1);
+    ck_assert_uint_eq(bench_engine_survives(applog, "commit"), CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER);
+    ck_assert_uint_eq(bench_engine_survives(applog, "none"), CL_ENGINE_SURVIVES_KILL);
+    ck_assert_uint_eq(bench_engine_survives(applog, "group"), 0); /* not accepted */
+    ck_assert_msg(strstr(engines_text, "\napplog     loaded (1.0)\n  plugin /"), "%s", engines_text);
+    /* commitlab's own claims are the policies' */
+    ck_assert_uint_eq(bench_engine_survives(&bench_driver_commitlab, "none"), CL_ENGINE_SURVIVES_KILL);
+    ck_assert_uint_eq(bench_engine_survives(&bench_driver_commitlab, "commit"),
+                      CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER);
+}
+END_TEST
+
+/* What the adapter refuses of a table, each in one line. */
+START_TEST(test_adapt_refuses)
+{
+    static const struct cl_engine_accept ok_rows[] = {CL_ENGINE_MAPS("sync", "commit", "x", 0), CL_ENGINE_END};
+    static const struct cl_engine_accept every_sync[] = {CL_ENGINE_MAPS("sync", NULL, "x", 0), CL_ENGINE_END};
+    static const struct cl_engine_accept run_knob[] = {CL_ENGINE_MAPS("sync", "commit", "x", 0),
+                                                       CL_ENGINE_MAPS("clients", NULL, "x", 0), CL_ENGINE_END};
+    static const struct cl_engine_accept bad_value[] = {CL_ENGINE_MAPS("sync", "sometimes", "x", 0), CL_ENGINE_END};
+    static const struct cl_engine_accept claim_elsewhere[] = {
+        CL_ENGINE_MAPS("sync", "commit", "x", 0), CL_ENGINE_MAPS("sync-latency", NULL, "x", 1), CL_ENGINE_END};
+    static const struct cl_engine_accept no_sync[] = {CL_ENGINE_MAPS("sync-latency", NULL, "x", 0), CL_ENGINE_END};
+    struct cl_engine_plugin good = *applog->plugin, p;
+    struct bench_driver d;
+    char err[512];
+    /* the table as it is, and with rows of its own, is read */
+    ck_assert_msg(bench_plugin_adapt(&good, 1, &d, err, sizeof err) == 0, "%s", err);
+    free((void *)d.accepts);
+    p = good;
+    p.accepts = ok_rows;
+    ck_assert_msg(bench_plugin_adapt(&p, 1, &d, err, sizeof err) == 0, "%s", err);
+    free((void *)d.accepts);
+    struct {
+        const char *what, *says;
+    } cases[] = {
+        {"version", "ABI version 2"}, {"size", "table is 8 bytes"}, {"name", "its name"},
+        {"builtin", "built-in engine's"}, {"fn", "has no del"}, {"rows", "every --sync value"},
+        {"runknob", "not a knob an engine maps"}, {"value", "does not accept"},
+        {"claim", "only an accepting --sync row"}, {"nosync", "accepts no --sync value"},
+        {"reserved", "reserved"}, {"flags", "flags 0x80"}, {"tail", "does not know"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct {
+            struct cl_engine_plugin t;
+            char tail[16];
+        } big;
+        memset(&big, 0, sizeof big);
+        p = good;
+        const char *w = cases[i].what;
+        const struct cl_engine_plugin *t = &p;
+        if (!strcmp(w, "version")) p.abi_version = 2;
+        else if (!strcmp(w, "size")) p.size = 8;
+        else if (!strcmp(w, "name")) p.name = "Bad Name";
+        else if (!strcmp(w, "builtin")) p.name = "lmdb";
+        else if (!strcmp(w, "fn")) p.del = NULL;
+        else if (!strcmp(w, "rows")) p.accepts = every_sync;
+        else if (!strcmp(w, "runknob")) p.accepts = run_knob;
+        else if (!strcmp(w, "value")) p.accepts = bad_value;
+        else if (!strcmp(w, "claim")) p.accepts = claim_elsewhere;
+        else if (!strcmp(w, "nosync")) p.accepts = no_sync;
+        else if (!strcmp(w, "reserved")) p.reserved[3] = &p;
+        else if (!strcmp(w, "flags")) p.flags = 0x80;
+        else if (!strcmp(w, "tail")) {
+            big.t = good;
+            big.t.size = sizeof big;
+            big.tail[5] = 1;
+            t = &big.t;
+        }
+        err[0] = 0;
+        ck_assert_msg(bench_plugin_adapt(t, 1, &d, err, sizeof err) == -1, "%s: accepted", w);
+        ck_assert_msg(strstr(err, cases[i].says) && !strchr(err, '\n'), "%s: '%s'", w, err);
+    }
+    /* a larger table whose unknown tail is zero is read */
+    struct {
+        struct cl_engine_plugin t;
+        char tail[16];
+    } big;
+    memset(&big, 0, sizeof big);
+    big.t = good;
+    big.t.size = sizeof big;
+    big.t.name = "applog2";
+    ck_assert_msg(bench_plugin_adapt(&big.t, 1, &d, err, sizeof err) == 0, "%s", err);
+    free((void *)d.accepts);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("bench/engines");
@@ -178,6 +284,8 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_accepted_or_na);
     tcase_add_test(tc, test_no_silent_substitute);
+    tcase_add_test(tc, test_plugin_loaded);
+    tcase_add_test(tc, test_adapt_refuses);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

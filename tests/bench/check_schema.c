@@ -106,6 +106,7 @@ START_TEST(test_library_defaults)
     ck_assert_int_eq(got.segment_init, lib.segment_init);
     ck_assert_uint_eq(got.recycle_max, lib.recycle_max);
     ck_assert_uint_eq(got.prealloc, lib.prealloc);
+    ck_assert_int_eq(got.cold_recycle, lib.cold_recycle);
     ck_assert_uint_eq(got.checkpoint_bytes, lib.checkpoint_bytes);
     ck_assert_uint_eq(got.interval_ms, lib.interval_ms);
     ck_assert_uint_eq(got.commit_delay_us, lib.commit_delay_us);

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # matrix_test.sh COMMITLAB -- runs the real `commitlab matrix` on tmpfs and
 # on a loop-mounted ext4 image, short, and checks what it promises: the
-# table and a verdict per filesystem, JSON lines that record the
-# filesystem, the device bytes and the segment statistics, recycled
-# segments really reused, bad arguments exit 2 naming the flag, and --
-# after a normal run, after SIGINT, and after SIGKILL followed by another
-# run -- no mount and no loop device of its own left behind; a second run
-# in the same workdir is refused, naming the first, whose mounts stay.
+# table and a verdict per filesystem, the native baseline beside them (and
+# set against the loop filesystem of its type), JSON lines that record the
+# filesystem, the loop mode, the device bytes written and read and the
+# segment statistics, recycled segments really reused, bad arguments exit
+# 2 naming the flag; --device on a loop device this script attaches (and
+# its refusals: a file, a mounted device, one that carries a filesystem,
+# another device named by --destroy-data, the root filesystem's device);
+# cold recycled segments read from the device; btrfs snapshots counted;
+# and -- after a normal run, after SIGINT, and after SIGKILL followed by
+# another run -- no mount, no snapshot and no loop device of its own left
+# behind; a second run in the same workdir is refused, naming the first,
+# whose mounts stay.  Only loop devices this script attached are ever
+# formatted.
 # Exit 0: passed; 1: failed; 77: skipped (not root, or no loop devices or
 # mkfs.ext4).
 set -u
@@ -15,14 +22,16 @@ BIN=${1:?usage: matrix_test.sh COMMITLAB}
 FAILS=0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/matrix_test.XXXXXX") || exit 1
 WD="$WORK/wd"
+DEVLOOP=""   # the loop device this script attached to stand in for a disk
 
 # Whatever happens to this script, nothing of ours stays mounted or attached.
 cleanup() {
     local m
-    for m in $(awk -v w="$WD" 'index($2, w) == 1 { print $2 }' /proc/mounts); do
+    for m in $(awk -v w="$WORK" 'index($2, w) == 1 { print $2 }' /proc/mounts | sort -r); do
         umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
     done
     losetup -a 2>/dev/null | grep -F "$WD" | cut -d: -f1 | while read -r d; do losetup -d "$d"; done
+    [ -n "$DEVLOOP" ] && losetup -d "$DEVLOOP" 2>/dev/null
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -80,6 +89,14 @@ expect_usage "--dir refused" "--dir" --fs tmpfs --dir /tmp
 expect_usage "bad bench option" "--segments" --fs tmpfs --segments sometimes
 expect_usage "bad --mount-opts" "--mount-opts" --fs tmpfs --mount-opts noatime
 expect_usage "small --image-size" "--image-size" --fs ext4 --image-size 1M
+expect_usage "bad --loop" "--loop" --fs ext4 --loop sometimes
+expect_usage "--snapshot-every without btrfs" "--snapshot-every" --fs ext4 --snapshot-every 1
+expect_usage "bad --snapshot-every" "--snapshot-every" --fs btrfs --snapshot-every 0
+expect_usage "--destroy-data without --device" "--destroy-data" --fs ext4 --destroy-data /dev/null
+expect_usage "bad --preset" "--preset" --fs tmpfs --preset everything
+expect_usage "--device is not a block device" "--device" --fs ext4 --device "$WORK"
+expect_usage "--device with tmpfs" "--device" --fs tmpfs --device /dev/null
+expect_usage "--device with --loop" "--loop" --fs ext4 --device /dev/null --loop direct
 if "$BIN" matrix --help | grep -q -- "--workdir"; then pass "--help"; else fail "--help"; fi
 
 # ---- 2. a short run on tmpfs and ext4 ---------------------------------------
@@ -107,6 +124,24 @@ for fs in tmpfs ext4; do
         fail "$fs: no verdict line"
     fi
 done
+NATIVE=$(stat -f -c %T "$WORK" 2>/dev/null)
+if grep -qE "^native [a-z0-9/]+ +commitlab +commit +recycle +zero +0 +1 +1 +[0-9]+\.[0-9]" "$WORK/m.out" &&
+    grep -qE "^  verdict: native [a-z0-9/]+, commitlab: recycling" "$WORK/m.out"; then
+    pass "the native baseline: its rows and its verdict"
+else
+    fail "the native rows are missing: $(cat "$WORK/m.out")"
+fi
+if grep -qE "^native ext4 " "$WORK/m.out"; then
+    if grep -q "^ext4 on a loop device (buffered, sparse image) against native ext4" "$WORK/m.out" &&
+        grep -qE "^  commitlab .*segments=recycle +native +[0-9.]+ tps +loop +[0-9.]+ tps +loop/native [0-9.]+$" "$WORK/m.out" &&
+        grep -qE "^  (commitlab: the verdicts agree|NOTE: commitlab: the loop verdict disagrees with the native one)" "$WORK/m.out"; then
+        pass "ext4 on a loop device set against native ext4, verdicts compared"
+    else
+        fail "no comparison of loop and native ext4: $(cat "$WORK/m.out")"
+    fi
+else
+    echo "note: the workdir is on $NATIVE, not ext4: the loop/native comparison is not checked"
+fi
 if grep -q "NOTE: recycling not exercised" "$WORK/m.out"; then
     fail "recycling was not exercised in the short run"
 fi
@@ -119,18 +154,34 @@ import json, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
 rows = [r for r in runs if r.get("schema") == "commitlab-bench/1"]
 verdicts = [r for r in runs if r.get("schema") == "commitlab-matrix-verdict/1"]
-assert len(rows) == 4, len(rows)
-assert sorted(v["fs"] for v in verdicts) == ["ext4", "tmpfs"], verdicts
+layers = [r for r in runs if r.get("schema") == "commitlab-matrix-layer/1"]
+assert len(rows) == 6, len(rows)
+native = [r for r in rows if r["matrix"]["native"]]
+assert len(native) == 2, native
+nfs = native[0]["matrix"]["fs"]
+assert nfs.startswith("native "), nfs
+assert sorted(v["fs"] for v in verdicts) == sorted(["ext4", "tmpfs", nfs]), verdicts
+assert [v["native"] for v in verdicts if v["fs"] == nfs] == [True]
+if nfs == "native ext4":
+    assert len(layers) == 1 and layers[0]["fs"] == "ext4" and layers[0]["layer"] == "loop", layers
+    assert layers[0]["loop"] == "buffered" and layers[0]["image_init"] == "sparse", layers
+    assert len(layers[0]["configs"]) == 2 and all(c["ratio"] > 0 for c in layers[0]["configs"]), layers
+    assert layers[0]["agree"] == (layers[0]["verdict"] == layers[0]["native_verdict"]), layers
 for r in rows:
     m, env, seg = r["matrix"], r["env"], r["metrics"]["segments"]
     assert r["status"] == "ok", r
     assert env["fs_type"] == m["fs_type"], (env["fs_type"], m)
     assert m["repeats"] == 1 and m["repeat"] == 1
     assert r["config"]["segment_size"] == 65536 and r["config"]["checkpoint_bytes"] == 262144
+    assert "device_read_bytes_per_commit" in r["metrics"]
+    if m["native"]:
+        assert m["loop"] is None and m["loop_device"] is None and m["mkfs"] is None, m
     if m["fs"] == "ext4":
+        assert not m["native"] and m["loop"] == "buffered" and m["image_init"] == "sparse", m
         assert m["loop_device"].startswith("/dev/loop"), m
         assert env["device"].startswith("loop"), env
         assert r["metrics"]["device_bytes_per_commit"] > 0, r["metrics"]
+        assert r["metrics"]["device_read_bytes_per_commit"] is not None, r["metrics"]
         assert "lazy_itable_init=0" in m["mkfs"], m
     assert seg["switches"] > 0, seg
     if r["config"]["segments"] == "recycle":
@@ -139,6 +190,15 @@ for r in rows:
         assert seg["reused"] == 0 and seg["recycled"] == 0 and seg["created"] > 0, seg
     assert any(s["segment_switches"] for s in r["metrics"]["timeline"]), r["metrics"]["timeline"]
 EOF
+fi
+
+# The report takes every line of it, and draws the runs' per-second
+# timelines (what a long aging run is read by).
+if "$BIN" report "$J" -o "$WORK/m.html" >"$WORK/r.out" 2>"$WORK/r.err" && [ ! -s "$WORK/r.err" ] &&
+    grep -q 'id="chart-timeline"' "$WORK/m.html" && grep -q "native " "$WORK/m.html"; then
+    pass "the report reads every line, with the native rows and the timeline chart"
+else
+    fail "the report of the matrix's lines: $(cat "$WORK/r.err")"
 fi
 
 # ---- 3. SIGINT in the middle of a run: cleaned up, exit 130 ----------------
@@ -159,11 +219,28 @@ else
 fi
 
 # ---- 4. SIGKILL: the next run in the same workdir removes what was left ----
-"$BIN" matrix --fs ext4 --workdir "$WD" --image-size 256M --duration 30 --warmup 0 --keys 1000 --quiet \
+# With mkfs.btrfs, the killed run is snapshotting its btrfs: the next run
+# deletes the snapshot before it unmounts.
+HAVE_BTRFS=0
+PATH="$PATH:/usr/sbin:/sbin" command -v mkfs.btrfs >/dev/null && HAVE_BTRFS=1
+if [ $HAVE_BTRFS -eq 1 ]; then
+    KILLFS=(--fs btrfs --snapshot-every 0.2)
+else
+    KILLFS=(--fs ext4)
+    echo "note: no mkfs.btrfs: snapshots are not checked"
+fi
+"$BIN" matrix "${KILLFS[@]}" --workdir "$WD" --image-size 256M --duration 30 --warmup 0 --keys 1000 --quiet \
     >/dev/null 2>&1 &
 pid=$!
 if wait_mounted; then
     sleep 0.5
+    if [ $HAVE_BTRFS -eq 1 ]; then
+        for i in $(seq 1 100); do
+            ls -d "$WD"/mnt-btrfs/.commitlab-snap-* >/dev/null 2>&1 && break
+            sleep 0.1
+        done
+        ls -d "$WD"/mnt-btrfs/.commitlab-snap-* >/dev/null 2>&1 || fail "the killed run took no snapshot"
+    fi
     kill -KILL $pid
     wait $pid 2>/dev/null
     if "$BIN" matrix --fs tmpfs --workdir "$WD" --duration 0.3 --warmup 0 --keys 1000 --quiet \
@@ -171,6 +248,13 @@ if wait_mounted; then
         pass "after SIGKILL, the next run removed the leftovers"
     else
         fail "after SIGKILL: $(cat "$WORK/k.err")"
+    fi
+    if [ $HAVE_BTRFS -eq 1 ]; then
+        if grep -q "^commitlab matrix: deleted 1 snapshot in .*mnt-btrfs, left by an earlier run$" "$WORK/k.err"; then
+            pass "after SIGKILL, the next run deleted the snapshot before unmounting"
+        else
+            fail "after SIGKILL, the snapshot was not deleted: $(cat "$WORK/k.err")"
+        fi
     fi
     check_nothing_left "after SIGKILL and another run"
 else
@@ -204,6 +288,113 @@ else
     fail "the first of two runs never mounted its filesystem: $(cat "$WORK/t1.err")"
     kill -KILL $pid 2>/dev/null
     wait $pid 2>/dev/null
+fi
+
+# ---- 6. --device: a loop device of this script's own stands in for a disk --
+DISK="$WORK/disk.img"
+truncate -s 256M "$DISK"
+DEVLOOP=$(losetup -f --show "$DISK" 2>/dev/null) || DEVLOOP=""
+if [ -z "$DEVLOOP" ]; then
+    fail "could not attach a loop device to stand in for a disk"
+else
+    # an empty device needs no --destroy-data; the runs are cold recycles
+    J6="$WORK/d.jsonl"
+    if "$BIN" matrix --fs ext4 --device "$DEVLOOP" --workdir "$WD" --segments recycle --cold-recycle --clients 1 \
+        --duration 1.5 --warmup 0.2 --keys 2000 --value-size 2000 --segment-size 64k --checkpoint-bytes 256k \
+        --quiet --out "$J6" >"$WORK/d.out" 2>"$WORK/d.err"; then
+        pass "--device on an empty loop device exits 0"
+    else
+        fail "--device: exit non-zero: $(tail -5 "$WORK/d.err")"
+    fi
+    if grep -qE "^ext4 +commitlab +commit +recycle +zero +0 +1 +1 +[0-9]+\.[0-9]" "$WORK/d.out" &&
+        grep -qE "^native [a-z0-9/]+ +commitlab +commit +recycle" "$WORK/d.out"; then
+        pass "--device: the ext4 row and the native row"
+    else
+        fail "--device: rows missing: $(cat "$WORK/d.out")"
+    fi
+    if [ "$(blkid -p -o value -s TYPE "$DEVLOOP" 2>/dev/null)" = ext4 ]; then
+        pass "--device: the device was formatted"
+    else
+        fail "--device: no ext4 on the device afterwards"
+    fi
+    check_nothing_left "after a run on --device"
+    if awk -v d="$DEVLOOP" '$1 == d { found = 1 } END { exit !found }' /proc/mounts; then
+        fail "--device: the device is still mounted"
+    fi
+    if command -v python3 >/dev/null; then
+        if python3 - "$J6" "$DEVLOOP" <<'EOF'; then pass "--device JSON: the device, and cold recycled segments read from it"; else fail "--device JSON"; fi
+import json, sys
+runs = [json.loads(l) for l in open(sys.argv[1])]
+rows = [r for r in runs if r.get("schema") == "commitlab-bench/1"]
+dev = [r for r in rows if not r["matrix"]["native"]]
+assert len(dev) == 1 and len(rows) == 2, rows
+m, met = dev[0]["matrix"], dev[0]["metrics"]
+assert m["device"] == sys.argv[2] and m["loop"] is None and m["image_init"] is None and m["loop_device"] is None, m
+assert dev[0]["config"]["cold_recycle"] is True, dev[0]["config"]
+assert met["segments"]["reused"] > 0, met["segments"]
+# a recycled segment out of the page cache: its partial pages are read first
+assert met["device_read_bytes_per_commit"] > 100, met["device_read_bytes_per_commit"]
+EOF
+    fi
+    # the refusals: one line naming the reason, exit 2, nothing written
+    before=$(md5sum <"$DEVLOOP")
+    expect_usage "--device carrying a filesystem" "give --destroy-data $DEVLOOP" --fs ext4 --device "$DEVLOOP" \
+        --workdir "$WD"
+    expect_usage "--destroy-data naming another device" "--destroy-data names /dev/null" --fs ext4 \
+        --device "$DEVLOOP" --destroy-data /dev/null --workdir "$WD"
+    [ "$(md5sum <"$DEVLOOP")" = "$before" ] || fail "a refused --device was written to"
+    MNT6="$WORK/mnt6"
+    mkdir -p "$MNT6"
+    if mount "$DEVLOOP" "$MNT6"; then
+        expect_usage "--device mounted" "is mounted" --fs ext4 --device "$DEVLOOP" --destroy-data "$DEVLOOP" \
+            --workdir "$WD"
+        umount "$MNT6"
+    else
+        fail "could not mount the stand-in device to test the refusal"
+    fi
+fi
+# The root filesystem's device: refused.  A stand-in mkfs first in PATH
+# makes sure nothing could be formatted even if the check failed.
+# (its major:minor named in /sys/dev/block, else the mount's source)
+ROOTNUM=$(awk '$5 == "/" { print $3 }' /proc/self/mountinfo | tail -1)
+ROOTDEV=$(sed -n 's/^DEVNAME=//p' "/sys/dev/block/$ROOTNUM/uevent" 2>/dev/null)
+[ -n "$ROOTDEV" ] && ROOTDEV="/dev/$ROOTDEV"
+[ -b "$ROOTDEV" ] || ROOTDEV=$(awk '$5 == "/" { sub(/.* - /, ""); print $2 }' /proc/self/mountinfo | tail -1)
+if [ -b "$ROOTDEV" ]; then
+    mkdir -p "$WORK/fakebin"
+    printf '#!/bin/sh\necho "stand-in mkfs: $*" >>"%s"\nexit 1\n' "$WORK/fakebin/called" >"$WORK/fakebin/mkfs.ext4"
+    chmod +x "$WORK/fakebin/mkfs.ext4"
+    PATH="$WORK/fakebin:$PATH" expect_usage "--device holding the root filesystem" "(the root filesystem)" \
+        --fs ext4 --device "$ROOTDEV" --destroy-data "$ROOTDEV" --workdir "$WD"
+    [ -e "$WORK/fakebin/called" ] && fail "mkfs was called for the root filesystem's device"
+else
+    echo "note: the root filesystem has no block device here: its refusal is not checked"
+fi
+
+# ---- 7. btrfs snapshots, counted -----------------------------------------------
+if [ $HAVE_BTRFS -eq 1 ]; then
+    J7="$WORK/s.jsonl"
+    if "$BIN" matrix --fs btrfs-nodatacow --snapshot-every 0.3 --workdir "$WD" --image-size 256M \
+        --segments recycle --clients 1 --duration 1.5 --warmup 0.2 --keys 2000 --value-size 2000 \
+        --segment-size 64k --checkpoint-bytes 256k --quiet --out "$J7" >"$WORK/s.out" 2>"$WORK/s.err" &&
+        grep -qE "^btrfs-nodatacow +commitlab .*  snapshots [1-9]" "$WORK/s.out"; then
+        pass "--snapshot-every: the run took snapshots, and the table says how many"
+    else
+        fail "--snapshot-every: $(cat "$WORK/s.out" "$WORK/s.err")"
+    fi
+    if command -v python3 >/dev/null; then
+        if python3 - "$J7" <<'EOF'; then pass "--snapshot-every JSON: snapshots counted"; else fail "--snapshot-every JSON"; fi
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+rows = [r for r in rows if r.get("schema") == "commitlab-bench/1"]
+b = [r["matrix"] for r in rows if r["matrix"]["fs"] == "btrfs-nodatacow"]
+n = [r["matrix"] for r in rows if r["matrix"]["native"]]
+assert len(b) == 1 and b[0]["snapshots"] >= 2 and b[0]["snapshot_every_s"] == 0.3, b
+assert b[0]["snapshot_error"] is None and b[0]["nodatacow"] is True, b
+assert n[0]["snapshots"] is None, n
+EOF
+    fi
+    check_nothing_left "after a run with snapshots"
 fi
 
 if [ $FAILS -ne 0 ]; then

@@ -131,10 +131,11 @@ heading_of() {
     zodb) echo "Syncs per transaction (the ZODB FileStorage experiment):" ;;
     segments) echo "WAL segment preparation (the wal_recycle experiment), 16MB segments:" ;;
     appends) echo "Many small appends (the XFS delaylog experiment), 200 files in one directory:" ;;
+    overwrite) echo "Durable 8kB writes: appends against overwrites of a written file:" ;;
     verdict) echo "Verdict:" ;;
     esac
 }
-SECTIONS="sync1 sync2 opensync fdsync nosync latency uring zodb segments appends verdict"
+SECTIONS="sync1 sync2 opensync fdsync nosync latency uring zodb segments appends overwrite verdict"
 for s in $SECTIONS; do
     D="$WORK/only-$s"
     mkdir "$D"
@@ -213,10 +214,27 @@ for r, line in zip(rows, printed):
         shown = float(line[38:51])
         assert abs(shown - r["ops_per_sec"]) <= 0.001 * r["ops_per_sec"] + 0.01, (shown, r)
 secs = {r["section"] for r in rows}
-for s in ["sync1", "sync2", "opensync", "fdsync", "nosync", "latency", "uring", "zodb", "segments", "appends"]:
+for s in ["sync1", "sync2", "opensync", "fdsync", "nosync", "latency", "uring", "zodb", "segments", "appends",
+          "overwrite"]:
     assert s in secs, s
+assert [r["label"] for r in rows if r["section"] == "overwrite"] == [
+    "append, fdatasync", "append, O_DSYNC", "overwrite, fdatasync", "overwrite, O_DSYNC"]
 env = rec["environment"]
 assert env["fs_type"] and env["kernel"]
+# the device and what is under it, each with its write cache and FUA
+chain = env["device_chain"]
+assert isinstance(chain, list)
+if env["device"]:
+    assert chain and chain[0]["device"] == env["device"], chain
+    assert env["fua"] in ("0", "1", None) and env["write_cache"] == chain[0]["write_cache"], env
+    for i, d in enumerate(chain):
+        assert d["fua"] in (True, False, None) and "write_cache" in d and d["disk"], d
+        if i + 1 < len(chain):
+            assert d["backing_file"], chain
+    if not chain[-1]["backing_file"]:
+        assert any(l.startswith("        write cache         ") for l in table), "no write cache line"
+else:
+    assert chain == [], chain
 assert rec["config"]["seconds"] == 0.05 and rec["config"]["files"] == 200
 assert rec["verdict"]["text"]
 EOF

@@ -23,7 +23,9 @@
 #  8. untrusted input: a line over 1 MiB, implausible figures (2^32+1
 #     clients, 1.7e308 tps, a negative latency), a directory, a device and
 #     a 64 MiB file without a newline are each named and skipped or refused,
-#     in bounded memory, and no SVG holds nan or inf.
+#     in bounded memory, and no SVG holds nan or inf;
+#  9. a label names every setting off its engine's default, and every line
+#     carries its legend number at its end.
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_test.sh COMMITLAB FIXTURES}
@@ -100,7 +102,7 @@ python3 check.py bench.html --has $charts \
            "Where a commit's time goes: the mean microseconds" "Commits made durable per sync" \
            "second by second at 4 clients" "bench.jsonl:6: not JSON" "bench.jsonl:10: unknown schema" \
            "lmdb --sync commit, 1 client: n/a" "commitlab bench --engine commitlab --sync group --clients 1,4" \
-           "--segment-size 256k --checkpoint-bytes 1M --repeat 2" "lmdb commit duration=1" \
+           "--segment-size 256k --checkpoint-bytes 1M --repeat 2" "] lmdb commit" \
     || fail "bench.html"
 grep -q 'id="table-latency"' bench.html || fail "no latency table"
 grep -q 'id="table-durability"' bench.html && fail "a durability table without crash rows"
@@ -169,7 +171,7 @@ PY
     || { cat err; fail "all: exit $?"; }
 python3 check.py all.html --has $charts \
     --text "Filesystem matrix" "ext4 on vm" "tmpfs on vm" "ext4 on <b>\"evil'&host</b>" \
-           "commitlab group duration=2 segment-size=256k checkpoint-bytes=1M, ext4 on vm" "All <\"&\">" \
+           "commitlab group segment-size=256k checkpoint-bytes=1M, ext4 on vm" "All <\"&\">" \
            "Durability under crashes" \
     --not "<b>\"evil" "<script>alert" $'\x01' "<title>All <" "]]><x>" \
     || fail "all.html"
@@ -234,6 +236,31 @@ mkdir -p out.d
 [ $rc -eq 0 ] || { tail tour.out tour.err; fail "tour exited $rc"; }
 [ "$(tail -1 tour.out)" = "report: $work/out.d/report.html" ] \
     || { tail -3 tour.out; fail "the tour's last line is not its report"; }
+# its sentences follow from its numbers: the commits per sync it quotes
+# are the JSON lines', and the reason given matches the figure
+python3 - tour.out "$work/out.d/t.jsonl" <<'PY' || fail "the tour's explanation contradicts its numbers"
+import json, re, sys
+text = open(sys.argv[1]).read()
+rows = [json.loads(l) for l in open(sys.argv[2])]
+def cps(sync):
+    for r in rows:
+        c, m = r["config"], r["metrics"]
+        if r["engine"] == "commitlab" and c["sync"] == sync and c["clients"] == 64 and "segments" not in c.get("varying", "") \
+                and r["status"] == "ok" and m.get("syncs"):
+            return m["txns"] / m["syncs"]
+found = 0
+for sync, head in (("commit", "At 64 clients commitlab --sync commit"), ("group", "Group commit at 64 clients"),
+                   ("uring", "io_uring commit at 64 clients")):
+    m = re.search(re.escape(head) + r"[^\n]*\n  ([0-9.]+) commits (shared each sync|per sync: each commit was made durable by a sync of its own)", text)
+    if not m:
+        continue
+    found += 1
+    quoted, why = float(m.group(1)), m.group(2)
+    real = cps(sync)
+    assert real is not None and abs(quoted - real) < 0.06, (sync, quoted, real)
+    assert (why == "shared each sync") == (quoted >= 1.5), (sync, quoted, why)
+assert found >= 1, text
+PY
 python3 check.py out.d/report.html --has chart-tps chart-p99 chart-percentiles chart-phases chart-batches \
     --absent "Second by second: no run at the largest client count has a per-second timeline" \
     --text "commitlab tour" "lmdb commit" "--clients 1,16,64 --duration 0.1" \
@@ -290,4 +317,51 @@ err=$( (ulimit -v $vlimit; timeout 60 "$bin" report nonl.jsonl -o nonl.html) 2>&
 [ $rc -eq 1 ] && grep -qx 'nonl.jsonl:1: longer than 1048576 bytes, skipped' <<<"$err" \
     || fail "64 MiB without a newline: exit $rc: $err"
 
-echo "report: 8 cases passed"
+# 9. labels stand alone: a line's label names every setting off its
+#    engine's default (commitlab on an emulated 8 ms disk beside LMDB on
+#    none: "commitlab commit emulated 8 ms", "lmdb commit"), and every line
+#    carries its legend number at its end, for a chart printed in grey
+python3 - bench.jsonl >labels.jsonl <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    try:
+        r = json.loads(l)
+    except ValueError:
+        continue
+    if r.get("schema") != "commitlab-bench/1" or r.get("status") != "ok":
+        continue
+    if r["engine"] == "commitlab" and r["config"]["sync"] == "commit":
+        r["config"]["sync_latency_us"] = 8000
+    print(json.dumps(r))
+PY
+"$bin" report labels.jsonl -o labels.html 2>/dev/null || fail "report of labels.jsonl"
+python3 - labels.html <<'PY' || fail "labels do not stand alone, or lines carry no end tags"
+import re, sys, html
+doc = open(sys.argv[1], encoding="utf-8").read()
+svg = re.search(r'<svg[^>]*id="chart-tps".*?</svg>', doc, re.S).group(0)
+texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+legend = [t for t in texts if re.match(r"\[\d+\] ", t)]
+cc = [t for t in legend if " commitlab commit " in t + " "]
+assert len(cc) == 1 and cc[0].endswith(" emulated 8 ms"), legend
+assert any(t.split("] ", 1)[1] == "lmdb commit" for t in legend), legend
+assert not any("emulated" in t for t in legend if t not in cc), legend
+tags = re.findall(r'<text class="end-tag"[^>]*>\[(\d+)\]</text>', svg)
+assert sorted(tags) == sorted(re.match(r"\[(\d+)\]", t).group(1) for t in legend), (tags, legend)
+PY
+
+# 10. a replay command for a crash row runs: a kill or cut row's model is
+#     its mode's, which --model does not take
+python3 - crash.jsonl >cut.jsonl <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("status") == "failed" or r.get("first_failure"):
+        r.update(mode="cut", model="cut", engine="lmdb")
+        print(json.dumps(r))
+        break
+PY
+[ -s cut.jsonl ] || fail "no failed crash row in the fixture"
+"$bin" report cut.jsonl -o cut.html 2>/dev/null || fail "report of a cut row"
+grep -q -- '--mode cut' cut.html && ! grep -q -- '--model cut' cut.html || fail "a cut row's replay command says --model cut"
+
+echo "report: 10 cases passed"

@@ -281,6 +281,7 @@ START_TEST(test_option_edges)
         E(flusher_spin_us, 0, 100000),
         E(sync_latency_us, 0, 10000000),
         E(create, 0, 1),
+        E(cold_recycle, 0, 1),
         E(uring_sync, 0, CL_URING_SYNC_RWF_DSYNC),
     };
     char *dir = tu_mkdtemp("misuse-opts");

@@ -6,12 +6,16 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "vfs_fault.h"
@@ -19,8 +23,8 @@
 
 #define SEG (64u * 1024u)
 
-static struct wal *open_log(const char *dir, struct vfs *v, enum cl_segment_policy segs, uint32_t recycle_max,
-                            uint32_t prealloc, uint64_t start)
+static struct wal *open_log_ex(const char *dir, struct vfs *v, enum cl_segment_policy segs, uint32_t recycle_max,
+                               uint32_t prealloc, uint64_t start, int cold)
 {
     struct wal_config c = {0};
     struct wal *w = NULL;
@@ -34,9 +38,16 @@ static struct wal *open_log(const char *dir, struct vfs *v, enum cl_segment_poli
     c.segments = segs;
     c.recycle_max = recycle_max;
     c.prealloc = prealloc;
+    c.cold_recycle = cold;
     int rc = wal_open(&c, start, &w);
     ck_assert_msg(rc == 0, "wal_open: %s", cl_strerror(rc));
     return w;
+}
+
+static struct wal *open_log(const char *dir, struct vfs *v, enum cl_segment_policy segs, uint32_t recycle_max,
+                            uint32_t prealloc, uint64_t start)
+{
+    return open_log_ex(dir, v, segs, recycle_max, prealloc, start, 0);
 }
 
 static const struct genp G = {.seed = 77, .maxops = 4, .maxk = 32, .maxv = 900};
@@ -374,6 +385,90 @@ START_TEST(test_prealloc_failure_is_reported)
 }
 END_TEST
 
+/* A backend that counts the page-cache drops it is asked for. */
+struct dropping_vfs {
+    struct vfs v;
+    struct vfs *base;
+    int drops;
+};
+static struct dropping_vfs *dropping;
+
+static int dropping_drop(struct vfs_file *f)
+{
+    __atomic_add_fetch(&dropping->drops, 1, __ATOMIC_RELAXED);
+    return vfs_posix()->ops->drop_cache(f);
+}
+
+/* The pages of segment segno in the page cache (mincore), of its total. */
+static size_t resident_pages(const char *dir, uint64_t segno, size_t *total)
+{
+    char *p = tl_segpath(dir, segno);
+    int fd = open(p, O_RDONLY);
+    free(p);
+    ck_assert_int_ge(fd, 0);
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t n = (SEG + (size_t)pg - 1) / (size_t)pg, k = 0;
+    unsigned char vec[SEG / 512];
+    void *m = mmap(NULL, SEG, PROT_READ, MAP_SHARED, fd, 0);
+    ck_assert(m != MAP_FAILED);
+    ck_assert_int_eq(mincore(m, SEG, vec), 0);
+    for (size_t i = 0; i < n; i++)
+        k += vec[i] & 1;
+    munmap(m, SEG);
+    close(fd);
+    *total = n;
+    return k;
+}
+
+/* cold_recycle: a retired segment leaves the page cache when it is
+ * recycled -- one drop per recycled file, none otherwise, and (where the
+ * page cache is not the file itself, as on tmpfs) none of its pages
+ * resident afterwards, while a warm recycle keeps them. */
+START_TEST(test_cold_recycle_drops_pages)
+{
+    static struct vfs_ops ops;
+    static struct dropping_vfs dv;
+    struct statfs sf;
+
+    ops = *vfs_posix()->ops;
+    ops.drop_cache = dropping_drop;
+    ops.destroy = NULL;
+    memset(&dv, 0, sizeof dv);
+    dv.v.ops = &ops;
+    dv.v.name = "dropping";
+    dv.base = vfs_posix();
+    dropping = &dv;
+    for (int cold = 0; cold <= 1; cold++) {
+        char *dir = tu_mkdtemp("seg");
+        uint64_t id = 1;
+        struct wal_stats st;
+        struct wal *w = open_log_ex(dir, &dv.v, CL_SEGMENTS_RECYCLE, 2, 0, 1, cold);
+        dv.drops = 0;
+        fill_to(w, &id, 5);
+        ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+        ck_assert_int_eq(wal_retire_below(w, 5), 0);
+        wal_get_stats(w, &st);
+        ck_assert_uint_eq(st.segments_recycled, 2);
+        ck_assert_int_eq(dv.drops, cold ? 2 : 0);
+        size_t total, res = resident_pages(dir, 6, &total);
+        int in_memory = statfs(dir, &sf) == 0 && (sf.f_type == 0x01021994 || sf.f_type == 0x858458f6);
+        if (cold && !in_memory)
+            ck_assert_msg(res == 0, "cold: %zu of %zu pages of the recycled segment are cached", res, total);
+        else if (!in_memory)
+            ck_assert_msg(res > total / 2, "warm: %zu of %zu pages of the recycled segment are cached", res, total);
+        /* and the log reads back whole across the reused files */
+        fill_to(w, &id, 8);
+        wal_get_stats(w, &st);
+        ck_assert_uint_eq(st.segments_reused, 2);
+        ck_assert_int_eq(wal_flush(w, UINT64_MAX, 1), 0);
+        wal_close(w);
+        tu_rmdir(dir);
+        free(dir);
+    }
+    dropping = NULL;
+}
+END_TEST
+
 /* Without the prealloc thread or a recycled segment, the writer prepares
  * each segment while the commits wait, and the statistics say so. */
 START_TEST(test_fresh_switch_waits_counted)
@@ -408,6 +503,7 @@ int main(void)
     tcase_add_test(tc, test_prealloc_failure_is_reported);
     tcase_add_test(tc, test_prealloc_recycles_first);
     tcase_add_test(tc, test_fresh_switch_waits_counted);
+    tcase_add_test(tc, test_cold_recycle_drops_pages);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -1,12 +1,15 @@
 /*
  * driver.c -- the drivers built into this binary (a driver whose store's
- * -dev package was missing is listed with built == 0), and what every run
+ * -dev package was missing is listed with built == 0): commitlab's own,
+ * and the peers' plugin tables, adapted at start-up by the adapter every
+ * loaded plugin goes through (driver_plugin.c); and what every run
  * asks of them before it starts: that the engine declares each knob the
  * run sets (struct bench_accept), else the run is n/a with the reason;
  * and --list-engines, which prints those declarations.  bench_run and the
  * crash campaign call bench_engine_check.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "driver.h"
@@ -14,15 +17,48 @@
 
 #define LIST_WIDTH 100
 
-const struct bench_driver *const bench_drivers[] = {
-    &bench_driver_commitlab, &bench_driver_lmdb, &bench_driver_rocksdb, &bench_driver_sqlite, &bench_driver_raw};
+/* The peers, as the adapter makes them from their tables. */
+static struct bench_driver peer_lmdb, peer_rocksdb, peer_sqlite, peer_raw;
+
+const struct bench_driver *const bench_drivers[] = {&bench_driver_commitlab, &peer_lmdb, &peer_rocksdb, &peer_sqlite,
+                                                    &peer_raw};
 const size_t bench_ndrivers = sizeof bench_drivers / sizeof *bench_drivers;
+
+/* Before main: each peer's table through the adapter.  A table the adapter
+ * refuses is a bug of this build, said at once; one without open is a peer
+ * this binary was built without. */
+__attribute__((constructor)) static void adapt_peers(void)
+{
+    static const struct {
+        const struct cl_engine_plugin *p;
+        struct bench_driver *d;
+    } peers[] = {{&bench_plugin_lmdb, &peer_lmdb},
+                 {&bench_plugin_rocksdb, &peer_rocksdb},
+                 {&bench_plugin_sqlite, &peer_sqlite},
+                 {&bench_plugin_raw, &peer_raw}};
+    for (size_t i = 0; i < sizeof peers / sizeof *peers; i++) {
+        char err[512];
+        if (!peers[i].p->open) {
+            *peers[i].d = (struct bench_driver){.name = peers[i].p->name, .notes = peers[i].p->notes};
+            continue;
+        }
+        if (bench_plugin_adapt(peers[i].p, 0, peers[i].d, err, sizeof err)) {
+            fprintf(stderr, "commitlab: the built-in engine %s: %s\n", peers[i].p->name, err);
+            abort();
+        }
+    }
+}
 
 const struct bench_driver *bench_driver_find(const char *name)
 {
+    const struct bench_driver *const *pl;
+    size_t n = bench_plugins_loaded(&pl);
     for (size_t i = 0; i < bench_ndrivers; i++)
         if (strcmp(bench_drivers[i]->name, name) == 0)
             return bench_drivers[i];
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(pl[i]->name, name) == 0)
+            return pl[i];
     return NULL;
 }
 
@@ -68,7 +104,7 @@ int bench_engine_check(const struct bench_driver *d, const struct bench_config *
         snprintf(why, len, "%s%s%s: %s", bench_knob_flag(k), v[0] ? " " : "", v, r);
         return BENCH_NA;
     }
-    return d->check ? d->check(cfg, why, len) : 0;
+    return d->check ? d->check(d, cfg, why, len) : 0;
 }
 
 /* Whether d has any row for knob k. */
@@ -90,20 +126,31 @@ static void row_name(const struct bench_driver *d, const struct bench_accept *a,
              a->value ? a->value : "");
 }
 
-void bench_list_engines(FILE *f)
+/* One engine's section of --list-engines. */
+static void list_engine(FILE *f, const struct bench_driver *d)
 {
-    fprintf(f, "engines in this build of commitlab bench:\n\n");
-    for (size_t i = 0; i < bench_ndrivers; i++) {
-        const struct bench_driver *d = bench_drivers[i];
-        const char *v = d->built && d->version ? d->version() : NULL;
-        fprintf(f, "%-10s %s%s%s%s\n", d->name, d->built ? "built" : "not built", v ? " (" : "", v ? v : "",
-                v ? ")" : "");
+    {
+        const char *v = d->built && d->version ? d->version(d) : NULL;
+        fprintf(f, "%-10s %s%s%s%s\n", d->name, d->plugin_path ? "loaded" : d->built ? "built" : "not built",
+                v ? " (" : "", v ? v : "", v ? ")" : "");
+        if (d->plugin_path)
+            fprintf(f, "  plugin %s\n", d->plugin_path);
+        if (d->plugin && d->plugin->flags & CL_ENGINE_RMW)
+            fprintf(f, "  --workload tpcb -> read-modify-write transactions (CL_ENGINE_RMW)\n");
+        else if (d->plugin && !(d->plugin->flags & CL_ENGINE_KEEPS_NO_DATA))
+            fprintf(f, "  --workload tpcb: n/a (no read-modify-write transactions declared)\n");
         if (d->built) {
             char name[64];
             for (const struct bench_accept *a = d->accepts; a && a->knob != K_COUNT; a++) {
                 char line[600];
                 row_name(d, a, name, sizeof name);
-                if (a->maps)
+                if (a->maps && d->plugin && a->knob == K_SYNC)
+                    snprintf(line, sizeof line, "%s -> %s [an acknowledged commit survives: %s]", name, a->maps,
+                             a->survives == (CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER) ? "a kill, a power cut"
+                             : a->survives & CL_ENGINE_SURVIVES_KILL                              ? "a kill"
+                             : a->survives & CL_ENGINE_SURVIVES_POWER                             ? "a power cut"
+                                                                                                  : "nothing claimed");
+                else if (a->maps)
                     snprintf(line, sizeof line, "%s -> %s", name, a->maps);
                 else
                     snprintf(line, sizeof line, "%s: n/a (%s)", name, a->why);
@@ -143,4 +190,17 @@ void bench_list_engines(FILE *f)
         }
         fputc('\n', f);
     }
+}
+
+void bench_list_engines(FILE *f)
+{
+    const struct bench_driver *const *pl;
+    size_t n = bench_plugins_loaded(&pl);
+    fprintf(f, "engines in this build of commitlab bench:\n\n");
+    for (size_t i = 0; i < bench_ndrivers; i++)
+        list_engine(f, bench_drivers[i]);
+    if (n)
+        fprintf(f, "plugins loaded (--engine plugin:..., --plugin-dir):\n\n");
+    for (size_t i = 0; i < n; i++)
+        list_engine(f, pl[i]);
 }

@@ -7,6 +7,15 @@
  * reference drivers use only their stores' own public APIs.  The runner
  * and every workload talk to an engine through this table alone, so each
  * workload runs unchanged on each engine.
+ *
+ * Two kinds of driver fill it.  commitlab's own is written to it
+ * directly (it reports what the plugin ABI does not carry: the phases of
+ * a commit, its segments, its batch sizes).  Every other engine -- LMDB,
+ * RocksDB, SQLite, raw, and any plugin loaded with --engine plugin:... --
+ * is a table of the public plugin ABI (bench/plugin/commitlab_engine.h),
+ * which one adapter, driver_plugin.c, checks and turns into this table:
+ * the harness has one code path, and the built-in peers exercise the
+ * same adapter a user's plugin runs through.
  */
 #ifndef CL_BENCH_DRIVER_H
 #define CL_BENCH_DRIVER_H
@@ -17,16 +26,18 @@
 
 #include "bench_config.h"
 #include "bench_schema.h"
+#include "commitlab_engine.h"
 
-#define BENCH_OK 0
-#define BENCH_NOTFOUND 1 /* get: no such key */
-#define BENCH_NA 2       /* open: the engine cannot express this configuration */
-#define BENCH_ERR (-1)   /* failure; the message is in ->err */
-#define BENCH_RETRY 3    /* the engine aborted the transaction (a conflict, a lock
-                          * timeout): nothing of it happened; the runner counts it
-                          * and runs the transaction again */
+/* The codes are the plugin ABI's (commitlab_engine.h). */
+#define BENCH_OK CL_ENGINE_OK
+#define BENCH_NOTFOUND CL_ENGINE_NOTFOUND /* get: no such key */
+#define BENCH_NA CL_ENGINE_NA             /* open: the engine cannot express this configuration */
+#define BENCH_ERR CL_ENGINE_ERR           /* failure; the message is in ->err */
+#define BENCH_RETRY CL_ENGINE_RETRY       /* the engine aborted the transaction (a conflict, a lock
+                                           * timeout): nothing of it happened; the runner counts it
+                                           * and runs the transaction again */
 
-#define BENCH_ERRLEN 256
+#define BENCH_ERRLEN CL_ENGINE_ERRLEN
 
 struct bench_db {
     const struct bench_driver *drv;
@@ -86,11 +97,14 @@ struct bench_accept {
     const char *value;
     const char *maps;
     const char *why;
+    /* --sync rows of a plugin table: what an acknowledged commit survives
+     * (CL_ENGINE_SURVIVES_*); see bench_engine_survives */
+    unsigned survives;
 };
 
 struct bench_driver {
     const char *name;
-    int built;                    /* compiled into this binary */
+    int built;                    /* compiled into this binary, or loaded */
     const struct bench_accept *accepts;
     const char *no_why;           /* why a knob without a row is n/a ("LMDB has no log") */
     const char *notes;            /* for --list-engines: what the rows do not say */
@@ -102,9 +116,9 @@ struct bench_driver {
      * only): 0 when cfg is expressible; else BENCH_NA with the reason in
      * why.  NULL when there is nothing of the kind.  Callers use
      * bench_engine_check, which reads the rows first. */
-    int (*check)(const struct bench_config *cfg, char *why, size_t len);
+    int (*check)(const struct bench_driver *d, const struct bench_config *cfg, char *why, size_t len);
     /* The engine's own settings for cfg, for the table and the JSON. */
-    void (*describe)(const struct bench_config *cfg, char *buf, size_t len);
+    void (*describe)(const struct bench_driver *d, const struct bench_config *cfg, char *buf, size_t len);
     int (*open)(struct bench_db *db);          /* BENCH_OK, BENCH_NA or BENCH_ERR */
     void (*close)(struct bench_db *db);
     int (*conn_open)(struct bench_conn *c);
@@ -112,6 +126,7 @@ struct bench_driver {
     int (*begin)(struct bench_conn *c, int rdonly);
     int (*put)(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl);
     int (*get)(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl);
+    int (*del)(struct bench_conn *c, const void *k, size_t kl); /* BENCH_NOTFOUND: no such key */
     int (*commit)(struct bench_conn *c);
     void (*abort)(struct bench_conn *c);
     void (*stats)(struct bench_db *db, struct bench_engine_stats *st);
@@ -119,17 +134,57 @@ struct bench_driver {
      * phase); NULL when the engine has none. */
     void (*reset_max)(struct bench_db *db);
     /* Library version, or NULL. */
-    const char *(*version)(void);
+    const char *(*version)(const struct bench_driver *d);
+
+    /* An engine of the plugin ABI: the table this driver adapts
+     * (driver_plugin.c), else NULL. */
+    const struct cl_engine_plugin *plugin;
+    /* A plugin loaded from a shared library: the file, and whether its runs
+     * go in a child process (so that its crash is its run's failure, not
+     * the command's). */
+    const char *plugin_path;
+    int isolate;
 };
 
-extern const struct bench_driver bench_driver_commitlab, bench_driver_lmdb, bench_driver_rocksdb,
-    bench_driver_sqlite, bench_driver_raw;
-/* NULL when no engine has that name.  May return a driver whose built == 0. */
+/* commitlab's own driver, written to this table directly. */
+extern const struct bench_driver bench_driver_commitlab;
+/* The built-in peers, tables of the plugin ABI (driver_lmdb.c and the
+ * rest); a table whose open is NULL is an engine this binary was built
+ * without (its notes say why). */
+extern const struct cl_engine_plugin bench_plugin_lmdb, bench_plugin_rocksdb, bench_plugin_sqlite, bench_plugin_raw;
+/* NULL when no engine has that name: the built-in ones, then the plugins
+ * loaded (bench_plugin_load).  May return a driver whose built == 0. */
 const struct bench_driver *bench_driver_find(const char *name);
+/* The built-in drivers, in the order of tables and reports. */
 extern const struct bench_driver *const bench_drivers[];
 extern const size_t bench_ndrivers;
-/* Every driver, built or not, and its rows as "--knob value -> mapping". */
+/* Every driver, built or not, then every plugin loaded, and its rows as
+ * "--knob value -> mapping". */
 void bench_list_engines(FILE *f);
+
+/* ---- plugins (driver_plugin.c) ----------------------------------------------- */
+
+/* Checks plugin table p (its ABI version, its size, every member; plugin:
+ * the rules for a loaded one: a name of its own) and fills d, the driver
+ * that runs it.  0, or -1 with one line in err. */
+int bench_plugin_adapt(const struct cl_engine_plugin *p, int loaded, struct bench_driver *d, char *err, size_t len);
+/* Loads the plugin spec names ("plugin:PATH.so", or "plugin:NAME" found
+ * in dir as NAME.so or libNAME.so), once per file: the driver, or NULL
+ * with one line in err.  The table is read first in a child process, so
+ * a library that crashes as it loads fails here with its signal. */
+const struct bench_driver *bench_plugin_load(const char *spec, const char *dir, char *err, size_t len);
+/* --list-engines --plugin-dir DIR: loads every .so file of DIR, each one that
+ * cannot be loaded named on warn with its reason. */
+void bench_plugin_load_dir(const char *dir, FILE *warn);
+/* 1 when an --engine value names a plugin ("plugin:..."). */
+int bench_engine_is_plugin(const char *engine);
+/* The plugins loaded so far, in the order they were loaded. */
+size_t bench_plugins_loaded(const struct bench_driver *const **out);
+/* What an acknowledged commit of d under --sync sync survives
+ * (CL_ENGINE_SURVIVES_*): a plugin's claim from its --sync row; for
+ * commitlab, a process kill always and a power failure when the policy is
+ * durable. */
+unsigned bench_engine_survives(const struct bench_driver *d, const char *sync);
 
 /* Whether engine d can run cfg: every knob cfg sets has an accepting row
  * (bench_accept), and d's check agrees.  0, or BENCH_NA with the reason

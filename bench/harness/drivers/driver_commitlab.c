@@ -36,6 +36,7 @@ int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o
                                                                     : CL_SEGINIT_ZERO;
     o->recycle_max = cfg->recycle_max;
     o->prealloc = cfg->prealloc;
+    o->cold_recycle = cfg->cold_recycle;
     o->checkpoint_bytes = cfg->checkpoint_bytes;
     if (cfg->given[K_SEGMENT_SIZE])
         o->segment_size = cfg->segment_size;
@@ -62,6 +63,7 @@ static const struct bench_accept cl_accepts[] = {
     {K_SEGMENT_SIZE, NULL, "cl_options.segment_size", NULL},
     {K_PREALLOC, NULL, "cl_options.prealloc", NULL},
     {K_RECYCLE_MAX, NULL, "cl_options.recycle_max", NULL},
+    {K_COLD_RECYCLE, NULL, "cl_options.cold_recycle", NULL},
     {K_CHECKPOINT, NULL, "cl_options.checkpoint_bytes", NULL},
     {K_COMMIT_DELAY, NULL, "cl_options.commit_delay_us", NULL},
     {K_COMMIT_SIBLINGS, NULL, "cl_options.commit_siblings", NULL},
@@ -75,12 +77,13 @@ static const struct bench_accept cl_accepts[] = {
     {K_COUNT, NULL, NULL, NULL},
 };
 
-static void cl_describe(const struct bench_config *cfg, char *buf, size_t len)
+static void cl_describe(const struct bench_driver *d, const struct bench_config *cfg, char *buf, size_t len)
 {
+    (void)d;
     int n = snprintf(buf, len, "sync=%s method=%s elr=%s segments=%s", cfg->sync, cfg->sync_method,
                      cfg->elr ? "on" : "off", cfg->segments);
     if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
-        n += snprintf(buf + n, len - (size_t)n, "(max %u)", cfg->recycle_max);
+        n += snprintf(buf + n, len - (size_t)n, "(max %u%s)", cfg->recycle_max, cfg->cold_recycle ? ", cold" : "");
     if (n > 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " init=%s", cfg->segment_init);
     if (n > 0 && (size_t)n < len && cfg->prealloc)
@@ -176,6 +179,14 @@ static int cl_drv_get(struct bench_conn *c, const void *k, size_t kl, void *buf,
     return rc ? fail(c, "cl_get", rc) : BENCH_OK;
 }
 
+static int cl_drv_del(struct bench_conn *c, const void *k, size_t kl)
+{
+    int rc = cl_del(c->impl, k, kl);
+    if (rc == CL_ENOTFOUND)
+        return BENCH_NOTFOUND;
+    return rc ? fail(c, "cl_del", rc) : BENCH_OK;
+}
+
 static int cl_drv_commit(struct bench_conn *c)
 {
     struct cl_commit_times tm;
@@ -228,8 +239,9 @@ static void cl_drv_stats(struct bench_db *db, struct bench_engine_stats *st)
 
 static void cl_drv_reset_max(struct bench_db *db) { cl_stats_reset_max(db->impl); }
 
-static const char *cl_version(void)
+static const char *cl_version(const struct bench_driver *d)
 {
+    (void)d;
     static char v[16];
     snprintf(v, sizeof v, "%d.%d", CL_VERSION_MAJOR, CL_VERSION_MINOR);
     return v;
@@ -251,6 +263,7 @@ const struct bench_driver bench_driver_commitlab = {
     .begin = cl_begin,
     .put = cl_drv_put,
     .get = cl_drv_get,
+    .del = cl_drv_del,
     .commit = cl_drv_commit,
     .abort = cl_drv_abort,
     .stats = cl_drv_stats,

@@ -7,6 +7,9 @@
  * an O_DSYNC descriptor: two durability points per commit); --sync none is
  * MDB_NOSYNC.  --lmdb-flags adds MDB_NOMETASYNC, MDB_WRITEMAP, MDB_MAPASYNC.
  * LMDB has no log, so the log knobs are n/a.
+ *
+ * Written against the engine plugin ABI (commitlab_engine.h) alone, as a
+ * user's plugin is: the harness runs it through the same adapter.
  */
 #include <lmdb.h>
 #include <stdio.h>
@@ -14,39 +17,56 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "driver.h"
+#include "commitlab_engine.h"
 
 struct lmdb_db {
     MDB_env *env;
     MDB_dbi dbi;
 };
 
-static const struct bench_accept lmdb_accepts[] = {
-    {K_SYNC, "commit", "the default durable commit: fdatasync of the data pages, then the meta page written "
-                       "through an O_DSYNC descriptor (two durability points)", NULL},
-    {K_SYNC, "none", "MDB_NOSYNC", NULL},
-    {K_SYNC, NULL, NULL, "LMDB has one writer that syncs inside mdb_txn_commit (durable = --sync commit, "
+static const struct cl_engine_accept lmdb_accepts[] = {
+    {"sync", "commit", "the default durable commit: fdatasync of the data pages, then the meta page written "
+                       "through an O_DSYNC descriptor (two durability points)", NULL,
+     CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER},
+    /* MDB_NOSYNC still writes every commit into the file: the page cache
+     * keeps it when only the process dies */
+    {"sync", "none", "MDB_NOSYNC", NULL, CL_ENGINE_SURVIVES_KILL},
+    {"sync", NULL, NULL, "LMDB has one writer that syncs inside mdb_txn_commit (durable = --sync commit, "
                          "MDB_NOSYNC = --sync none)"},
-    {K_SYNC_LATENCY, NULL, "emulated: paid after its fdatasync and after its O_DSYNC meta write", NULL},
-    {K_LMDB_FLAGS, NULL, "MDB_NOMETASYNC, MDB_WRITEMAP, MDB_MAPASYNC", NULL},
-    {K_COUNT, NULL, NULL, NULL},
+    {"sync-latency", NULL, "emulated: paid after its fdatasync and after its O_DSYNC meta write", NULL},
+    {"lmdb-flags", NULL, "MDB_NOMETASYNC, MDB_WRITEMAP, MDB_MAPASYNC", NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
-static unsigned env_flags(const struct bench_config *cfg)
+/* 1 when the comma set s has the word w. */
+static int has_word(const char *s, const char *w)
 {
+    size_t n = strlen(w);
+    for (const char *p = s; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, w, n) == 0)
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+static unsigned env_flags(const struct cl_engine_config *cfg)
+{
+    const char *set = cl_engine_str(cfg, "lmdb-flags");
     unsigned f = 0;
-    if (strcmp(cfg->sync, "none") == 0)
+    if (cl_engine_is(cfg, "sync", "none"))
         f |= MDB_NOSYNC;
-    if (cfg->lmdb_flags & LMDB_F_NOMETASYNC)
+    if (has_word(set, "nometasync"))
         f |= MDB_NOMETASYNC;
-    if (cfg->lmdb_flags & LMDB_F_WRITEMAP)
+    if (has_word(set, "writemap"))
         f |= MDB_WRITEMAP;
-    if (cfg->lmdb_flags & LMDB_F_MAPASYNC)
+    if (has_word(set, "mapasync"))
         f |= MDB_MAPASYNC;
     return f;
 }
 
-static void lmdb_describe(const struct bench_config *cfg, char *buf, size_t len)
+static void lmdb_describe(const struct cl_engine_config *cfg, char *buf, size_t len)
 {
     unsigned f = env_flags(cfg);
     if (!f) {
@@ -60,15 +80,15 @@ static void lmdb_describe(const struct bench_config *cfg, char *buf, size_t len)
         buf[n - 1] = 0;
 }
 
-static int lmdb_open(struct bench_db *db)
+static int lmdb_open(struct cl_engine_db *db)
 {
     struct lmdb_db *l = calloc(1, sizeof *l);
     MDB_txn *txn;
     int rc;
 
     if (!l) {
-        snprintf(db->err, sizeof db->err, "out of memory");
-        return BENCH_ERR;
+        CL_ENGINE_ERRF(db->err, "out of memory");
+        return CL_ENGINE_ERR;
     }
     mkdir(db->path, 0755);
     if ((rc = mdb_env_create(&l->env)))
@@ -77,7 +97,7 @@ static int lmdb_open(struct bench_db *db)
      * where it is sparse). */
     if ((rc = mdb_env_set_mapsize(l->env, 16ull << 30)))
         goto fail;
-    if ((rc = mdb_env_set_maxreaders(l->env, db->cfg->clients + 16)))
+    if ((rc = mdb_env_set_maxreaders(l->env, (unsigned)cl_engine_u64(db->cfg, "clients") + 16)))
         goto fail;
     if ((rc = mdb_env_open(l->env, db->path, env_flags(db->cfg), 0644)))
         goto fail;
@@ -90,16 +110,16 @@ static int lmdb_open(struct bench_db *db)
     if ((rc = mdb_txn_commit(txn)))
         goto fail;
     db->impl = l;
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 fail:
-    snprintf(db->err, sizeof db->err, "mdb_env_open %.160s: %.80s", db->path, mdb_strerror(rc));
+    CL_ENGINE_ERRF(db->err, "mdb_env_open %.160s: %.80s", db->path, mdb_strerror(rc));
     if (l->env)
         mdb_env_close(l->env);
     free(l);
-    return BENCH_ERR;
+    return CL_ENGINE_ERR;
 }
 
-static void lmdb_close(struct bench_db *db)
+static void lmdb_close(struct cl_engine_db *db)
 {
     struct lmdb_db *l = db->impl;
     if (!l)
@@ -109,26 +129,26 @@ static void lmdb_close(struct bench_db *db)
     db->impl = NULL;
 }
 
-static int lmdb_conn_open(struct bench_conn *c)
+static int lmdb_conn_open(struct cl_engine_conn *c)
 {
     c->impl = NULL; /* the current MDB_txn */
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static void lmdb_conn_close(struct bench_conn *c)
+static void lmdb_conn_close(struct cl_engine_conn *c)
 {
     if (c->impl)
         mdb_txn_abort(c->impl);
     c->impl = NULL;
 }
 
-static int fail(struct bench_conn *c, const char *what, int rc)
+static int fail(struct cl_engine_conn *c, const char *what, int rc)
 {
-    snprintf(c->err, sizeof c->err, "%s: %s", what, mdb_strerror(rc));
-    return BENCH_ERR;
+    CL_ENGINE_ERRF(c->err, "%s: %s", what, mdb_strerror(rc));
+    return CL_ENGINE_ERR;
 }
 
-static int lmdb_begin(struct bench_conn *c, int rdonly)
+static int lmdb_begin(struct cl_engine_conn *c, int rdonly)
 {
     struct lmdb_db *l = c->db->impl;
     MDB_txn *t;
@@ -136,49 +156,53 @@ static int lmdb_begin(struct bench_conn *c, int rdonly)
     if (rc)
         return fail(c, "mdb_txn_begin", rc);
     c->impl = t;
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static int lmdb_put(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl)
+static int lmdb_put(struct cl_engine_conn *c, const void *k, size_t kl, const void *v, size_t vl)
 {
     struct lmdb_db *l = c->db->impl;
     MDB_val key = {kl, (void *)k}, val = {vl, (void *)v};
     int rc = mdb_put(c->impl, l->dbi, &key, &val, 0);
-    return rc ? fail(c, "mdb_put", rc) : BENCH_OK;
+    return rc ? fail(c, "mdb_put", rc) : CL_ENGINE_OK;
 }
 
-static int lmdb_get(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
+static int lmdb_get(struct cl_engine_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
 {
     struct lmdb_db *l = c->db->impl;
     MDB_val key = {kl, (void *)k}, val;
     int rc = mdb_get(c->impl, l->dbi, &key, &val);
     if (rc == MDB_NOTFOUND)
-        return BENCH_NOTFOUND;
+        return CL_ENGINE_NOTFOUND;
     if (rc)
         return fail(c, "mdb_get", rc);
     memcpy(buf, val.mv_data, val.mv_size < cap ? val.mv_size : cap);
     *vl = val.mv_size;
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static int lmdb_commit(struct bench_conn *c)
+static int lmdb_commit(struct cl_engine_conn *c)
 {
     int rc = mdb_txn_commit(c->impl);
     c->impl = NULL;
-    return rc ? fail(c, "mdb_txn_commit", rc) : BENCH_OK;
+    return rc ? fail(c, "mdb_txn_commit", rc) : CL_ENGINE_OK;
 }
 
-static void lmdb_abort(struct bench_conn *c)
+static void lmdb_abort(struct cl_engine_conn *c)
 {
     if (c->impl)
         mdb_txn_abort(c->impl);
     c->impl = NULL;
 }
 
-static void lmdb_stats(struct bench_db *db, struct bench_engine_stats *st)
+static int lmdb_del(struct cl_engine_conn *c, const void *k, size_t kl)
 {
-    (void)db;
-    memset(st, 0xff, sizeof *st); /* LMDB keeps no such counters */
+    struct lmdb_db *l = c->db->impl;
+    MDB_val key = {kl, (void *)k};
+    int rc = mdb_del(c->impl, l->dbi, &key, NULL);
+    if (rc == MDB_NOTFOUND)
+        return CL_ENGINE_NOTFOUND;
+    return rc ? fail(c, "mdb_del", rc) : CL_ENGINE_OK;
 }
 
 static const char *lmdb_version(void)
@@ -186,9 +210,11 @@ static const char *lmdb_version(void)
     return mdb_version(NULL, NULL, NULL);
 }
 
-const struct bench_driver bench_driver_lmdb = {
+const struct cl_engine_plugin bench_plugin_lmdb = {
+    .abi_version = CL_ENGINE_ABI_VERSION,
+    .size = sizeof(struct cl_engine_plugin),
     .name = "lmdb",
-    .built = 1,
+    .flags = CL_ENGINE_RMW, /* one writer at a time: write transactions are serial */
     .accepts = lmdb_accepts,
     .no_why = "LMDB has no log and a fixed sync method (fdatasync + O_DSYNC meta)",
     .notes = "one environment, one write transaction per client transaction (a single writer);\n"
@@ -201,8 +227,8 @@ const struct bench_driver bench_driver_lmdb = {
     .begin = lmdb_begin,
     .put = lmdb_put,
     .get = lmdb_get,
+    .del = lmdb_del,
     .commit = lmdb_commit,
     .abort = lmdb_abort,
-    .stats = lmdb_stats,
     .version = lmdb_version,
 };

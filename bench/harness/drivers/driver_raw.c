@@ -16,6 +16,8 @@
  * indexed: gets find nothing, so raw runs the kv workload without reads
  * only, and cannot --verify.  --sync none writes without syncing; the
  * other durable policies are the same single writer here.
+ *
+ * Written against the engine plugin ABI (commitlab_engine.h) alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "commitlab_engine.h"
 
 #define RAW_FILE_SIZE (16u << 20)
 /* commitlab's log framing: a 40-byte record header; a PUT's payload is a
@@ -53,53 +55,55 @@ struct raw_conn {
     uint64_t len;
 };
 
-static const struct bench_accept raw_accepts[] = {
-    {K_SYNC, "none", "pwrite, no sync", NULL},
-    {K_SYNC, "commit", "pwrite, then one sync, one commit at a time", NULL},
-    {K_SYNC, "group", "the same single writer as --sync commit: one sync per commit", NULL},
-    {K_SYNC, "flusher", "the same single writer as --sync commit: one sync per commit", NULL},
-    {K_SYNC, NULL, NULL, "raw is one write and one sync per commit (commit), or no sync (none)"},
-    {K_SYNC_METHOD, "fdatasync", "fdatasync", NULL},
-    {K_SYNC_METHOD, "fsync", "fsync", NULL},
-    {K_SYNC_METHOD, "dsync", "no sync call: the write through an O_DSYNC descriptor", NULL},
-    {K_SYNC_METHOD, NULL, NULL, "raw writes unaligned records"},
-    {K_SYNC_LATENCY, NULL, "emulated: paid after its syncs", NULL},
-    {K_COUNT, NULL, NULL, NULL},
+/* raw keeps nothing to recover: its rows claim no survival. */
+static const struct cl_engine_accept raw_accepts[] = {
+    {"sync", "none", "pwrite, no sync", NULL},
+    {"sync", "commit", "pwrite, then one sync, one commit at a time", NULL},
+    {"sync", "group", "the same single writer as --sync commit: one sync per commit", NULL},
+    {"sync", "flusher", "the same single writer as --sync commit: one sync per commit", NULL},
+    {"sync", NULL, NULL, "raw is one write and one sync per commit (commit), or no sync (none)"},
+    {"sync-method", "fdatasync", "fdatasync", NULL},
+    {"sync-method", "fsync", "fsync", NULL},
+    {"sync-method", "dsync", "no sync call: the write through an O_DSYNC descriptor", NULL},
+    {"sync-method", NULL, NULL, "raw writes unaligned records"},
+    {"sync-latency", NULL, "emulated: paid after its syncs", NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 /* What the rows cannot say: nothing is indexed, so nothing can be read. */
-static int raw_check(const struct bench_config *cfg, char *why, size_t len)
+static int raw_check(const struct cl_engine_config *cfg, char *why, size_t len)
 {
-    if (strcmp(cfg->workload, "kv") || cfg->read_ratio > 0 || cfg->verify) {
+    if (!cl_engine_is(cfg, "workload", "kv") || strtod(cl_engine_str(cfg, "read-ratio"), NULL) > 0 ||
+        cl_engine_is(cfg, "verify", "on")) {
         snprintf(why, len, "raw keeps no index: kv without reads or --verify only");
-        return BENCH_NA;
+        return CL_ENGINE_NA;
     }
     return 0;
 }
 
-static int sync_kind(const struct bench_config *cfg)
+static int sync_kind(const struct cl_engine_config *cfg)
 {
-    if (!bench_sync_is_durable(cfg->sync))
+    if (!cfg->sync_durable)
         return 0;
-    if (strcmp(cfg->sync_method, "dsync") == 0)
+    if (cl_engine_is(cfg, "sync-method", "dsync"))
         return 3;
-    return strcmp(cfg->sync_method, "fsync") == 0 ? 2 : 1;
+    return cl_engine_is(cfg, "sync-method", "fsync") ? 2 : 1;
 }
 
-static void raw_describe(const struct bench_config *cfg, char *buf, size_t len)
+static void raw_describe(const struct cl_engine_config *cfg, char *buf, size_t len)
 {
     static const char *const what[] = {"pwrite, no sync", "pwrite + fdatasync", "pwrite + fsync",
                                        "pwrite (O_DSYNC)"};
     snprintf(buf, len, "%s per commit, one at a time, 16 MiB zeroed file", what[sync_kind(cfg)]);
 }
 
-static int raw_open(struct bench_db *db)
+static int raw_open(struct cl_engine_db *db)
 {
     struct raw_db *r = calloc(1, sizeof *r);
     char path[4200];
     if (!r) {
-        snprintf(db->err, sizeof db->err, "out of memory");
-        return BENCH_ERR;
+        CL_ENGINE_ERRF(db->err, "out of memory");
+        return CL_ENGINE_ERR;
     }
     r->sync_kind = sync_kind(db->cfg);
     pthread_mutex_init(&r->mu, NULL);
@@ -122,17 +126,17 @@ static int raw_open(struct bench_db *db)
     if (fsync(r->fd))
         goto fail;
     db->impl = r;
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 fail:
-    snprintf(db->err, sizeof db->err, "raw %.200s: %s", db->path, strerror(errno));
+    CL_ENGINE_ERRF(db->err, "raw %.200s: %s", db->path, strerror(errno));
     if (r->fd > 0)
         close(r->fd);
     pthread_mutex_destroy(&r->mu);
     free(r);
-    return BENCH_ERR;
+    return CL_ENGINE_ERR;
 }
 
-static void raw_close(struct bench_db *db)
+static void raw_close(struct cl_engine_db *db)
 {
     struct raw_db *r = db->impl;
     if (!r)
@@ -144,63 +148,63 @@ static void raw_close(struct bench_db *db)
     db->impl = NULL;
 }
 
-static int raw_conn_open(struct bench_conn *c)
+static int raw_conn_open(struct cl_engine_conn *c)
 {
     c->impl = calloc(1, sizeof(struct raw_conn));
     if (!c->impl) {
-        snprintf(c->err, sizeof c->err, "out of memory");
-        return BENCH_ERR;
+        CL_ENGINE_ERRF(c->err, "out of memory");
+        return CL_ENGINE_ERR;
     }
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static void raw_conn_close(struct bench_conn *c)
+static void raw_conn_close(struct cl_engine_conn *c)
 {
     free(c->impl);
     c->impl = NULL;
 }
 
-static int raw_begin(struct bench_conn *c, int rdonly)
+static int raw_begin(struct cl_engine_conn *c, int rdonly)
 {
     (void)rdonly;
     ((struct raw_conn *)c->impl)->len = 0;
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static int raw_put(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl)
+static int raw_put(struct cl_engine_conn *c, const void *k, size_t kl, const void *v, size_t vl)
 {
     (void)k;
     (void)v;
     ((struct raw_conn *)c->impl)->len += RAW_ALIGN(RAW_REC_HEADER + RAW_PUT_HDR + kl + vl);
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static int raw_get(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
+static int raw_get(struct cl_engine_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
 {
     (void)c, (void)k, (void)kl, (void)buf, (void)cap, (void)vl;
-    return BENCH_NOTFOUND;
+    return CL_ENGINE_NOTFOUND;
 }
 
-static int raw_commit(struct bench_conn *c)
+static int raw_commit(struct cl_engine_conn *c)
 {
     struct raw_db *r = c->db->impl;
     struct raw_conn *rc = c->impl;
     int err = 0;
     if (rc->len == 0)
-        return BENCH_OK;
+        return CL_ENGINE_OK;
     uint64_t len = rc->len + RAW_ALIGN(RAW_REC_HEADER + RAW_COMMIT_LEN);
     if (len > RAW_FILE_SIZE) {
-        snprintf(c->err, sizeof c->err, "raw: a %llu-byte transaction is larger than the file",
+        CL_ENGINE_ERRF(c->err, "raw: a %llu-byte transaction is larger than the file",
                  (unsigned long long)len);
-        return BENCH_ERR;
+        return CL_ENGINE_ERR;
     }
     pthread_mutex_lock(&r->mu);
     if (r->rec_cap < len) {
         uint8_t *p = realloc(r->rec, len);
         if (!p) {
             pthread_mutex_unlock(&r->mu);
-            snprintf(c->err, sizeof c->err, "out of memory");
-            return BENCH_ERR;
+            CL_ENGINE_ERRF(c->err, "out of memory");
+            return CL_ENGINE_ERR;
         }
         r->rec = p;
         r->rec_cap = len;
@@ -223,32 +227,40 @@ static int raw_commit(struct bench_conn *c)
     pthread_mutex_unlock(&r->mu);
     rc->len = 0;
     if (err) {
-        snprintf(c->err, sizeof c->err, "raw write/sync: %s", strerror(err));
-        return BENCH_ERR;
+        CL_ENGINE_ERRF(c->err, "raw write/sync: %s", strerror(err));
+        return CL_ENGINE_ERR;
     }
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static void raw_abort(struct bench_conn *c)
+/* A delete's record: a 40-byte header, a 2-byte payload header and the key. */
+static int raw_del(struct cl_engine_conn *c, const void *k, size_t kl)
+{
+    (void)k;
+    ((struct raw_conn *)c->impl)->len += RAW_ALIGN(RAW_REC_HEADER + 2u + kl);
+    return CL_ENGINE_OK;
+}
+
+static void raw_abort(struct cl_engine_conn *c)
 {
     ((struct raw_conn *)c->impl)->len = 0;
 }
 
-static void raw_stats(struct bench_db *db, struct bench_engine_stats *st)
+static void raw_stats(struct cl_engine_db *db, struct cl_engine_stats *st)
 {
     struct raw_db *r = db->impl;
-    memset(st, 0xff, sizeof *st);
     pthread_mutex_lock(&r->mu);
     st->commits = r->commits;
     st->syncs = r->syncs;
-    st->wal_bytes = r->bytes;
+    st->log_bytes = r->bytes;
     pthread_mutex_unlock(&r->mu);
 }
 
-const struct bench_driver bench_driver_raw = {
+const struct cl_engine_plugin bench_plugin_raw = {
+    .abi_version = CL_ENGINE_ABI_VERSION,
+    .size = sizeof(struct cl_engine_plugin),
     .name = "raw",
-    .built = 1,
-    .keeps_no_data = 1,
+    .flags = CL_ENGINE_KEEPS_NO_DATA,
     .accepts = raw_accepts,
     .no_why = "raw has no log knobs",
     .notes = "no store: each commit is one pwrite of the bytes commitlab's log would write for it,\n"
@@ -262,6 +274,7 @@ const struct bench_driver bench_driver_raw = {
     .begin = raw_begin,
     .put = raw_put,
     .get = raw_get,
+    .del = raw_del,
     .commit = raw_commit,
     .abort = raw_abort,
     .stats = raw_stats,

@@ -60,8 +60,10 @@
  *                 what an application gets that never calls FlushWAL.
  * Two write queues (two_write_queues) are not reachable through RocksDB
  * 7.8's C API, which has no setter for them, so they are not offered.
+ *
+ * Written against the engine plugin ABI (commitlab_engine.h) alone.
  */
-#include "driver.h"
+#include "commitlab_engine.h"
 
 #ifdef CL_HAVE_ROCKSDB
 #include <pthread.h>
@@ -99,80 +101,87 @@ struct rconn {
     int rdonly;
 };
 
-static int txn_mode(const struct bench_config *cfg) { return strcmp(cfg->workload, "tpcb") == 0; }
+static int txn_mode(const struct cl_engine_config *cfg) { return cl_engine_is(cfg, "workload", "tpcb"); }
 
-static enum rocks_write write_mode(const struct bench_config *cfg)
+static enum rocks_write write_mode(const struct cl_engine_config *cfg)
 {
-    const char *w = cfg->rocksdb_write ? cfg->rocksdb_write : "default";
+    const char *w = cl_engine_str(cfg, "rocksdb-write");
     return strcmp(w, "pipelined") == 0      ? RW_PIPELINED
            : strcmp(w, "unordered") == 0    ? RW_UNORDERED
            : strcmp(w, "manual-flush") == 0 ? RW_MANUAL_FLUSH
                                             : RW_DEFAULT;
 }
 
-static const struct bench_accept rocks_accepts[] = {
-    {K_SYNC, "none", "WriteOptions.sync=false (the WAL is written, never synced by the write)", NULL},
-    {K_SYNC, "periodic", "WriteOptions.sync=false, and a thread calling FlushWAL(sync=true) every --interval ms",
-     NULL},
-    {K_SYNC, "commit", "WriteOptions.sync=true", NULL},
-    {K_SYNC, "group", "WriteOptions.sync=true: RocksDB always group-commits, its write thread's leader writes "
-                      "and syncs the WAL for the writers queued behind it", NULL},
-    {K_SYNC, "uring", NULL, "RocksDB does not write its WAL through io_uring"},
-    {K_SYNC, "flusher", NULL, "RocksDB has no dedicated WAL flusher thread: the leader of a write group syncs "
+/* What a commit survives is said of the default write path; with
+ * --rocksdb-write manual-flush and --sync none, it is kept in RocksDB's
+ * buffer and a kill loses it too (the header above). */
+static const struct cl_engine_accept rocks_accepts[] = {
+    {"sync", "none", "WriteOptions.sync=false (the WAL is written, never synced by the write)", NULL,
+     CL_ENGINE_SURVIVES_KILL},
+    {"sync", "periodic", "WriteOptions.sync=false, and a thread calling FlushWAL(sync=true) every --interval ms",
+     NULL, CL_ENGINE_SURVIVES_KILL},
+    {"sync", "commit", "WriteOptions.sync=true", NULL, CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER},
+    {"sync", "group", "WriteOptions.sync=true: RocksDB always group-commits, its write thread's leader writes "
+                      "and syncs the WAL for the writers queued behind it", NULL,
+     CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER},
+    {"sync", "uring", NULL, "RocksDB does not write its WAL through io_uring"},
+    {"sync", "flusher", NULL, "RocksDB has no dedicated WAL flusher thread: the leader of a write group syncs "
                               "for it (--sync group)"},
-    {K_SYNC, NULL, NULL, "no RocksDB write option is this policy"},
-    {K_SYNC_METHOD, "fdatasync", "fdatasync (RocksDB's default)", NULL},
-    {K_SYNC_METHOD, "fsync", "use_fsync=1", NULL},
-    {K_SYNC_METHOD, NULL, NULL, "RocksDB syncs its WAL with fdatasync or fsync (use_fsync) only"},
-    {K_SEGMENTS, "fresh", "recycle_log_file_num=0 (RocksDB's default)", NULL},
-    {K_SEGMENTS, "recycle", "recycle_log_file_num=--recycle-max", NULL},
-    {K_RECYCLE_MAX, NULL, "recycle_log_file_num, with --segments recycle", NULL},
-    {K_CHECKPOINT, NULL, "write_buffer_size (a memtable flush starts a new WAL file)", NULL},
-    {K_INTERVAL, NULL, "--sync periodic: the period of the FlushWAL thread", NULL},
-    {K_CACHE, NULL, "the block cache's capacity", NULL},
-    {K_SYNC_LATENCY, NULL, "emulated: paid after each of its fsync and fdatasync calls", NULL},
-    {K_ROCKSDB_WRITE, "default", "one write queue: the group's leader writes the WAL, then the memtable, for the "
+    {"sync", NULL, NULL, "no RocksDB write option is this policy"},
+    {"sync-method", "fdatasync", "fdatasync (RocksDB's default)", NULL},
+    {"sync-method", "fsync", "use_fsync=1", NULL},
+    {"sync-method", NULL, NULL, "RocksDB syncs its WAL with fdatasync or fsync (use_fsync) only"},
+    {"segments", "fresh", "recycle_log_file_num=0 (RocksDB's default)", NULL},
+    {"segments", "recycle", "recycle_log_file_num=--recycle-max", NULL},
+    {"recycle-max", NULL, "recycle_log_file_num, with --segments recycle", NULL},
+    {"checkpoint-bytes", NULL, "write_buffer_size (a memtable flush starts a new WAL file)", NULL},
+    {"interval", NULL, "--sync periodic: the period of the FlushWAL thread", NULL},
+    {"cache", NULL, "the block cache's capacity", NULL},
+    {"sync-latency", NULL, "emulated: paid after each of its fsync and fdatasync calls", NULL},
+    {"rocksdb-write", "default", "one write queue: the group's leader writes the WAL, then the memtable, for the "
                                  "group (WriteOptions.sync per --sync)", NULL},
-    {K_ROCKSDB_WRITE, "pipelined", "enable_pipelined_write=1", NULL},
-    {K_ROCKSDB_WRITE, "unordered", "unordered_write=1 (kv only: RocksDB refuses it on a WRITE_COMMITTED "
+    {"rocksdb-write", "pipelined", "enable_pipelined_write=1", NULL},
+    {"rocksdb-write", "unordered", "unordered_write=1 (kv only: RocksDB refuses it on a WRITE_COMMITTED "
                                    "TransactionDB, so tpcb is n/a)", NULL},
-    {K_ROCKSDB_WRITE, "manual-flush", "manual_wal_flush=1: each commit writes with sync=false, then "
+    {"rocksdb-write", "manual-flush", "manual_wal_flush=1: each commit writes with sync=false, then "
                                       "FlushWAL(sync=true) for a durable --sync (none: never flushed; periodic: "
                                       "the thread)", NULL},
-    {K_COUNT, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 /* What the rows cannot say: a combination RocksDB would refuse at open,
  * said before the run rather than as its error. */
-static int rocks_check(const struct bench_config *cfg, char *why, size_t len)
+static int rocks_check(const struct cl_engine_config *cfg, char *why, size_t len)
 {
     if (write_mode(cfg) == RW_UNORDERED && txn_mode(cfg)) {
         snprintf(why, len, "--rocksdb-write unordered with --workload tpcb: RocksDB refuses unordered_write on a "
                            "WRITE_COMMITTED TransactionDB, the only write policy its C API opens");
-        return BENCH_NA;
+        return CL_ENGINE_NA;
     }
     return 0;
 }
 
-static void rocks_describe(const struct bench_config *cfg, char *buf, size_t len)
+static void rocks_describe(const struct cl_engine_config *cfg, char *buf, size_t len)
 {
     static const char *const write_option[] = {
         [RW_DEFAULT] = "", [RW_PIPELINED] = " enable_pipelined_write=1", [RW_UNORDERED] = " unordered_write=1",
         [RW_MANUAL_FLUSH] = " manual_wal_flush=1"};
     enum rocks_write w = write_mode(cfg);
-    int periodic = strcmp(cfg->sync, "periodic") == 0;
-    int durable = bench_sync_is_durable(cfg->sync);
+    int periodic = cl_engine_is(cfg, "sync", "periodic");
+    int durable = cfg->sync_durable;
     int n = snprintf(buf, len, "sync=%s%s%s", durable && w != RW_MANUAL_FLUSH ? "true" : "false", write_option[w],
                      periodic                              ? " +FlushWAL(sync) every interval"
                      : w == RW_MANUAL_FLUSH && durable     ? " +FlushWAL(sync) after each commit"
                      : w == RW_MANUAL_FLUSH                ? " (never FlushWAL: the WAL waits in RocksDB's buffer)"
                                                            : "");
-    if (n > 0 && (size_t)n < len && strcmp(cfg->sync_method, "fsync") == 0)
+    if (n > 0 && (size_t)n < len && cl_engine_is(cfg, "sync-method", "fsync"))
         n += snprintf(buf + n, len - (size_t)n, " use_fsync=1");
-    if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
-        n += snprintf(buf + n, len - (size_t)n, " recycle_log_file_num=%u", cfg->recycle_max);
-    if (n > 0 && (size_t)n < len && cfg->given[K_CHECKPOINT])
-        n += snprintf(buf + n, len - (size_t)n, " write_buffer_size=%llu", (unsigned long long)cfg->checkpoint_bytes);
+    if (n > 0 && (size_t)n < len && cl_engine_is(cfg, "segments", "recycle"))
+        n += snprintf(buf + n, len - (size_t)n, " recycle_log_file_num=%u",
+                      (unsigned)cl_engine_u64(cfg, "recycle-max"));
+    if (n > 0 && (size_t)n < len && cl_engine_given(cfg, "checkpoint-bytes"))
+        n += snprintf(buf + n, len - (size_t)n, " write_buffer_size=%llu",
+                      (unsigned long long)cl_engine_u64(cfg, "checkpoint-bytes"));
     if (n > 0 && (size_t)n < len && txn_mode(cfg))
         snprintf(buf + n, len - (size_t)n, " TransactionDB(GetForUpdate)");
 }
@@ -223,31 +232,32 @@ static void rocks_free(struct rdb *r)
     free(r);
 }
 
-static int rocks_open(struct bench_db *db)
+static int rocks_open(struct cl_engine_db *db)
 {
-    const struct bench_config *cfg = db->cfg;
+    const struct cl_engine_config *cfg = db->cfg;
     struct rdb *r = calloc(1, sizeof *r);
     char *err = NULL;
 
     if (!r) {
-        snprintf(db->err, sizeof db->err, "out of memory");
-        return BENCH_ERR;
+        CL_ENGINE_ERRF(db->err, "out of memory");
+        return CL_ENGINE_ERR;
     }
     r->opt = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(r->opt, 1);
     rocksdb_options_increase_parallelism(r->opt, (int)sysconf(_SC_NPROCESSORS_ONLN));
     rocksdb_options_enable_statistics(r->opt);
-    if (strcmp(cfg->sync_method, "fsync") == 0)
+    if (cl_engine_is(cfg, "sync-method", "fsync"))
         rocksdb_options_set_use_fsync(r->opt, 1);
-    if (strcmp(cfg->segments, "recycle") == 0)
-        rocksdb_options_set_recycle_log_file_num(r->opt, cfg->recycle_max);
+    if (cl_engine_is(cfg, "segments", "recycle"))
+        rocksdb_options_set_recycle_log_file_num(r->opt, (size_t)cl_engine_u64(cfg, "recycle-max"));
     /* A memtable flush is RocksDB's checkpoint: it starts a new WAL file
      * and lets the old one go (deleted, or recycled). */
-    if (cfg->given[K_CHECKPOINT])
-        rocksdb_options_set_write_buffer_size(r->opt, (size_t)(cfg->checkpoint_bytes ? cfg->checkpoint_bytes
-                                                                                      : 64u << 20));
-    if (cfg->given[K_CACHE]) {
-        r->cache = rocksdb_cache_create_lru(cfg->cache_bytes);
+    if (cl_engine_given(cfg, "checkpoint-bytes")) {
+        uint64_t wb = cl_engine_u64(cfg, "checkpoint-bytes");
+        rocksdb_options_set_write_buffer_size(r->opt, (size_t)(wb ? wb : 64u << 20));
+    }
+    if (cl_engine_given(cfg, "cache")) {
+        r->cache = rocksdb_cache_create_lru((size_t)cl_engine_u64(cfg, "cache"));
         r->bbto = rocksdb_block_based_options_create();
         rocksdb_block_based_options_set_block_cache(r->bbto, r->cache);
         rocksdb_options_set_block_based_table_factory(r->opt, r->bbto);
@@ -263,12 +273,12 @@ static int rocks_open(struct bench_db *db)
         break;
     case RW_MANUAL_FLUSH:
         rocksdb_options_set_manual_wal_flush(r->opt, 1);
-        r->flush_per_commit = bench_sync_is_durable(cfg->sync);
+        r->flush_per_commit = cfg->sync_durable;
         break;
     }
     r->wo = rocksdb_writeoptions_create();
     /* manual-flush syncs with its own FlushWAL after the write instead */
-    rocksdb_writeoptions_set_sync(r->wo, bench_sync_is_durable(cfg->sync) && !r->flush_per_commit ? 1 : 0);
+    rocksdb_writeoptions_set_sync(r->wo, cfg->sync_durable && !r->flush_per_commit ? 1 : 0);
     r->ro = rocksdb_readoptions_create();
     if (txn_mode(cfg)) {
         r->tdbo = rocksdb_transactiondb_options_create();
@@ -278,43 +288,44 @@ static int rocks_open(struct bench_db *db)
         r->db = rocksdb_open(r->opt, db->path, &err);
     }
     if (err) {
-        snprintf(db->err, sizeof db->err, "rocksdb_open %.120s: %.120s", db->path, err);
+        CL_ENGINE_ERRF(db->err, "rocksdb_open %.120s: %.120s", db->path, err);
         rocksdb_free(err);
         r->db = NULL;
         r->tdb = NULL;
         rocks_free(r);
-        return BENCH_ERR;
+        return CL_ENGINE_ERR;
     }
-    if (strcmp(cfg->sync, "periodic") == 0) {
-        r->interval_ms = cfg->interval_ms ? cfg->interval_ms : 1;
+    if (cl_engine_is(cfg, "sync", "periodic")) {
+        r->interval_ms = (unsigned)cl_engine_u64(cfg, "interval");
+        r->interval_ms = r->interval_ms ? r->interval_ms : 1;
         if (pthread_create(&r->syncer, NULL, syncer_main, r) == 0)
             r->syncer_running = 1;
     }
     db->impl = r;
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static void rocks_close(struct bench_db *db)
+static void rocks_close(struct cl_engine_db *db)
 {
     if (db->impl)
         rocks_free(db->impl);
     db->impl = NULL;
 }
 
-static int rocks_conn_open(struct bench_conn *c)
+static int rocks_conn_open(struct cl_engine_conn *c)
 {
     struct rconn *rc = calloc(1, sizeof *rc);
     if (!rc)
-        return BENCH_ERR;
+        return CL_ENGINE_ERR;
     if (!txn_mode(c->db->cfg) && !(rc->wb = rocksdb_writebatch_wi_create(0, 1))) {
         free(rc);
-        return BENCH_ERR;
+        return CL_ENGINE_ERR;
     }
     c->impl = rc;
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static void rocks_conn_close(struct bench_conn *c)
+static void rocks_conn_close(struct cl_engine_conn *c)
 {
     struct rconn *rc = c->impl;
     if (!rc)
@@ -327,28 +338,28 @@ static void rocks_conn_close(struct bench_conn *c)
     c->impl = NULL;
 }
 
-static int rocks_begin(struct bench_conn *c, int rdonly)
+static int rocks_begin(struct cl_engine_conn *c, int rdonly)
 {
     struct rconn *rc = c->impl;
     struct rdb *r = c->db->impl;
     rc->rdonly = rdonly;
     if (rc->wb) {
         rocksdb_writebatch_wi_clear(rc->wb);
-        return BENCH_OK;
+        return CL_ENGINE_OK;
     }
     if (rdonly)
-        return BENCH_OK; /* reads go to the TransactionDB directly */
+        return CL_ENGINE_OK; /* reads go to the TransactionDB directly */
     rc->txn = rocksdb_transaction_begin(r->tdb, r->wo, r->to, rc->txn);
-    return rc->txn ? BENCH_OK : BENCH_ERR;
+    return rc->txn ? CL_ENGINE_OK : CL_ENGINE_ERR;
 }
 
 /* A RocksDB error: a lock timeout, a deadlock or a busy commit aborts the
- * transaction (BENCH_RETRY); anything else is a failure. */
-static int rocks_err(struct bench_conn *c, const char *what, char *err)
+ * transaction (CL_ENGINE_RETRY); anything else is a failure. */
+static int rocks_err(struct cl_engine_conn *c, const char *what, char *err)
 {
     int retry = strstr(err, "Busy") || strstr(err, "TimedOut") || strstr(err, "Timeout") ||
                 strstr(err, "Deadlock") || strstr(err, "TryAgain");
-    snprintf(c->err, sizeof c->err, "rocksdb %s: %s", what, err);
+    CL_ENGINE_ERRF(c->err, "rocksdb %s: %s", what, err);
     rocksdb_free(err);
     if (retry) {
         struct rconn *rc = c->impl;
@@ -357,24 +368,24 @@ static int rocks_err(struct bench_conn *c, const char *what, char *err)
             rocksdb_transaction_rollback(rc->txn, &e2);
             rocksdb_free(e2);
         }
-        return BENCH_RETRY;
+        return CL_ENGINE_RETRY;
     }
-    return BENCH_ERR;
+    return CL_ENGINE_ERR;
 }
 
-static int rocks_put(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl)
+static int rocks_put(struct cl_engine_conn *c, const void *k, size_t kl, const void *v, size_t vl)
 {
     struct rconn *rc = c->impl;
     char *err = NULL;
     if (rc->wb) {
         rocksdb_writebatch_wi_put(rc->wb, k, kl, v, vl);
-        return BENCH_OK;
+        return CL_ENGINE_OK;
     }
     rocksdb_transaction_put(rc->txn, k, kl, v, vl, &err);
-    return err ? rocks_err(c, "put", err) : BENCH_OK;
+    return err ? rocks_err(c, "put", err) : CL_ENGINE_OK;
 }
 
-static int rocks_get(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
+static int rocks_get(struct cl_engine_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
 {
     struct rconn *rc = c->impl;
     struct rdb *r = c->db->impl;
@@ -390,17 +401,17 @@ static int rocks_get(struct bench_conn *c, const void *k, size_t kl, void *buf, 
     if (err)
         return rocks_err(c, "get", err);
     if (!v)
-        return BENCH_NOTFOUND;
+        return CL_ENGINE_NOTFOUND;
     memcpy(buf, v, len < cap ? len : cap);
     *vl = len;
     rocksdb_free(v);
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
 /* manual-flush: the written commit's WAL record goes from RocksDB's buffer
  * to the file and is synced before the commit returns.  A failure here is
  * not a conflict: the transaction is in, only not durable. */
-static int flush_wal_sync(struct bench_conn *c)
+static int flush_wal_sync(struct cl_engine_conn *c)
 {
     struct rdb *r = c->db->impl;
     char *err = NULL;
@@ -409,33 +420,45 @@ static int flush_wal_sync(struct bench_conn *c)
     else
         rocksdb_flush_wal(r->db, 1, &err);
     if (!err)
-        return BENCH_OK;
-    snprintf(c->err, sizeof c->err, "rocksdb FlushWAL: %s", err);
+        return CL_ENGINE_OK;
+    CL_ENGINE_ERRF(c->err, "rocksdb FlushWAL: %s", err);
     rocksdb_free(err);
-    return BENCH_ERR;
+    return CL_ENGINE_ERR;
 }
 
-static int rocks_commit(struct bench_conn *c)
+static int rocks_commit(struct cl_engine_conn *c)
 {
     struct rconn *rc = c->impl;
     struct rdb *r = c->db->impl;
     char *err = NULL;
     if (rc->wb) {
         if (rocksdb_writebatch_wi_count(rc->wb) == 0)
-            return BENCH_OK;
+            return CL_ENGINE_OK;
         rocksdb_write_writebatch_wi(r->db, r->wo, rc->wb, &err);
         rocksdb_writebatch_wi_clear(rc->wb);
     } else {
         if (rc->rdonly)
-            return BENCH_OK;
+            return CL_ENGINE_OK;
         rocksdb_transaction_commit(rc->txn, &err);
     }
     if (err)
         return rocks_err(c, rc->wb ? "write" : "commit", err);
-    return r->flush_per_commit ? flush_wal_sync(c) : BENCH_OK;
+    return r->flush_per_commit ? flush_wal_sync(c) : CL_ENGINE_OK;
 }
 
-static void rocks_abort(struct bench_conn *c)
+static int rocks_del(struct cl_engine_conn *c, const void *k, size_t kl)
+{
+    struct rconn *rc = c->impl;
+    char *err = NULL;
+    if (rc->wb) {
+        rocksdb_writebatch_wi_delete(rc->wb, k, kl);
+        return CL_ENGINE_OK;
+    }
+    rocksdb_transaction_delete(rc->txn, k, kl, &err);
+    return err ? rocks_err(c, "delete", err) : CL_ENGINE_OK;
+}
+
+static void rocks_abort(struct cl_engine_conn *c)
 {
     struct rconn *rc = c->impl;
     if (rc->wb) {
@@ -464,15 +487,14 @@ static int64_t stat_field(const char *s, const char *name, const char *field)
     return -1;
 }
 
-static void rocks_stats(struct bench_db *db, struct bench_engine_stats *st)
+static void rocks_stats(struct cl_engine_db *db, struct cl_engine_stats *st)
 {
     struct rdb *r = db->impl;
     char *s = rocksdb_options_statistics_get_string(r->opt);
-    memset(st, 0xff, sizeof *st);
     if (!s)
         return;
     st->syncs = stat_field(s, "rocksdb.wal.synced", "COUNT : ");
-    st->wal_bytes = stat_field(s, "rocksdb.wal.bytes", "COUNT : ");
+    st->log_bytes = stat_field(s, "rocksdb.wal.bytes", "COUNT : ");
     int64_t fb = stat_field(s, "rocksdb.flush.write.bytes", "COUNT : ");
     int64_t cb = stat_field(s, "rocksdb.compact.write.bytes", "COUNT : ");
     if (fb >= 0 && cb >= 0)
@@ -493,9 +515,11 @@ static const char *rocks_version(void)
 #endif
 }
 
-const struct bench_driver bench_driver_rocksdb = {
+const struct cl_engine_plugin bench_plugin_rocksdb = {
+    .abi_version = CL_ENGINE_ABI_VERSION,
+    .size = sizeof(struct cl_engine_plugin),
     .name = "rocksdb",
-    .built = 1,
+    .flags = CL_ENGINE_RMW, /* tpcb on a TransactionDB, GetForUpdate */
     .accepts = rocks_accepts,
     .no_why = "no RocksDB option maps to it",
     .notes = "tpcb runs on a TransactionDB (GetForUpdate), aborted transactions retried;\n"
@@ -510,6 +534,7 @@ const struct bench_driver bench_driver_rocksdb = {
     .begin = rocks_begin,
     .put = rocks_put,
     .get = rocks_get,
+    .del = rocks_del,
     .commit = rocks_commit,
     .abort = rocks_abort,
     .stats = rocks_stats,
@@ -518,9 +543,10 @@ const struct bench_driver bench_driver_rocksdb = {
 
 #else /* !CL_HAVE_ROCKSDB */
 
-const struct bench_driver bench_driver_rocksdb = {
+const struct cl_engine_plugin bench_plugin_rocksdb = {
+    .abi_version = CL_ENGINE_ABI_VERSION,
+    .size = sizeof(struct cl_engine_plugin),
     .name = "rocksdb",
-    .built = 0,
     .notes = "not built: install librocksdb-dev and rebuild",
 };
 

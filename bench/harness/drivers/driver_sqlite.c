@@ -14,9 +14,12 @@
  * Checkpoints are SQLite's own automatic ones (every 1000 WAL pages), run
  * from a WAL hook so that the harness can count them and time the pause
  * of the commit that runs them.
+ *
+ * Written against the engine plugin ABI (commitlab_engine.h) alone.
  */
-#include "driver.h"
-#include "ut_clock.h"
+#include <time.h>
+
+#include "commitlab_engine.h"
 
 #ifdef CL_HAVE_SQLITE
 #include <pthread.h>
@@ -39,45 +42,57 @@ struct sdb {
 
 struct sconn {
     sqlite3 *h;
-    sqlite3_stmt *begin_w, *begin_r, *commit, *rollback, *put, *get;
+    sqlite3_stmt *begin_w, *begin_r, *commit, *rollback, *put, *get, *del;
     struct sdb *s;
 };
 
-static const struct bench_accept sqlite_accepts[] = {
-    {K_SYNC, "commit", "synchronous=FULL: the WAL synced at every commit", NULL},
-    {K_SYNC, "none", "synchronous=OFF (NORMAL with --sqlite-sync normal: synced only at checkpoints)", NULL},
-    {K_SYNC, NULL, NULL, "SQLite has one writer that syncs in COMMIT (synchronous=FULL = --sync commit, OFF/NORMAL = "
+static const struct cl_engine_accept sqlite_accepts[] = {
+    {"sync", "commit", "synchronous=FULL: the WAL synced at every commit", NULL,
+     CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER},
+    /* OFF and NORMAL still write each commit to the WAL file */
+    {"sync", "none", "synchronous=OFF (NORMAL with --sqlite-sync normal: synced only at checkpoints)", NULL,
+     CL_ENGINE_SURVIVES_KILL},
+    {"sync", NULL, NULL, "SQLite has one writer that syncs in COMMIT (synchronous=FULL = --sync commit, OFF/NORMAL = "
                          "--sync none)"},
-    {K_SQLITE_SYNC, "full", "synchronous=FULL (with a durable --sync)", NULL},
-    {K_SQLITE_SYNC, "normal", "synchronous=NORMAL (with --sync none: not durable)", NULL},
-    {K_SQLITE_SYNC, "off", "synchronous=OFF (with --sync none)", NULL},
-    {K_CACHE, NULL, "cache_size, per connection", NULL},
-    {K_SYNC_LATENCY, NULL, "emulated: paid after each of its fsync and fdatasync calls", NULL},
-    {K_COUNT, NULL, NULL, NULL},
+    {"sqlite-sync", "full", "synchronous=FULL (with a durable --sync)", NULL},
+    {"sqlite-sync", "normal", "synchronous=NORMAL (with --sync none: not durable)", NULL},
+    {"sqlite-sync", "off", "synchronous=OFF (with --sync none)", NULL},
+    {"cache", NULL, "cache_size, per connection", NULL},
+    {"sync-latency", NULL, "emulated: paid after each of its fsync and fdatasync calls", NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
-static const char *synchronous_for(const struct bench_config *cfg)
+static double now_s(void)
 {
-    if (cfg->sqlite_sync)
-        return cfg->sqlite_sync;
-    return strcmp(cfg->sync, "none") == 0 ? "off" : "full";
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *synchronous_for(const struct cl_engine_config *cfg)
+{
+    const char *s = cl_engine_str(cfg, "sqlite-sync");
+    if (*s)
+        return s;
+    return cl_engine_is(cfg, "sync", "none") ? "off" : "full";
 }
 
 /* What the rows cannot say: --sqlite-sync must promise what --sync does. */
-static int sqlite_check(const struct bench_config *cfg, char *why, size_t len)
+static int sqlite_check(const struct cl_engine_config *cfg, char *why, size_t len)
 {
-    if (cfg->sqlite_sync) {
-        int durable = strcmp(cfg->sqlite_sync, "full") == 0;
-        if (durable != bench_sync_is_durable(cfg->sync)) {
-            snprintf(why, len, "--sqlite-sync %s with --sync %s: synchronous=%s is %sdurable", cfg->sqlite_sync,
-                     cfg->sync, cfg->sqlite_sync, durable ? "" : "not ");
-            return BENCH_NA;
+    const char *s = cl_engine_str(cfg, "sqlite-sync");
+    if (*s) {
+        int durable = strcmp(s, "full") == 0;
+        if (durable != cfg->sync_durable) {
+            snprintf(why, len, "--sqlite-sync %s with --sync %s: synchronous=%s is %sdurable", s,
+                     cl_engine_str(cfg, "sync"), s, durable ? "" : "not ");
+            return CL_ENGINE_NA;
         }
     }
     return 0;
 }
 
-static void sqlite_describe(const struct bench_config *cfg, char *buf, size_t len)
+static void sqlite_describe(const struct cl_engine_config *cfg, char *buf, size_t len)
 {
     char s[8];
     const char *sy = synchronous_for(cfg);
@@ -110,10 +125,10 @@ static int wal_hook(void *arg, sqlite3 *h, const char *dbname, int pages)
     struct sdb *s = arg;
     if (pages < SQLITE_AUTOCHECKPOINT_PAGES)
         return SQLITE_OK;
-    double t0 = ut_now();
+    double t0 = now_s();
     sqlite3_wal_checkpoint_v2(h, dbname, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     __atomic_fetch_add(&s->checkpoints, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->pause_us, (int64_t)((ut_now() - t0) * 1e6), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->pause_us, (int64_t)((now_s() - t0) * 1e6), __ATOMIC_RELAXED);
     return SQLITE_OK;
 }
 
@@ -123,25 +138,25 @@ static int exec(sqlite3 *h, const char *sql, char *err, size_t len)
     if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK) {
         snprintf(err, len, "%s: %s", sql, msg ? msg : sqlite3_errmsg(h));
         sqlite3_free(msg);
-        return BENCH_ERR;
+        return CL_ENGINE_ERR;
     }
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static int sqlite_open_db(struct bench_db *db)
+static int sqlite_open_db(struct cl_engine_db *db)
 {
     struct sdb *s = calloc(1, sizeof *s);
     sqlite3 *h = NULL;
     if (!s) {
-        snprintf(db->err, sizeof db->err, "out of memory");
-        return BENCH_ERR;
+        CL_ENGINE_ERRF(db->err, "out of memory");
+        return CL_ENGINE_ERR;
     }
     mkdir(db->path, 0755);
     snprintf(s->file, sizeof s->file, "%s/bench.sqlite", db->path);
     s->synchronous = synchronous_for(db->cfg);
     if (sqlite3_open_v2(s->file, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
-        snprintf(db->err, sizeof db->err, "sqlite3_open %.160s: %.80s", s->file, h ? sqlite3_errmsg(h) : "out of memory");
+        CL_ENGINE_ERRF(db->err, "sqlite3_open %.160s: %.80s", s->file, h ? sqlite3_errmsg(h) : "out of memory");
         goto fail;
     }
     if (exec(h, "PRAGMA journal_mode=WAL", db->err, sizeof db->err) ||
@@ -150,14 +165,14 @@ static int sqlite_open_db(struct bench_db *db)
         goto fail;
     sqlite3_close(h);
     db->impl = s;
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 fail:
     sqlite3_close(h);
     free(s);
-    return BENCH_ERR;
+    return CL_ENGINE_ERR;
 }
 
-static void sqlite_close_db(struct bench_db *db)
+static void sqlite_close_db(struct cl_engine_db *db)
 {
     free(db->impl);
     db->impl = NULL;
@@ -165,79 +180,80 @@ static void sqlite_close_db(struct bench_db *db)
 
 static void conn_free(struct sconn *sc)
 {
-    sqlite3_stmt *st[] = {sc->begin_w, sc->begin_r, sc->commit, sc->rollback, sc->put, sc->get};
+    sqlite3_stmt *st[] = {sc->begin_w, sc->begin_r, sc->commit, sc->rollback, sc->put, sc->get, sc->del};
     for (size_t i = 0; i < sizeof st / sizeof *st; i++)
         sqlite3_finalize(st[i]);
     sqlite3_close(sc->h);
     free(sc);
 }
 
-static int sqlite_conn_open(struct bench_conn *c)
+static int sqlite_conn_open(struct cl_engine_conn *c)
 {
     struct sdb *s = c->db->impl;
     struct sconn *sc = calloc(1, sizeof *sc);
     char sql[64];
     if (!sc) {
-        snprintf(c->err, sizeof c->err, "out of memory");
-        return BENCH_ERR;
+        CL_ENGINE_ERRF(c->err, "out of memory");
+        return CL_ENGINE_ERR;
     }
     sc->s = s;
     if (sqlite3_open_v2(s->file, &sc->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        snprintf(c->err, sizeof c->err, "sqlite3_open %.160s: %.80s", s->file, sc->h ? sqlite3_errmsg(sc->h) : "?");
+        CL_ENGINE_ERRF(c->err, "sqlite3_open %.160s: %.80s", s->file, sc->h ? sqlite3_errmsg(sc->h) : "?");
         goto fail;
     }
     sqlite3_busy_handler(sc->h, busy_handler, NULL);
     snprintf(sql, sizeof sql, "PRAGMA synchronous=%s", s->synchronous);
     if (exec(sc->h, sql, c->err, sizeof c->err))
         goto fail;
-    if (c->db->cfg->given[K_CACHE]) {
-        snprintf(sql, sizeof sql, "PRAGMA cache_size=-%llu", (unsigned long long)(c->db->cfg->cache_bytes >> 10));
+    if (cl_engine_given(c->db->cfg, "cache")) {
+        snprintf(sql, sizeof sql, "PRAGMA cache_size=-%llu",
+                 (unsigned long long)(cl_engine_u64(c->db->cfg, "cache") >> 10));
         if (exec(sc->h, sql, c->err, sizeof c->err))
             goto fail;
     }
     sqlite3_wal_hook(sc->h, wal_hook, s);
     static const char *const text[] = {"BEGIN IMMEDIATE", "BEGIN", "COMMIT", "ROLLBACK",
                                        "INSERT OR REPLACE INTO kv(k, v) VALUES (?1, ?2)",
-                                       "SELECT v FROM kv WHERE k = ?1"};
-    sqlite3_stmt **dst[] = {&sc->begin_w, &sc->begin_r, &sc->commit, &sc->rollback, &sc->put, &sc->get};
+                                       "SELECT v FROM kv WHERE k = ?1", "DELETE FROM kv WHERE k = ?1"};
+    sqlite3_stmt **dst[] = {&sc->begin_w, &sc->begin_r, &sc->commit, &sc->rollback, &sc->put, &sc->get, &sc->del};
     for (size_t i = 0; i < sizeof text / sizeof *text; i++)
         if (sqlite3_prepare_v2(sc->h, text[i], -1, dst[i], NULL) != SQLITE_OK) {
-            snprintf(c->err, sizeof c->err, "prepare '%s': %s", text[i], sqlite3_errmsg(sc->h));
+            CL_ENGINE_ERRF(c->err, "prepare '%s': %s", text[i], sqlite3_errmsg(sc->h));
             goto fail;
         }
     c->impl = sc;
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 fail:
     conn_free(sc);
-    return BENCH_ERR;
+    return CL_ENGINE_ERR;
 }
 
-static void sqlite_conn_close(struct bench_conn *c)
+static void sqlite_conn_close(struct cl_engine_conn *c)
 {
     if (c->impl)
         conn_free(c->impl);
     c->impl = NULL;
 }
 
-static int step_done(struct bench_conn *c, sqlite3_stmt *st, const char *what)
+static int step_done(struct cl_engine_conn *c, sqlite3_stmt *st, const char *what)
 {
     struct sconn *sc = c->impl;
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) {
-        snprintf(c->err, sizeof c->err, "%s: %s", what, sqlite3_errmsg(sc->h));
-        return BENCH_ERR;
+        CL_ENGINE_ERRF(c->err, "%s: %s", what, sqlite3_errmsg(sc->h));
+        return CL_ENGINE_ERR;
     }
-    return BENCH_OK;
+    return CL_ENGINE_OK;
 }
 
-static int sqlite_begin(struct bench_conn *c, int rdonly)
+static int sqlite_begin(struct cl_engine_conn *c, int rdonly)
 {
     struct sconn *sc = c->impl;
     return step_done(c, rdonly ? sc->begin_r : sc->begin_w, rdonly ? "BEGIN" : "BEGIN IMMEDIATE");
 }
 
-static int sqlite_put(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl)
+static int sqlite_put(struct cl_engine_conn *c, const void *k, size_t kl, const void *v, size_t vl)
 {
     struct sconn *sc = c->impl;
     sqlite3_bind_blob(sc->put, 1, k, (int)kl, SQLITE_STATIC);
@@ -245,7 +261,7 @@ static int sqlite_put(struct bench_conn *c, const void *k, size_t kl, const void
     return step_done(c, sc->put, "INSERT");
 }
 
-static int sqlite_get(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
+static int sqlite_get(struct cl_engine_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
 {
     struct sconn *sc = c->impl;
     sqlite3_bind_blob(sc->get, 1, k, (int)kl, SQLITE_STATIC);
@@ -256,16 +272,26 @@ static int sqlite_get(struct bench_conn *c, const void *k, size_t kl, void *buf,
         memcpy(buf, v, n < cap ? n : cap);
         *vl = n;
         sqlite3_reset(sc->get);
-        return BENCH_OK;
+        return CL_ENGINE_OK;
     }
     sqlite3_reset(sc->get);
     if (rc == SQLITE_DONE)
-        return BENCH_NOTFOUND;
-    snprintf(c->err, sizeof c->err, "SELECT: %s", sqlite3_errmsg(sc->h));
-    return BENCH_ERR;
+        return CL_ENGINE_NOTFOUND;
+    CL_ENGINE_ERRF(c->err, "SELECT: %s", sqlite3_errmsg(sc->h));
+    return CL_ENGINE_ERR;
 }
 
-static int sqlite_commit(struct bench_conn *c)
+static int sqlite_del(struct cl_engine_conn *c, const void *k, size_t kl)
+{
+    struct sconn *sc = c->impl;
+    sqlite3_bind_blob(sc->del, 1, k, (int)kl, SQLITE_STATIC);
+    int rc = step_done(c, sc->del, "DELETE");
+    if (rc == CL_ENGINE_OK && sqlite3_changes(sc->h) == 0)
+        return CL_ENGINE_NOTFOUND;
+    return rc;
+}
+
+static int sqlite_commit(struct cl_engine_conn *c)
 {
     struct sconn *sc = c->impl;
     int rc = step_done(c, sc->commit, "COMMIT");
@@ -274,17 +300,16 @@ static int sqlite_commit(struct bench_conn *c)
     return rc;
 }
 
-static void sqlite_abort(struct bench_conn *c)
+static void sqlite_abort(struct cl_engine_conn *c)
 {
     struct sconn *sc = c->impl;
     if (!sqlite3_get_autocommit(sc->h))
         step_done(c, sc->rollback, "ROLLBACK");
 }
 
-static void sqlite_stats(struct bench_db *db, struct bench_engine_stats *st)
+static void sqlite_stats(struct cl_engine_db *db, struct cl_engine_stats *st)
 {
     struct sdb *s = db->impl;
-    memset(st, 0xff, sizeof *st);
     st->checkpoints = __atomic_load_n(&s->checkpoints, __ATOMIC_RELAXED);
     st->checkpoint_pause_us = __atomic_load_n(&s->pause_us, __ATOMIC_RELAXED);
 }
@@ -294,9 +319,11 @@ static const char *sqlite_version(void)
     return sqlite3_libversion();
 }
 
-const struct bench_driver bench_driver_sqlite = {
+const struct cl_engine_plugin bench_plugin_sqlite = {
+    .abi_version = CL_ENGINE_ABI_VERSION,
+    .size = sizeof(struct cl_engine_plugin),
     .name = "sqlite",
-    .built = 1,
+    .flags = CL_ENGINE_RMW, /* BEGIN IMMEDIATE: one writer at a time */
     .accepts = sqlite_accepts,
     .no_why = "no SQLite setting maps to it",
     .notes = "WAL mode, one connection per client, BEGIN IMMEDIATE with a busy handler;\n"
@@ -310,6 +337,7 @@ const struct bench_driver bench_driver_sqlite = {
     .begin = sqlite_begin,
     .put = sqlite_put,
     .get = sqlite_get,
+    .del = sqlite_del,
     .commit = sqlite_commit,
     .abort = sqlite_abort,
     .stats = sqlite_stats,
@@ -318,9 +346,10 @@ const struct bench_driver bench_driver_sqlite = {
 
 #else /* !CL_HAVE_SQLITE */
 
-const struct bench_driver bench_driver_sqlite = {
+const struct cl_engine_plugin bench_plugin_sqlite = {
+    .abi_version = CL_ENGINE_ABI_VERSION,
+    .size = sizeof(struct cl_engine_plugin),
     .name = "sqlite",
-    .built = 0,
     .notes = "not built: install libsqlite3-dev and rebuild",
 };
 

@@ -1,0 +1,1096 @@
+/*
+ * cut_journal.c -- the committing side of `commitlab crash --mode cut`: an
+ * undo journal of every file call a process makes in its database
+ * directory, from which the parent rolls the directory back to its last
+ * synced state after killing it (the format: cut_journal.h; the rollback:
+ * bench/crash/crash_cut.c).
+ *
+ * The engines are shared libraries linked into this program (commitlab is
+ * linked in whole), so the program's definitions of the file calls bind
+ * first (ELF interposition), as sync_latency.c's do for the writes and
+ * syncs, whose hooks are here.  This file defines the calls that change
+ * names and sizes, and the ones a cut cannot model, which it refuses:
+ *   open, open64, openat, openat64, __open_2, __open64_2, __openat_2,
+ *   __openat64_2, creat, creat64 (with O_CREAT or O_TRUNC), fopen, fopen64,
+ *   fdopen, ftruncate, ftruncate64, fallocate, fallocate64, rename,
+ *   renameat, renameat2, unlink, unlinkat, link, linkat, mkdir, mkdirat,
+ *   rmdir, mmap, mmap64 (shared and writable), copy_file_range, sendfile,
+ *   sendfile64, splice.
+ * Until bench_cut_arm, each is the real call behind one atomic load.
+ *
+ * The model (POSIX's rule, stricter than ext4's): a file's bytes and size
+ * are durable once an fsync or fdatasync of it returns, and a range once
+ * an O_DSYNC/O_SYNC or RWF_DSYNC write of it returns; a name (created,
+ * renamed, unlinked, a directory made or removed) once its directory's
+ * fsync returns.  So before a call changes bytes that are durable, their
+ * old contents go into an undo record (each byte once per sync: the
+ * ranges already recorded since the file's last sync are "covered"); a
+ * write beyond the synced size is recorded as a hole without its bytes;
+ * and every change of a name is recorded before it is made.
+ *
+ * Invariants: a file's undo records and its write are made under its own
+ * lock, and a sync takes its snapshot under that lock, so no write to the
+ * file is half done when the snapshot is taken; every change of a name is
+ * made under one lock, which a directory's sync takes its snapshot under.
+ * Locks nest names -> file -> journal.  A record is whole in the journal
+ * before the call it describes runs.  Anything this file cannot journal
+ * (a call it does not model, the journal's bound, a failing journal)
+ * ends the process with SIGKILL after a record saying why, so a run that
+ * could not be journaled is never checked as if it had been.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "cut_journal.h"
+
+#define CUT_MAX_FILES 4096
+#define CUT_MAX_DIRS 256
+#define CUT_SLOTS 8192 /* a power of two, at least twice CUT_MAX_FILES */
+#define CUT_CHUNK (1u << 20)
+
+struct cut_iv {
+    uint64_t a, b;
+};
+
+struct cut_file {
+    uint32_t id;
+    dev_t dev;
+    ino_t ino;
+    pthread_mutex_t mu;
+    uint64_t synced;     /* the size a cut returns the file to, as this process knows it */
+    struct cut_iv *cov;  /* ranges recorded since the last sync, sorted, disjoint */
+    size_t ncov, capcov;
+    int rfd;             /* reads the old bytes (never O_DIRECT) */
+    int mapped;          /* mapped shared and writable */
+};
+
+struct cut_dir {
+    uint32_t id;
+    dev_t dev;
+    ino_t ino;
+    char *rel; /* below the database directory; "" for itself */
+};
+
+static _Atomic int armed;
+static pthread_mutex_t names_mu = PTHREAD_MUTEX_INITIALIZER, jmu = PTHREAD_MUTEX_INITIALIZER,
+                       table_mu = PTHREAD_MUTEX_INITIALIZER;
+static int jfd = -1, jdirfd = -1;
+static uint64_t next_seq = 1, jbytes, jmax;
+static struct cut_file *files[CUT_MAX_FILES + 1];
+static _Atomic(struct cut_file *) slots[CUT_SLOTS];
+static _Atomic uint32_t nfiles;
+static struct cut_dir dirs[CUT_MAX_DIRS + 1];
+static _Atomic uint32_t ndirs;
+
+/* ---- the real calls --------------------------------------------------------- */
+
+static int (*real_openat)(int, const char *, int, ...);
+static FILE *(*real_fopen)(const char *, const char *);
+static FILE *(*real_fdopen)(int, const char *);
+static int (*real_ftruncate)(int, off_t);
+static int (*real_fallocate)(int, int, off_t, off_t);
+static int (*real_renameat2)(int, const char *, int, const char *, unsigned);
+static int (*real_unlinkat)(int, const char *, int);
+static int (*real_linkat)(int, const char *, int, const char *, int);
+static int (*real_mkdirat)(int, const char *, mode_t);
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static ssize_t (*real_copy_file_range)(int, off_t *, int, off_t *, size_t, unsigned);
+static ssize_t (*real_sendfile)(int, int, off_t *, size_t);
+static ssize_t (*real_splice)(int, off_t *, int, off_t *, size_t, unsigned);
+static ssize_t (*real_writev)(int, const struct iovec *, int);
+
+__attribute__((constructor)) static void cut_resolve(void)
+{
+    real_openat = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat");
+    real_fopen = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen");
+    real_fdopen = (FILE * (*)(int, const char *)) dlsym(RTLD_NEXT, "fdopen");
+    real_ftruncate = (int (*)(int, off_t))dlsym(RTLD_NEXT, "ftruncate");
+    real_fallocate = (int (*)(int, int, off_t, off_t))dlsym(RTLD_NEXT, "fallocate");
+    real_renameat2 = (int (*)(int, const char *, int, const char *, unsigned))dlsym(RTLD_NEXT, "renameat2");
+    real_unlinkat = (int (*)(int, const char *, int))dlsym(RTLD_NEXT, "unlinkat");
+    real_linkat = (int (*)(int, const char *, int, const char *, int))dlsym(RTLD_NEXT, "linkat");
+    real_mkdirat = (int (*)(int, const char *, mode_t))dlsym(RTLD_NEXT, "mkdirat");
+    real_mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+    real_copy_file_range =
+        (ssize_t(*)(int, off_t *, int, off_t *, size_t, unsigned))dlsym(RTLD_NEXT, "copy_file_range");
+    real_sendfile = (ssize_t(*)(int, int, off_t *, size_t))dlsym(RTLD_NEXT, "sendfile");
+    real_splice = (ssize_t(*)(int, off_t *, int, off_t *, size_t, unsigned))dlsym(RTLD_NEXT, "splice");
+    real_writev = (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "writev");
+}
+#define RESOLVED(p) ((p) ? (void)0 : cut_resolve())
+
+int bench_cut_armed(void) { return atomic_load_explicit(&armed, memory_order_acquire); }
+
+/* ---- the journal ------------------------------------------------------------ */
+
+static __attribute__((noreturn)) void die(void)
+{
+    raise(SIGKILL);
+    for (;;)
+        pause();
+}
+
+static int write_all(int fd, struct iovec *iov, int n)
+{
+    while (n > 0) {
+        ssize_t w = real_writev(fd, iov, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        while (n > 0 && (size_t)w >= iov->iov_len) {
+            w -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
+    }
+    return 0;
+}
+
+/* Appends one record (payload p1 then p2); its sequence number.  Past the
+ * bound: an overflow record, and the process ends.  bounded 0: the record
+ * is written whatever the bound (what says why the process ends). */
+static uint64_t jappend_b(int bounded, uint16_t type, uint16_t flags, uint32_t id, uint32_t id2, uint64_t a,
+                          uint64_t b, uint64_t c, const void *p1, size_t n1, const void *p2, size_t n2)
+{
+    struct cut_rec r = {.magic = CUT_MAGIC, .type = type, .flags = flags, .id = id, .id2 = id2, .a = a, .b = b, .c = c};
+    r.len = (uint32_t)(sizeof r + n1 + n2);
+    pthread_mutex_lock(&jmu);
+    if (bounded && jbytes + r.len > jmax) {
+        uint64_t need = jbytes + r.len;
+        pthread_mutex_unlock(&jmu);
+        jappend_b(0, CUT_OVERFLOW, 0, 0, 0, jmax, need, 0, NULL, 0, NULL, 0);
+        die();
+    }
+    r.seq = next_seq++;
+    uint64_t h = cut_hash(&r, sizeof r, CUT_HASH_SEED);
+    if (n1)
+        h = cut_hash(p1, n1, h);
+    if (n2)
+        h = cut_hash(p2, n2, h);
+    r.hash = h;
+    struct iovec iov[3] = {{&r, sizeof r}, {(void *)p1, n1}, {(void *)p2, n2}};
+    if (write_all(jfd, iov, 1 + (n1 > 0) + (n2 > 0)))
+        die(); /* nothing can be recorded any more: the parent sees a process that died by itself */
+    jbytes += r.len;
+    pthread_mutex_unlock(&jmu);
+    return r.seq;
+}
+#define jappend(...) jappend_b(1, __VA_ARGS__)
+
+static uint64_t snapshot(void)
+{
+    pthread_mutex_lock(&jmu);
+    uint64_t s = next_seq;
+    pthread_mutex_unlock(&jmu);
+    return s;
+}
+
+static __attribute__((format(printf, 1, 2), noreturn)) void unsupported(const char *fmt, ...)
+{
+    char text[400];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof text)
+        n = sizeof text - 1;
+    jappend_b(0, CUT_UNSUPPORTED, 0, 0, 0, 0, 0, 0, text, (size_t)n, NULL, 0);
+    die();
+}
+
+/* ---- what is tracked ------------------------------------------------------------ */
+
+static size_t slot_of(dev_t dev, ino_t ino)
+{
+    uint64_t h = ((uint64_t)dev * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)ino * 0xc2b2ae3d27d4eb4full);
+    return (size_t)(h >> 20) & (CUT_SLOTS - 1);
+}
+
+static struct cut_file *file_find(dev_t dev, ino_t ino)
+{
+    for (size_t i = slot_of(dev, ino);; i = (i + 1) & (CUT_SLOTS - 1)) {
+        struct cut_file *f = atomic_load_explicit(&slots[i], memory_order_acquire);
+        if (!f)
+            return NULL;
+        if (f->dev == dev && f->ino == ino)
+            return f;
+    }
+}
+
+static struct cut_file *fd_file(int fd, struct stat *st)
+{
+    struct stat s;
+    if (!st)
+        st = &s;
+    if (fd < 0 || fstat(fd, st) || !S_ISREG(st->st_mode))
+        return NULL;
+    return file_find(st->st_dev, st->st_ino);
+}
+
+static struct cut_dir *dir_find(dev_t dev, ino_t ino)
+{
+    uint32_t n = atomic_load_explicit(&ndirs, memory_order_acquire);
+    for (uint32_t i = 1; i <= n; i++)
+        if (dirs[i].dev == dev && dirs[i].ino == ino)
+            return &dirs[i];
+    return NULL;
+}
+
+/* Tracks the regular file st, which the name src (relative to srcfd, or
+ * "" with srcfd an open descriptor of it) reaches: a hard link to it in the
+ * journal's directory, a descriptor to read its old bytes, a record. */
+static struct cut_file *track_file(int srcfd, const char *src, const struct stat *st, uint64_t synced)
+{
+    char name[32], proc[64];
+    pthread_mutex_lock(&table_mu);
+    struct cut_file *f = file_find(st->st_dev, st->st_ino);
+    if (f) {
+        pthread_mutex_unlock(&table_mu);
+        return f;
+    }
+    uint32_t id = atomic_load(&nfiles) + 1;
+    if (id > CUT_MAX_FILES)
+        unsupported("more than %d files in the database directory", CUT_MAX_FILES);
+    snprintf(name, sizeof name, "f%u", id);
+    int rc;
+    if (!*src) {
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", srcfd);
+        rc = real_linkat(AT_FDCWD, proc, jdirfd, name, AT_SYMLINK_FOLLOW);
+    } else {
+        rc = real_linkat(srcfd, src, jdirfd, name, 0);
+    }
+    if (rc)
+        unsupported("link: a file of the database directory into the journal's directory: %s", strerror(errno));
+    f = calloc(1, sizeof *f);
+    if (!f)
+        unsupported("out of memory");
+    f->id = id;
+    f->dev = st->st_dev;
+    f->ino = st->st_ino;
+    f->synced = synced;
+    pthread_mutex_init(&f->mu, NULL);
+    f->rfd = real_openat(jdirfd, name, O_RDONLY | O_CLOEXEC);
+    if (f->rfd < 0)
+        unsupported("open %s in the journal's directory: %s", name, strerror(errno));
+    jappend(CUT_FILE, 0, id, 0, (uint64_t)st->st_dev, (uint64_t)st->st_ino, synced, NULL, 0, NULL, 0);
+    files[id] = f;
+    size_t i = slot_of(f->dev, f->ino);
+    while (atomic_load(&slots[i]))
+        i = (i + 1) & (CUT_SLOTS - 1);
+    atomic_store_explicit(&slots[i], f, memory_order_release);
+    atomic_store(&nfiles, id);
+    pthread_mutex_unlock(&table_mu);
+    return f;
+}
+
+static struct cut_dir *track_dir(const struct stat *st, const char *rel)
+{
+    pthread_mutex_lock(&table_mu);
+    struct cut_dir *d = dir_find(st->st_dev, st->st_ino);
+    if (!d) {
+        uint32_t id = atomic_load(&ndirs) + 1;
+        if (id > CUT_MAX_DIRS)
+            unsupported("more than %d directories in the database directory", CUT_MAX_DIRS);
+        d = &dirs[id];
+        d->id = id;
+        d->dev = st->st_dev;
+        d->ino = st->st_ino;
+        if (!(d->rel = strdup(rel)))
+            unsupported("out of memory");
+        jappend(CUT_DIR, 0, id, 0, (uint64_t)st->st_dev, (uint64_t)st->st_ino, 0, rel, strlen(rel), NULL, 0);
+        atomic_store_explicit(&ndirs, id, memory_order_release);
+    }
+    pthread_mutex_unlock(&table_mu);
+    return d;
+}
+
+/* ---- covered ranges ------------------------------------------------------------ */
+
+static void cov_reserve(struct cut_file *f, size_t n)
+{
+    if (n <= f->capcov)
+        return;
+    size_t cap = f->capcov ? f->capcov * 2 : 16;
+    while (cap < n)
+        cap *= 2;
+    struct cut_iv *v = realloc(f->cov, cap * sizeof *v);
+    if (!v)
+        unsupported("out of memory");
+    f->cov = v;
+    f->capcov = cap;
+}
+
+/* Removes [a, b) from the covered ranges. */
+static void cov_remove(struct cut_file *f, uint64_t a, uint64_t b)
+{
+    struct cut_iv *v = f->cov;
+    size_t n = f->ncov, i = 0;
+    while (i < n && v[i].b <= a)
+        i++;
+    if (i == n || v[i].a >= b)
+        return;
+    if (v[i].a < a && v[i].b > b) { /* [a, b) inside one range: split it */
+        cov_reserve(f, n + 1);
+        v = f->cov;
+        memmove(&v[i + 2], &v[i + 1], (n - i - 1) * sizeof *v);
+        v[i + 1] = (struct cut_iv){b, v[i].b};
+        v[i].b = a;
+        f->ncov = n + 1;
+        return;
+    }
+    if (v[i].a < a)
+        v[i++].b = a;
+    size_t j = i;
+    while (j < n && v[j].b <= b)
+        j++;
+    if (j < n && v[j].a < b)
+        v[j].a = b;
+    memmove(&v[i], &v[j], (n - j) * sizeof *v);
+    f->ncov = n - (j - i);
+}
+
+/* Adds [a, b), merging. */
+static void cov_add(struct cut_file *f, uint64_t a, uint64_t b)
+{
+    cov_remove(f, a, b);
+    cov_reserve(f, f->ncov + 1);
+    struct cut_iv *v = f->cov;
+    size_t i = 0;
+    while (i < f->ncov && v[i].b <= a)
+        i++;
+    memmove(&v[i + 1], &v[i], (f->ncov - i) * sizeof *v);
+    v[i] = (struct cut_iv){a, b};
+    f->ncov++;
+    if (i + 1 < f->ncov && v[i + 1].a == b) { /* merge with the touching neighbours */
+        v[i].b = v[i + 1].b;
+        memmove(&v[i + 1], &v[i + 2], (f->ncov - i - 2) * sizeof *v);
+        f->ncov--;
+    }
+    if (i > 0 && v[i - 1].b == a) {
+        v[i - 1].b = v[i].b;
+        memmove(&v[i], &v[i + 1], (f->ncov - i - 1) * sizeof *v);
+        f->ncov--;
+    }
+}
+
+/* Records what the synced state had in [x, y), none of it covered. */
+static void record_gap(struct cut_file *f, uint64_t x, uint64_t y)
+{
+    if (x < f->synced) {
+        uint64_t e = y < f->synced ? y : f->synced;
+        size_t cap = e - x < CUT_CHUNK ? (size_t)(e - x) : CUT_CHUNK;
+        unsigned char *buf = malloc(cap);
+        if (!buf)
+            unsupported("out of memory");
+        for (uint64_t p = x; p < e;) {
+            size_t n = e - p < cap ? (size_t)(e - p) : cap, got = 0;
+            while (got < n) {
+                ssize_t r = pread(f->rfd, buf + got, n - got, (off_t)(p + got));
+                if (r < 0 && errno == EINTR)
+                    continue;
+                if (r < 0)
+                    unsupported("pread of the old bytes of a file of the database directory: %s", strerror(errno));
+                if (r == 0)
+                    break;
+                got += (size_t)r;
+            }
+            memset(buf + got, 0, n - got); /* beyond the end: what a cut-back file reads */
+            jappend(CUT_UNDO, 0, f->id, 0, p, n, f->synced, buf, n, NULL, 0);
+            p += n;
+        }
+        free(buf);
+        x = e;
+    }
+    if (y > x)
+        jappend(CUT_UNDO, CUT_F_ZERO, f->id, 0, x, y - x, f->synced, NULL, 0, NULL, 0);
+}
+
+/* Before [a, b) of f changes: its synced contents, where not yet recorded. */
+static void record_change(struct cut_file *f, uint64_t a, uint64_t b)
+{
+    if (a >= b)
+        return;
+    uint64_t x = a;
+    for (size_t i = 0; i < f->ncov && x < b; i++) {
+        struct cut_iv c = f->cov[i];
+        if (c.b <= x)
+            continue;
+        if (c.a >= b)
+            break;
+        if (c.a > x)
+            record_gap(f, x, c.a);
+        x = c.b;
+    }
+    if (x < b)
+        record_gap(f, x, b);
+    cov_add(f, a, b);
+}
+
+/* ---- the hooks of sync_latency.c's writes and syncs ------------------------------------ */
+
+void bench_cut_write_begin(int fd, int64_t off, size_t n, int rwf, struct bench_cut_op *op)
+{
+    struct stat st;
+    memset(op, 0, sizeof *op);
+    if (!bench_cut_armed() || n == 0)
+        return;
+    struct cut_file *f = fd_file(fd, &st);
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->mu);
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0)
+        fl = 0;
+    if ((fl & O_APPEND) || (rwf & RWF_APPEND)) {
+        if (fstat(fd, &st) == 0)
+            off = st.st_size;
+    } else if (off < 0) {
+        off = lseek(fd, 0, SEEK_CUR);
+    }
+    if (off < 0)
+        unsupported("write: the offset of a file of the database directory: %s", strerror(errno));
+    op->dsync = (fl & O_DSYNC) || (rwf & (RWF_DSYNC | RWF_SYNC));
+    if (op->dsync && f->mapped)
+        unsupported("an O_DSYNC write to a file that is mapped shared and writable (file %u)", f->id);
+    record_change(f, (uint64_t)off, (uint64_t)off + n);
+    op->file = f;
+    op->off = (uint64_t)off;
+    op->n = n;
+}
+
+void bench_cut_write_end(struct bench_cut_op *op, ssize_t rc)
+{
+    struct cut_file *f = op->file;
+    if (!f)
+        return;
+    if (rc > 0 && op->dsync) {
+        jappend(CUT_DSYNC, 0, f->id, 0, op->off, (uint64_t)rc, 0, NULL, 0, NULL, 0);
+        cov_remove(f, op->off, op->off + (uint64_t)rc);
+        if (op->off + (uint64_t)rc > f->synced)
+            f->synced = op->off + (uint64_t)rc;
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
+void bench_cut_sync_begin(int fd, struct bench_cut_op *op)
+{
+    struct stat st;
+    memset(op, 0, sizeof *op);
+    if (!bench_cut_armed() || fd < 0 || fstat(fd, &st))
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        struct cut_dir *d = dir_find(st.st_dev, st.st_ino);
+        if (!d)
+            return;
+        pthread_mutex_lock(&names_mu);
+        op->snap = snapshot();
+        pthread_mutex_unlock(&names_mu);
+        op->dir = d;
+        return;
+    }
+    struct cut_file *f = S_ISREG(st.st_mode) ? file_find(st.st_dev, st.st_ino) : NULL;
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->mu);
+    if (f->mapped)
+        unsupported("fsync of a file written through a shared writable mapping (file %u): the cut cannot see what "
+                    "the mapping wrote",
+                    f->id);
+    if (fstat(fd, &st) == 0) {
+        op->snap = snapshot();
+        op->size = (uint64_t)st.st_size;
+        op->file = f;
+        /* From here the file's writes are recorded afresh: if the sync
+         * succeeds what it covers is durable; if it fails, the records
+         * before it still lead back to the older synced state. */
+        f->synced = op->size;
+        f->ncov = 0;
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
+void bench_cut_sync_end(struct bench_cut_op *op, int rc)
+{
+    if (rc != 0)
+        return;
+    if (op->dir)
+        jappend(CUT_DIRSYNC, 0, ((struct cut_dir *)op->dir)->id, 0, op->snap, 0, 0, NULL, 0, NULL, 0);
+    else if (op->file)
+        jappend(CUT_SYNC, 0, ((struct cut_file *)op->file)->id, 0, op->snap, op->size, 0, NULL, 0, NULL, 0);
+}
+
+/* The mapping of this process that holds addr, from /proc/self/maps. */
+static int mapping_of(const void *addr, dev_t *dev, ino_t *ino, int *shared_writable)
+{
+    int fd = real_openat(AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    FILE *m = real_fdopen(fd, "r");
+    if (!m) {
+        close(fd);
+        return -1;
+    }
+    char line[4400];
+    int found = -1;
+    uintptr_t p = (uintptr_t)addr;
+    while (found < 0 && fgets(line, sizeof line, m)) {
+        unsigned long lo, hi, off, ma, mi, in;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %lx %lx:%lx %lu", &lo, &hi, perms, &off, &ma, &mi, &in) == 7 && p >= lo &&
+            p < hi) {
+            *dev = makedev(ma, mi);
+            *ino = (ino_t)in;
+            *shared_writable = perms[1] == 'w' && perms[3] == 's';
+            found = 0;
+        }
+    }
+    fclose(m);
+    return found;
+}
+
+void bench_cut_msync(void *addr)
+{
+    dev_t dev;
+    ino_t ino;
+    int sw;
+    if (!bench_cut_armed() || mapping_of(addr, &dev, &ino, &sw))
+        return;
+    struct cut_file *f = file_find(dev, ino);
+    if (f && (sw || f->mapped))
+        unsupported("msync of a file written through a shared writable mapping (file %u): the cut cannot see what "
+                    "the mapping wrote",
+                    f->id);
+}
+
+/* ---- arming ------------------------------------------------------------ */
+
+static int scan(int dfd, const char *rel)
+{
+    int dup_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (!d)
+        return -errno;
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        struct stat st;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW))
+            continue;
+        if (S_ISREG(st.st_mode)) {
+            track_file(dfd, e->d_name, &st, (uint64_t)st.st_size);
+        } else if (S_ISDIR(st.st_mode)) {
+            char sub[4096];
+            snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+            int sfd = real_openat(dfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sfd < 0) {
+                rc = -errno;
+                break;
+            }
+            track_dir(&st, sub);
+            rc = scan(sfd, sub);
+            close(sfd);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Shared writable mappings made before arming, of files now tracked. */
+static void scan_maps(void)
+{
+    int fd = real_openat(AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    FILE *m = fd >= 0 ? real_fdopen(fd, "r") : NULL;
+    if (!m) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    char line[4400];
+    while (fgets(line, sizeof line, m)) {
+        unsigned long lo, hi, off, ma, mi, in;
+        char perms[8];
+        if (sscanf(line, "%lx-%lx %7s %lx %lx:%lx %lu", &lo, &hi, perms, &off, &ma, &mi, &in) != 7 ||
+            perms[1] != 'w' || perms[3] != 's')
+            continue;
+        struct cut_file *f = file_find(makedev(ma, mi), (ino_t)in);
+        if (f && !f->mapped) {
+            f->mapped = 1;
+            jappend(CUT_MAPPED, 0, f->id, 0, 0, 0, 0, NULL, 0, NULL, 0);
+        }
+    }
+    fclose(m);
+}
+
+int bench_cut_arm(const char *dbdir, const char *jdir, uint64_t max, char *err, size_t len)
+{
+    struct stat st;
+    RESOLVED(real_openat);
+    if (bench_cut_armed()) {
+        snprintf(err, len, "the cut's journal is already armed in this process");
+        return -EBUSY;
+    }
+    jmax = max;
+    jdirfd = real_openat(AT_FDCWD, jdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (jdirfd < 0 ||
+        (jfd = real_openat(jdirfd, CUT_JOURNAL_NAME, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644)) < 0) {
+        int e = errno;
+        snprintf(err, len, "%.200s/%s: %s", jdir, CUT_JOURNAL_NAME, strerror(e));
+        return -e;
+    }
+    int dfd = real_openat(AT_FDCWD, dbdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || fstat(dfd, &st)) {
+        int e = errno;
+        snprintf(err, len, "%.200s: %s", dbdir, strerror(e));
+        return -e;
+    }
+    /* What is there now is the durable state a cut goes back to: make it so. */
+    if (syncfs(dfd)) {
+        int e = errno;
+        snprintf(err, len, "syncfs %.200s: %s", dbdir, strerror(e));
+        close(dfd);
+        return -e;
+    }
+    track_dir(&st, "");
+    int rc = scan(dfd, "");
+    close(dfd);
+    if (rc) {
+        snprintf(err, len, "%.200s: %s", dbdir, strerror(-rc));
+        return rc;
+    }
+    scan_maps();
+    atomic_store_explicit(&armed, 1, memory_order_release);
+    return 0;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+/* The tracked directory that holds path's last component (relative to
+ * dirfd), or NULL; *name points at that component inside buf. */
+static struct cut_dir *parent_of(int dirfd, const char *path, char *buf, size_t len, const char **name)
+{
+    struct stat st;
+    if (!path || snprintf(buf, len, "%s", path) >= (int)len)
+        return NULL;
+    size_t n = strlen(buf);
+    while (n > 1 && buf[n - 1] == '/')
+        buf[--n] = 0;
+    char *slash = strrchr(buf, '/');
+    int rc;
+    if (!slash) {
+        *name = buf;
+        rc = dirfd == AT_FDCWD ? stat(".", &st) : fstat(dirfd, &st);
+    } else {
+        *name = slash + 1;
+        if (slash == buf) {
+            rc = stat("/", &st);
+        } else {
+            *slash = 0;
+            rc = fstatat(dirfd, buf, &st, 0);
+            *slash = '/';
+        }
+    }
+    if (rc || !S_ISDIR(st.st_mode) || !**name || !strcmp(*name, ".") || !strcmp(*name, ".."))
+        return NULL;
+    return dir_find(st.st_dev, st.st_ino);
+}
+
+static struct cut_file *existing(int dirfd, const char *path, struct stat *st, int *exists)
+{
+    *exists = fstatat(dirfd, path, st, AT_SYMLINK_NOFOLLOW) == 0;
+    return *exists && S_ISREG(st->st_mode) ? file_find(st->st_dev, st->st_ino) : NULL;
+}
+
+/* The journaled part of opening path with flags: before the real open
+ * (which runs under the lock this takes), and after it with its fd. */
+struct open_op {
+    struct cut_dir *d;
+    struct cut_file *trunc;
+    int created;
+};
+
+static void open_begin(int dirfd, const char *path, int flags, struct open_op *op)
+{
+    char buf[4096];
+    const char *name;
+    struct stat st;
+    int exists;
+    memset(op, 0, sizeof *op);
+    if (!bench_cut_armed())
+        return;
+    if ((flags & O_TMPFILE) == O_TMPFILE && fstatat(dirfd, path, &st, 0) == 0 && dir_find(st.st_dev, st.st_ino))
+        unsupported("open(O_TMPFILE) in the database directory: a file with no name the cut could track");
+    if (!(op->d = parent_of(dirfd, path, buf, sizeof buf, &name)))
+        return;
+    pthread_mutex_lock(&names_mu);
+    struct cut_file *f = existing(dirfd, path, &st, &exists);
+    if (!exists && (flags & O_CREAT)) {
+        jappend(CUT_CREATE, 0, op->d->id, 0, 0, 0, 0, name, strlen(name), NULL, 0);
+        op->created = 1;
+    } else if (exists && S_ISREG(st.st_mode) && !f) {
+        unsupported("open: %s in the database directory was made by a call the cut does not see", name);
+    } else if (f && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
+        pthread_mutex_lock(&f->mu);
+        record_change(f, 0, f->synced);
+        op->trunc = f;
+    }
+}
+
+static void open_end(struct open_op *op, int fd)
+{
+    if (!op->d)
+        return;
+    if (op->trunc)
+        pthread_mutex_unlock(&op->trunc->mu);
+    struct stat st;
+    if (fd >= 0 && op->created && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+        track_file(fd, "", &st, 0);
+    pthread_mutex_unlock(&names_mu);
+}
+
+static int cut_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+    RESOLVED(real_openat);
+    if (!bench_cut_armed())
+        return real_openat(dirfd, path, flags, mode);
+    struct open_op op;
+    open_begin(dirfd, path, flags, &op);
+    int fd = real_openat(dirfd, path, flags, mode);
+    int e = errno;
+    open_end(&op, fd);
+    errno = e;
+    return fd;
+}
+
+#define NEEDS_MODE(fl) (((fl) & O_CREAT) || ((fl) & O_TMPFILE) == O_TMPFILE)
+#define MODE_ARG(fl, mode)                                                                                             \
+    do {                                                                                                               \
+        if (NEEDS_MODE(fl)) {                                                                                          \
+            va_list ap;                                                                                                \
+            va_start(ap, fl);                                                                                          \
+            mode = (mode_t)va_arg(ap, int);                                                                            \
+            va_end(ap);                                                                                                \
+        }                                                                                                              \
+    } while (0)
+
+int open(const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    MODE_ARG(flags, mode);
+    return cut_openat(AT_FDCWD, path, flags, mode);
+}
+int open64(const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    MODE_ARG(flags, mode);
+    return cut_openat(AT_FDCWD, path, flags | O_LARGEFILE, mode);
+}
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    MODE_ARG(flags, mode);
+    return cut_openat(dirfd, path, flags, mode);
+}
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+    mode_t mode = 0;
+    MODE_ARG(flags, mode);
+    return cut_openat(dirfd, path, flags | O_LARGEFILE, mode);
+}
+/* _FORTIFY_SOURCE's forms: open without a mode. */
+int __open_2(const char *path, int flags) { return cut_openat(AT_FDCWD, path, flags, 0); }
+int __open64_2(const char *path, int flags) { return cut_openat(AT_FDCWD, path, flags | O_LARGEFILE, 0); }
+int __openat_2(int dirfd, const char *path, int flags) { return cut_openat(dirfd, path, flags, 0); }
+int __openat64_2(int dirfd, const char *path, int flags) { return cut_openat(dirfd, path, flags | O_LARGEFILE, 0); }
+int creat(const char *path, mode_t mode) { return cut_openat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode); }
+int creat64(const char *path, mode_t mode)
+{
+    return cut_openat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode);
+}
+
+/* stdio: a stream's writes are glibc's own calls, which no definition here
+ * sees.  A stream that only appends ("w", "a") never changes bytes that
+ * are durable: a cut cuts what it wrote back with the file's size.  One
+ * that may overwrite ("r+", "w+", "a+") is refused. */
+static int stdio_flags(const char *mode)
+{
+    if (!mode)
+        return 0;
+    int fl = mode[0] == 'w' ? O_CREAT | O_TRUNC | O_WRONLY : mode[0] == 'a' ? O_CREAT | O_APPEND | O_WRONLY : 0;
+    return strchr(mode, '+') ? -1 : fl;
+}
+
+static FILE *cut_fopen(const char *path, const char *mode)
+{
+    RESOLVED(real_fopen);
+    if (!bench_cut_armed())
+        return real_fopen(path, mode);
+    char buf[4096];
+    const char *name;
+    int fl = stdio_flags(mode);
+    if (parent_of(AT_FDCWD, path, buf, sizeof buf, &name) && fl < 0)
+        unsupported("fopen(\"%s\") of %s in the database directory: a stream that may overwrite", mode, name);
+    struct open_op op;
+    open_begin(AT_FDCWD, path, fl < 0 ? 0 : fl, &op);
+    FILE *f = real_fopen(path, mode);
+    int e = errno;
+    open_end(&op, f ? fileno(f) : -1);
+    errno = e;
+    return f;
+}
+FILE *fopen(const char *path, const char *mode) { return cut_fopen(path, mode); }
+FILE *fopen64(const char *path, const char *mode) { return cut_fopen(path, mode); }
+
+FILE *fdopen(int fd, const char *mode)
+{
+    RESOLVED(real_fdopen);
+    if (bench_cut_armed() && stdio_flags(mode) < 0 && fd_file(fd, NULL))
+        unsupported("fdopen(\"%s\") of a file of the database directory: a stream that may overwrite", mode);
+    return real_fdopen(fd, mode);
+}
+
+static int cut_unlink(int dirfd, const char *path, int flags)
+{
+    RESOLVED(real_unlinkat);
+    char buf[4096];
+    const char *name;
+    struct cut_dir *d;
+    if (!bench_cut_armed() || !(d = parent_of(dirfd, path, buf, sizeof buf, &name)))
+        return real_unlinkat(dirfd, path, flags);
+    struct stat st;
+    int exists;
+    pthread_mutex_lock(&names_mu);
+    struct cut_file *f = existing(dirfd, path, &st, &exists);
+    if (exists && (flags & AT_REMOVEDIR) && S_ISDIR(st.st_mode))
+        jappend(CUT_RMDIR, 0, d->id, 0, 0, 0, 0, name, strlen(name), NULL, 0);
+    else if (exists && !(flags & AT_REMOVEDIR) && f)
+        jappend(CUT_UNLINK, 0, d->id, f->id, 0, 0, 0, name, strlen(name), NULL, 0);
+    else if (exists && !(flags & AT_REMOVEDIR))
+        unsupported("unlink of %s in the database directory, which the cut does not track", name);
+    int rc = real_unlinkat(dirfd, path, flags);
+    int e = errno;
+    pthread_mutex_unlock(&names_mu);
+    errno = e;
+    return rc;
+}
+int unlink(const char *path) { return cut_unlink(AT_FDCWD, path, 0); }
+int unlinkat(int dirfd, const char *path, int flags) { return cut_unlink(dirfd, path, flags); }
+int rmdir(const char *path) { return cut_unlink(AT_FDCWD, path, AT_REMOVEDIR); }
+
+static int cut_rename(int od, const char *op, int nd, const char *np, unsigned flags)
+{
+    RESOLVED(real_renameat2);
+    char b1[4096], b2[4096];
+    const char *on, *nn;
+    struct cut_dir *d1, *d2;
+    if (!bench_cut_armed())
+        return real_renameat2(od, op, nd, np, flags);
+    d1 = parent_of(od, op, b1, sizeof b1, &on);
+    d2 = parent_of(nd, np, b2, sizeof b2, &nn);
+    if (!d1 && !d2)
+        return real_renameat2(od, op, nd, np, flags);
+    if (d1 != d2)
+        unsupported("rename across directories (%s to %s): durable only once both are synced, which the cut does not "
+                    "model",
+                    on, nn);
+    if (flags & RENAME_EXCHANGE)
+        unsupported("renameat2(RENAME_EXCHANGE) in the database directory");
+    struct stat s1, s2;
+    int e1, e2;
+    pthread_mutex_lock(&names_mu);
+    struct cut_file *moved = existing(od, op, &s1, &e1), *replaced = existing(nd, np, &s2, &e2);
+    if (e1 && !moved)
+        unsupported("rename of %s in the database directory: a directory, or a file the cut does not track", on);
+    if (e2 && !replaced && !(flags & RENAME_NOREPLACE))
+        unsupported("rename over %s in the database directory, which the cut does not track", nn);
+    if (moved && moved != replaced)
+        jappend(CUT_RENAME, 0, d1->id, 0, moved->id, replaced && !(flags & RENAME_NOREPLACE) ? replaced->id : 0, 0, on,
+                strlen(on) + 1, nn, strlen(nn));
+    int rc = real_renameat2(od, op, nd, np, flags);
+    int e = errno;
+    pthread_mutex_unlock(&names_mu);
+    errno = e;
+    return rc;
+}
+int rename(const char *o, const char *n) { return cut_rename(AT_FDCWD, o, AT_FDCWD, n, 0); }
+int renameat(int od, const char *o, int nd, const char *n) { return cut_rename(od, o, nd, n, 0); }
+int renameat2(int od, const char *o, int nd, const char *n, unsigned flags) { return cut_rename(od, o, nd, n, flags); }
+
+static int cut_link(int od, const char *op, int nd, const char *np, int flags)
+{
+    RESOLVED(real_linkat);
+    char buf[4096];
+    const char *name;
+    struct cut_dir *d;
+    if (!bench_cut_armed() || !(d = parent_of(nd, np, buf, sizeof buf, &name)))
+        return real_linkat(od, op, nd, np, flags);
+    struct stat st;
+    int exists;
+    pthread_mutex_lock(&names_mu);
+    if (!existing(od, op, &st, &exists) && exists)
+        unsupported("link of a file the cut does not track into the database directory (%s)", name);
+    existing(nd, np, &st, &exists);
+    if (!exists)
+        jappend(CUT_CREATE, 0, d->id, 0, 0, 0, 0, name, strlen(name), NULL, 0);
+    int rc = real_linkat(od, op, nd, np, flags);
+    int e = errno;
+    pthread_mutex_unlock(&names_mu);
+    errno = e;
+    return rc;
+}
+int link(const char *o, const char *n) { return cut_link(AT_FDCWD, o, AT_FDCWD, n, 0); }
+int linkat(int od, const char *o, int nd, const char *n, int flags) { return cut_link(od, o, nd, n, flags); }
+
+static int cut_mkdir(int dirfd, const char *path, mode_t mode)
+{
+    RESOLVED(real_mkdirat);
+    char buf[4096];
+    const char *name;
+    struct cut_dir *d;
+    if (!bench_cut_armed() || !(d = parent_of(dirfd, path, buf, sizeof buf, &name)))
+        return real_mkdirat(dirfd, path, mode);
+    struct stat st;
+    int exists;
+    pthread_mutex_lock(&names_mu);
+    existing(dirfd, path, &st, &exists);
+    if (!exists)
+        jappend(CUT_MKDIR, 0, d->id, 0, 0, 0, 0, name, strlen(name), NULL, 0);
+    int rc = real_mkdirat(dirfd, path, mode);
+    int e = errno;
+    if (rc == 0 && fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        char rel[4096];
+        snprintf(rel, sizeof rel, "%s%s%s", d->rel, *d->rel ? "/" : "", name);
+        track_dir(&st, rel);
+    }
+    pthread_mutex_unlock(&names_mu);
+    errno = e;
+    return rc;
+}
+int mkdir(const char *path, mode_t mode) { return cut_mkdir(AT_FDCWD, path, mode); }
+int mkdirat(int dirfd, const char *path, mode_t mode) { return cut_mkdir(dirfd, path, mode); }
+
+/* ---- sizes ------------------------------------------------------------ */
+
+static int cut_ftruncate(int fd, off_t size)
+{
+    RESOLVED(real_ftruncate);
+    struct cut_file *f;
+    if (!bench_cut_armed() || size < 0 || !(f = fd_file(fd, NULL)))
+        return real_ftruncate(fd, size);
+    pthread_mutex_lock(&f->mu);
+    if ((uint64_t)size < f->synced)
+        record_change(f, (uint64_t)size, f->synced);
+    int rc = real_ftruncate(fd, size);
+    int e = errno;
+    pthread_mutex_unlock(&f->mu);
+    errno = e;
+    return rc;
+}
+int ftruncate(int fd, off_t size) { return cut_ftruncate(fd, size); }
+int ftruncate64(int fd, off_t size) { return cut_ftruncate(fd, size); }
+
+static int cut_fallocate(int fd, int mode, off_t off, off_t len)
+{
+    RESOLVED(real_fallocate);
+    struct stat st;
+    struct cut_file *f;
+    if (!bench_cut_armed() || off < 0 || len <= 0 || !(f = fd_file(fd, &st)))
+        return real_fallocate(fd, mode, off, len);
+    if (mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE))
+        unsupported("fallocate(%s) on a file of the database directory: it moves bytes",
+                    mode & FALLOC_FL_COLLAPSE_RANGE ? "FALLOC_FL_COLLAPSE_RANGE" : "FALLOC_FL_INSERT_RANGE");
+    if (!(mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)))
+        return real_fallocate(fd, mode, off, len); /* allocates: no byte changes, the size a cut cuts back */
+    pthread_mutex_lock(&f->mu);
+    if (fstat(fd, &st) == 0) {
+        uint64_t end = (uint64_t)off + (uint64_t)len;
+        if (end > (uint64_t)st.st_size)
+            end = (uint64_t)st.st_size; /* beyond the end nothing is seen to change */
+        record_change(f, (uint64_t)off, end);
+    }
+    int rc = real_fallocate(fd, mode, off, len);
+    int e = errno;
+    pthread_mutex_unlock(&f->mu);
+    errno = e;
+    return rc;
+}
+int fallocate(int fd, int mode, off_t off, off_t len) { return cut_fallocate(fd, mode, off, len); }
+int fallocate64(int fd, int mode, off_t off, off_t len) { return cut_fallocate(fd, mode, off, len); }
+
+/* ---- what a cut cannot model ------------------------------------------------------------ */
+
+static void *cut_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    RESOLVED(real_mmap);
+    struct cut_file *f;
+    if (bench_cut_armed() && fd >= 0 && (prot & PROT_WRITE) && (flags & MAP_SHARED) && (f = fd_file(fd, NULL))) {
+        /* Shared memory in a file (LMDB's lock.mdb, SQLite's -shm) is
+         * written through the mapping and never synced; the engines rebuild
+         * it at their next open.  A mapped file that is then synced is
+         * refused (bench_cut_sync_begin, bench_cut_msync). */
+        pthread_mutex_lock(&f->mu);
+        if (!f->mapped) {
+            f->mapped = 1;
+            jappend(CUT_MAPPED, 0, f->id, 0, 0, 0, 0, NULL, 0, NULL, 0);
+        }
+        pthread_mutex_unlock(&f->mu);
+    }
+    return real_mmap(addr, len, prot, flags, fd, off);
+}
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    return cut_mmap(addr, len, prot, flags, fd, off);
+}
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+    return cut_mmap(addr, len, prot, flags, fd, off);
+}
+
+ssize_t copy_file_range(int in, off_t *oin, int out, off_t *oout, size_t n, unsigned flags)
+{
+    RESOLVED(real_copy_file_range);
+    if (bench_cut_armed() && fd_file(out, NULL))
+        unsupported("copy_file_range into a file of the database directory");
+    return real_copy_file_range(in, oin, out, oout, n, flags);
+}
+
+static ssize_t cut_sendfile(int out, int in, off_t *off, size_t n)
+{
+    RESOLVED(real_sendfile);
+    if (bench_cut_armed() && fd_file(out, NULL))
+        unsupported("sendfile into a file of the database directory");
+    return real_sendfile(out, in, off, n);
+}
+ssize_t sendfile(int out, int in, off_t *off, size_t n) { return cut_sendfile(out, in, off, n); }
+ssize_t sendfile64(int out, int in, off_t *off, size_t n) { return cut_sendfile(out, in, off, n); }
+
+ssize_t splice(int in, off_t *oin, int out, off_t *oout, size_t n, unsigned flags)
+{
+    RESOLVED(real_splice);
+    if (bench_cut_armed() && fd_file(out, NULL))
+        unsupported("splice into a file of the database directory");
+    return real_splice(in, oin, out, oout, n, flags);
+}

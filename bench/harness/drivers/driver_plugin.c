@@ -1,0 +1,695 @@
+/*
+ * driver_plugin.c -- the one adapter from the engine plugin ABI
+ * (bench/plugin/commitlab_engine.h) to the harness's driver table
+ * (driver.h), and the loader of plugins from shared libraries.
+ *
+ * bench_plugin_adapt checks a table -- its ABI version and size, every
+ * member it must have, every row of what it accepts against the table of
+ * knobs -- and fills a struct bench_driver whose functions call through
+ * it.  The built-in peers (LMDB, RocksDB, SQLite, raw) are such tables
+ * and are adapted here at start-up, so the path a user's plugin runs
+ * through is the one every peer's run takes.
+ *
+ * bench_plugin_load finds a plugin's file (a path, or a name in
+ * --plugin-dir), reads its table first in a child process -- a library
+ * that crashes in its constructors or its entry point kills that child,
+ * not the command -- and only then loads it into this process.  A plugin
+ * is never unloaded: its table and its strings are the driver's.
+ *
+ * What a plugin is given: a cl_engine_config with every knob of the run
+ * by its flag's name and its value as the flag takes it, and, per open
+ * store and per connection, a struct of this side's memory whose err
+ * the plugin writes; the adapter copies that message (one line) into the
+ * harness's, and maps its codes (an unknown one is an error naming it).
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "ut_file.h"
+
+#define PLUGIN_MAX_ROWS 512
+#define PLUGIN_NAME_MAX 32
+#define PLUGIN_VALUE_LEN 160
+
+/* ---- the configuration, as a plugin reads it ------------------------------------ */
+
+struct plug_cfg {
+    struct cl_engine_config pub;
+    struct cl_engine_knob knobs[K_COUNT];
+    char names[K_COUNT][40];
+    char values[K_COUNT][PLUGIN_VALUE_LEN];
+};
+
+static void make_cfg(const struct bench_config *cfg, struct plug_cfg *pc)
+{
+    memset(pc, 0, sizeof *pc);
+    pc->pub.size = sizeof pc->pub;
+    pc->pub.nknobs = K_COUNT;
+    pc->pub.knobs = pc->knobs;
+    pc->pub.sync_durable = bench_sync_is_durable(cfg->sync);
+    for (int k = 0; k < K_COUNT; k++) {
+        snprintf(pc->names[k], sizeof pc->names[k], "%s", bench_knob_flag((enum bench_knob)k) + 2);
+        bench_knob_format(cfg, (enum bench_knob)k, pc->values[k], sizeof pc->values[k]);
+        pc->knobs[k] = (struct cl_engine_knob){pc->names[k], pc->values[k], cfg->given[k]};
+    }
+}
+
+/* ---- the driver's functions: through the table ------------------------------------ */
+
+struct plug_db {
+    struct cl_engine_db pub;
+    struct plug_cfg cfg;
+};
+
+/* Line breaks in s as spaces: every message is one line. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\n' || *s == '\r')
+            *s = ' ';
+}
+
+/* A plugin's message into dst: one line, never empty. */
+static void copy_err(char *dst, const char *src, const char *what)
+{
+    size_t n = strnlen(src, CL_ENGINE_ERRLEN - 1);
+    if (!n) {
+        snprintf(dst, BENCH_ERRLEN, "%s failed without a message", what);
+        return;
+    }
+    memmove(dst, src, n);
+    dst[n] = 0;
+    one_line(dst);
+}
+
+/* A plugin's code as the harness's; an unknown one is an error. */
+static int map_code(int rc, char *err, const char *what)
+{
+    switch (rc) {
+    case CL_ENGINE_OK: case CL_ENGINE_NOTFOUND: case CL_ENGINE_NA: case CL_ENGINE_RETRY: case CL_ENGINE_ERR:
+        return rc;
+    default:
+        snprintf(err, BENCH_ERRLEN, "%s returned %d, not a code of the engine ABI", what, rc);
+        return BENCH_ERR;
+    }
+}
+
+static int pl_open(struct bench_db *db)
+{
+    const struct cl_engine_plugin *p = db->drv->plugin;
+    struct plug_db *pd = calloc(1, sizeof *pd);
+    if (!pd) {
+        snprintf(db->err, sizeof db->err, "out of memory");
+        return BENCH_ERR;
+    }
+    make_cfg(db->cfg, &pd->cfg);
+    pd->pub.size = sizeof pd->pub;
+    pd->pub.cfg = &pd->cfg.pub;
+    pd->pub.path = db->path;
+    int rc = map_code(p->open(&pd->pub), db->err, "open");
+    if (rc == BENCH_OK) {
+        db->impl = pd;
+        return BENCH_OK;
+    }
+    if (rc != BENCH_NA && rc != BENCH_ERR) /* NOTFOUND or RETRY from open: a failure */
+        rc = BENCH_ERR;
+    if (!db->err[0])
+        copy_err(db->err, pd->pub.err, "open");
+    free(pd);
+    return rc;
+}
+
+static void pl_close(struct bench_db *db)
+{
+    struct plug_db *pd = db->impl;
+    if (!pd)
+        return;
+    db->drv->plugin->close(&pd->pub);
+    free(pd);
+    db->impl = NULL;
+}
+
+static int pl_conn_open(struct bench_conn *c)
+{
+    struct plug_db *pd = c->db->impl;
+    struct cl_engine_conn *pc = calloc(1, sizeof *pc);
+    if (!pc) {
+        snprintf(c->err, sizeof c->err, "out of memory");
+        return BENCH_ERR;
+    }
+    pc->size = sizeof *pc;
+    pc->id = c->id;
+    pc->db = &pd->pub;
+    int rc = map_code(c->db->drv->plugin->conn_open(pc), c->err, "conn_open");
+    if (rc == BENCH_OK) {
+        c->impl = pc;
+        return BENCH_OK;
+    }
+    copy_err(c->err, pc->err, "conn_open");
+    free(pc);
+    return BENCH_ERR;
+}
+
+static void pl_conn_close(struct bench_conn *c)
+{
+    struct cl_engine_conn *pc = c->impl;
+    if (!pc)
+        return;
+    c->db->drv->plugin->conn_close(pc);
+    free(pc);
+    c->impl = NULL;
+}
+
+/* After a call on a connection: the code, and the message of a failure. */
+static int conn_rc(struct bench_conn *c, struct cl_engine_conn *pc, int rc, const char *what)
+{
+    rc = map_code(rc, c->err, what);
+    if (rc == BENCH_ERR && c->err[0] == 0)
+        copy_err(c->err, pc->err, what);
+    else if (rc == BENCH_RETRY || rc == BENCH_NA)
+        copy_err(c->err, pc->err, what);
+    if (rc == BENCH_NA) /* only open may say n/a */
+        rc = BENCH_ERR;
+    return rc;
+}
+
+static int pl_begin(struct bench_conn *c, int rdonly)
+{
+    struct cl_engine_conn *pc = c->impl;
+    c->err[0] = pc->err[0] = 0;
+    return conn_rc(c, pc, c->db->drv->plugin->begin(pc, rdonly), "begin");
+}
+
+static int pl_put(struct bench_conn *c, const void *k, size_t kl, const void *v, size_t vl)
+{
+    struct cl_engine_conn *pc = c->impl;
+    c->err[0] = pc->err[0] = 0;
+    int rc = conn_rc(c, pc, c->db->drv->plugin->put(pc, k, kl, v, vl), "put");
+    return rc == BENCH_NOTFOUND ? BENCH_OK : rc;
+}
+
+static int pl_get(struct bench_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
+{
+    struct cl_engine_conn *pc = c->impl;
+    c->err[0] = pc->err[0] = 0;
+    *vl = 0;
+    return conn_rc(c, pc, c->db->drv->plugin->get(pc, k, kl, buf, cap, vl), "get");
+}
+
+static int pl_del(struct bench_conn *c, const void *k, size_t kl)
+{
+    struct cl_engine_conn *pc = c->impl;
+    c->err[0] = pc->err[0] = 0;
+    return conn_rc(c, pc, c->db->drv->plugin->del(pc, k, kl), "del");
+}
+
+static int pl_commit(struct bench_conn *c)
+{
+    struct cl_engine_conn *pc = c->impl;
+    c->err[0] = pc->err[0] = 0;
+    int rc = conn_rc(c, pc, c->db->drv->plugin->commit(pc), "commit");
+    return rc == BENCH_NOTFOUND ? BENCH_ERR : rc;
+}
+
+static void pl_abort(struct bench_conn *c)
+{
+    struct cl_engine_conn *pc = c->impl;
+    c->db->drv->plugin->abort(pc);
+}
+
+static void pl_stats(struct bench_db *db, struct bench_engine_stats *st)
+{
+    struct plug_db *pd = db->impl;
+    const struct cl_engine_plugin *p = db->drv->plugin;
+    memset(st, 0xff, sizeof *st);
+    if (!p->stats || !pd)
+        return;
+    struct cl_engine_stats s;
+    memset(&s, 0xff, sizeof s);
+    s.size = sizeof s;
+    s.reserved0 = 0;
+    p->stats(&pd->pub, &s);
+    st->commits = s.commits;
+    st->syncs = s.syncs;
+    st->wal_bytes = s.log_bytes;
+    st->data_bytes = s.data_bytes;
+    st->checkpoints = s.checkpoints;
+    st->checkpoint_pause_us = s.checkpoint_pause_us;
+    st->writes_by_self = s.writes_by_self;
+    st->writes_by_leader = s.writes_by_leader;
+}
+
+static int pl_check(const struct bench_driver *d, const struct bench_config *cfg, char *why, size_t len)
+{
+    const struct cl_engine_plugin *p = d->plugin;
+    if (strcmp(cfg->workload, "tpcb") == 0 && !(p->flags & CL_ENGINE_RMW)) {
+        snprintf(why, len, "--workload tpcb: %s declares no read-modify-write transactions (CL_ENGINE_RMW), which "
+                           "tpcb needs", d->name);
+        return BENCH_NA;
+    }
+    if (!p->check)
+        return 0;
+    struct plug_cfg *pc = malloc(sizeof *pc);
+    char w[BENCH_ERRLEN] = "";
+    if (!pc) {
+        snprintf(why, len, "out of memory");
+        return BENCH_NA;
+    }
+    make_cfg(cfg, pc);
+    int rc = p->check(&pc->pub, w, sizeof w);
+    free(pc);
+    if (rc == 0)
+        return 0;
+    w[sizeof w - 1] = 0;
+    one_line(w);
+    snprintf(why, len, "%s", w[0] ? w : "its check refused this configuration without a reason");
+    return BENCH_NA;
+}
+
+static void pl_describe(const struct bench_driver *d, const struct bench_config *cfg, char *buf, size_t len)
+{
+    const struct cl_engine_plugin *p = d->plugin;
+    buf[0] = 0;
+    if (p->describe) {
+        struct plug_cfg *pc = malloc(sizeof *pc);
+        if (pc) {
+            make_cfg(cfg, pc);
+            p->describe(&pc->pub, buf, len);
+            buf[len - 1] = 0;
+            free(pc);
+        }
+    }
+    one_line(buf);
+    if (!buf[0] && d->plugin_path) { /* a plugin that describes nothing: which file ran */
+        const char *base = strrchr(d->plugin_path, '/');
+        snprintf(buf, len, "plugin %s", base ? base + 1 : d->plugin_path);
+    }
+}
+
+static const char *pl_version(const struct bench_driver *d)
+{
+    return d->plugin->version ? d->plugin->version() : NULL;
+}
+
+/* ---- checking a table --------------------------------------------------------------- */
+
+static int name_ok(const char *s)
+{
+    size_t n = strnlen(s, PLUGIN_NAME_MAX + 1);
+    if (n == 0 || n > PLUGIN_NAME_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
+static int all_zero(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i])
+            return 0;
+    return 1;
+}
+
+/* The rows of p as the harness's, checked; NULL with err. */
+static struct bench_accept *adapt_rows(const struct cl_engine_plugin *p, char *err, size_t len)
+{
+    size_t n = 0;
+    int syncs = 0;
+    if (!p->accepts) {
+        snprintf(err, len, "accepts is NULL: it says nothing of --sync, so no run could use it");
+        return NULL;
+    }
+    while (n < PLUGIN_MAX_ROWS && p->accepts[n].knob)
+        n++;
+    if (n == PLUGIN_MAX_ROWS) {
+        snprintf(err, len, "accepts has no end row (knob NULL) within %d rows", PLUGIN_MAX_ROWS);
+        return NULL;
+    }
+    struct bench_accept *rows = calloc(n + 1, sizeof *rows);
+    if (!rows) {
+        snprintf(err, len, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct cl_engine_accept *a = &p->accepts[i];
+        char flag[64];
+        snprintf(flag, sizeof flag, "--%.50s", a->knob);
+        enum bench_knob k = bench_knob_by_flag(flag);
+        const char *bad = NULL;
+        if (k == K_COUNT)
+            bad = "is not a knob of this commitlab";
+        else if (!(bench_knob(k)->flags & KF_ENGINE))
+            bad = "is not a knob an engine maps (the harness runs it)";
+        else if (a->value && bench_knob_check(k, a->value) != 0)
+            bad = "names a value the knob does not accept";
+        else if (!a->maps && !a->why)
+            bad = "neither maps it nor says why not";
+        else if (a->survives & ~(CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER))
+            bad = "claims survival bits this commitlab does not know";
+        else if (a->survives && (k != K_SYNC || !a->maps))
+            bad = "claims what commits survive, which only an accepting --sync row may";
+        else if (k == K_SYNC && a->maps && !a->value)
+            bad = "accepts every --sync value: name each policy, with what its commits survive";
+        else if (a->reserved)
+            bad = "has a reserved member that is not zero";
+        if (bad) {
+            snprintf(err, len, "its row %zu (%s%s%.60s) %s", i + 1, flag, a->value ? " " : "", a->value ? a->value : "",
+                     bad);
+            free(rows);
+            return NULL;
+        }
+        syncs += k == K_SYNC && a->maps;
+        rows[i] = (struct bench_accept){k, a->value, a->maps, a->why, a->survives};
+    }
+    if (!syncs) {
+        snprintf(err, len, "accepts no --sync value, so no run could use it");
+        free(rows);
+        return NULL;
+    }
+    rows[n].knob = K_COUNT;
+    return rows;
+}
+
+int bench_plugin_adapt(const struct cl_engine_plugin *p, int loaded, struct bench_driver *d, char *err, size_t len)
+{
+    if (!p) {
+        snprintf(err, len, "its entry point returned NULL, not a table");
+        return -1;
+    }
+    if (p->abi_version != CL_ENGINE_ABI_VERSION) {
+        snprintf(err, len, "engine ABI version %u; this commitlab reads version %u (rebuild it against this "
+                           "commitlab's commitlab_engine.h)", p->abi_version, CL_ENGINE_ABI_VERSION);
+        return -1;
+    }
+    if (p->size < sizeof *p) {
+        snprintf(err, len, "its table is %u bytes; ABI version %u's is %zu (built against another "
+                           "commitlab_engine.h?)", p->size, CL_ENGINE_ABI_VERSION, sizeof *p);
+        return -1;
+    }
+    if (p->size > sizeof *p && (p->size > 65536 || !all_zero((const char *)p + sizeof *p, p->size - sizeof *p))) {
+        snprintf(err, len, "its table is %u bytes, with members beyond the %zu of ABI version %u that this "
+                           "commitlab does not know", p->size, sizeof *p, CL_ENGINE_ABI_VERSION);
+        return -1;
+    }
+    if (!all_zero(p->reserved, sizeof p->reserved)) {
+        snprintf(err, len, "its table's reserved members are not NULL");
+        return -1;
+    }
+    if (!p->name || !name_ok(p->name)) {
+        snprintf(err, len, "its name must be 1 to %d of a-z, 0-9, '_' and '-'", PLUGIN_NAME_MAX);
+        return -1;
+    }
+    if (loaded) {
+        for (size_t i = 0; i < bench_ndrivers; i++)
+            if (strcmp(bench_drivers[i]->name, p->name) == 0) {
+                snprintf(err, len, "its name '%s' is a built-in engine's", p->name);
+                return -1;
+            }
+        if (strcmp(p->name, "plugin") == 0) {
+            snprintf(err, len, "its name may not be 'plugin'");
+            return -1;
+        }
+    }
+    if (p->flags & ~(uint64_t)(CL_ENGINE_RMW | CL_ENGINE_KEEPS_NO_DATA)) {
+        snprintf(err, len, "flags 0x%llx this commitlab does not know", (unsigned long long)p->flags);
+        return -1;
+    }
+    static const char *const fn_names[] = {"open", "close", "conn_open", "conn_close", "begin",
+                                           "put",  "get",   "del",       "commit",     "abort"};
+    const void *fns[] = {(const void *)p->open,   (const void *)p->close,  (const void *)p->conn_open,
+                         (const void *)p->conn_close, (const void *)p->begin, (const void *)p->put,
+                         (const void *)p->get,    (const void *)p->del,    (const void *)p->commit,
+                         (const void *)p->abort};
+    for (size_t i = 0; i < sizeof fns / sizeof *fns; i++)
+        if (!fns[i]) {
+            snprintf(err, len, "its table has no %s", fn_names[i]);
+            return -1;
+        }
+    struct bench_accept *rows = adapt_rows(p, err, len);
+    if (!rows)
+        return -1;
+    *d = (struct bench_driver){
+        .name = p->name,
+        .built = 1,
+        .accepts = rows,
+        .no_why = p->no_why,
+        .notes = p->notes,
+        .keeps_no_data = (p->flags & CL_ENGINE_KEEPS_NO_DATA) != 0,
+        .check = pl_check,
+        .describe = pl_describe,
+        .open = pl_open,
+        .close = pl_close,
+        .conn_open = pl_conn_open,
+        .conn_close = pl_conn_close,
+        .begin = pl_begin,
+        .put = pl_put,
+        .get = pl_get,
+        .del = pl_del,
+        .commit = pl_commit,
+        .abort = pl_abort,
+        .stats = pl_stats,
+        .version = pl_version,
+        .plugin = p,
+    };
+    return 0;
+}
+
+unsigned bench_engine_survives(const struct bench_driver *d, const char *sync)
+{
+    if (!d->plugin)
+        return CL_ENGINE_SURVIVES_KILL | (bench_sync_is_durable(sync) ? CL_ENGINE_SURVIVES_POWER : 0);
+    const struct bench_accept *a = bench_driver_accept(d, K_SYNC, sync);
+    return a && a->maps ? a->survives : 0;
+}
+
+/* ---- loading ------------------------------------------------------------------------- */
+
+static const struct bench_driver **loaded;
+static size_t nloaded;
+
+int bench_engine_is_plugin(const char *engine) { return strncmp(engine, "plugin:", 7) == 0; }
+
+size_t bench_plugins_loaded(const struct bench_driver *const **out)
+{
+    *out = loaded;
+    return nloaded;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* The file spec names: a path (it has a '/' or ends in .so), or NAME as
+ * DIR/NAME.so, then DIR/libNAME.so. */
+static int resolve(const char *spec, const char *dir, char *path, size_t plen, char *err, size_t len)
+{
+    const char *name = spec + 7;
+    char cand[PATH_MAX + 16];
+    struct stat st;
+    if (!*name) {
+        snprintf(err, len, "--engine plugin: needs the path of a .so, or a name with --plugin-dir");
+        return -1;
+    }
+    if (strchr(name, '/') || ends_with(name, ".so")) {
+        snprintf(cand, sizeof cand, "%s%s", strchr(name, '/') ? "" : "./", name);
+    } else {
+        if (!dir) {
+            snprintf(err, len, "--engine %.200s: a name needs --plugin-dir DIR (or give the path of the .so)", spec);
+            return -1;
+        }
+        snprintf(cand, sizeof cand, "%.2000s/%.200s.so", dir, name);
+        if (stat(cand, &st) != 0) {
+            snprintf(cand, sizeof cand, "%.2000s/lib%.200s.so", dir, name);
+            if (stat(cand, &st) != 0) {
+                snprintf(err, len, "--engine %.200s: neither %.200s/%.60s.so nor %.200s/lib%.60s.so exists", spec, dir,
+                         name, dir, name);
+                return -1;
+            }
+        }
+    }
+    if (stat(cand, &st) != 0) {
+        snprintf(err, len, "--engine %.200s: %.300s: %s", spec, cand, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, len, "--engine %.200s: %.300s is not a file", spec, cand);
+        return -1;
+    }
+    if (!realpath(cand, path) || strlen(path) >= plen) {
+        snprintf(err, len, "--engine %.200s: %.300s: %s", spec, cand, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens path and adapts its table: 0, or -1 with the reason (no prefix). */
+static int open_table(const char *path, struct bench_driver *d, void **handle, char *err, size_t len)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(err, len, "not a shared library this process can load (%.300s)", e ? e : "dlopen failed");
+        return -1;
+    }
+    dlerror();
+    void *sym = dlsym(h, CL_ENGINE_ENTRY_POINT);
+    if (!sym) {
+        snprintf(err, len, "no entry point %s(): not a commitlab engine plugin", CL_ENGINE_ENTRY_POINT);
+        dlclose(h);
+        return -1;
+    }
+    cl_engine_plugin_fn *fn;
+    memcpy(&fn, &sym, sizeof fn); /* a data pointer to a function pointer, as dlsym's users do */
+    if (bench_plugin_adapt(fn(), 1, d, err, len)) {
+        dlclose(h);
+        return -1;
+    }
+    *handle = h;
+    return 0;
+}
+
+/* Reads path's table in a child: 0, or -1 with the reason. */
+static int probe(const char *path, char *err, size_t len)
+{
+    int fds[2];
+    if (pipe(fds)) {
+        snprintf(err, len, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, len, "fork: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        char msg[BENCH_ERRLEN + 200] = "";
+        struct bench_driver d;
+        void *h;
+        close(fds[0]);
+        if (open_table(path, &d, &h, msg, sizeof msg) == 0)
+            msg[0] = 0;
+        ssize_t w = write(fds[1], msg, strlen(msg) + 1);
+        _exit(w > 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    char msg[BENCH_ERRLEN + 200];
+    size_t got = ut_read_full(fds[0], msg, sizeof msg - 1);
+    msg[got] = 0;
+    close(fds[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (WIFSIGNALED(st)) {
+        snprintf(err, len, "loading it and reading its table killed the process with signal %d (%s)", WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
+        return -1;
+    }
+    if (got == 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, len, "loading it ended the process (exit %d) before its table was read",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        return -1;
+    }
+    if (msg[0]) {
+        snprintf(err, len, "%s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+const struct bench_driver *bench_plugin_load(const char *spec, const char *dir, char *err, size_t len)
+{
+    char path[PATH_MAX], why[BENCH_ERRLEN + 200];
+    if (!bench_engine_is_plugin(spec)) {
+        snprintf(err, len, "--engine %.200s: not a plugin (plugin:PATH.so or plugin:NAME)", spec);
+        return NULL;
+    }
+    if (resolve(spec, dir, path, sizeof path, err, len))
+        return NULL;
+    for (size_t i = 0; i < nloaded; i++)
+        if (strcmp(loaded[i]->plugin_path, path) == 0)
+            return loaded[i];
+    struct bench_driver *d = calloc(1, sizeof *d);
+    char *p = strdup(path);
+    const struct bench_driver **nl = realloc(loaded, (nloaded + 1) * sizeof *nl);
+    void *h = NULL;
+    if (!d || !p || !nl) {
+        free(d);
+        free(p);
+        snprintf(err, len, "out of memory");
+        return NULL;
+    }
+    loaded = nl;
+    if (probe(path, why, sizeof why) || open_table(path, d, &h, why, sizeof why)) {
+        snprintf(err, len, "--engine %.200s: %.300s: %s", spec, path, why);
+        free(d);
+        free(p);
+        return NULL;
+    }
+    for (size_t i = 0; i < nloaded; i++)
+        if (strcmp(loaded[i]->name, d->name) == 0) {
+            snprintf(err, len, "--engine %.200s: its engine name '%s' is that of %.300s, loaded already", spec, d->name,
+                     loaded[i]->plugin_path);
+            free((void *)d->accepts);
+            free(d);
+            free(p);
+            return NULL; /* the library stays loaded: its constructors ran */
+        }
+    d->plugin_path = p;
+    d->isolate = 1;
+    loaded[nloaded++] = d;
+    return d;
+}
+
+void bench_plugin_load_dir(const char *dir, FILE *warn)
+{
+    DIR *dp = opendir(dir);
+    if (!dp) {
+        fprintf(warn, "--plugin-dir %s: %s\n", dir, strerror(errno));
+        return;
+    }
+    char **names = NULL;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(dp));) {
+        if (!ends_with(e->d_name, ".so"))
+            continue;
+        char **nn = realloc(names, (n + 1) * sizeof *nn);
+        if (!nn)
+            break;
+        names = nn;
+        if (asprintf(&names[n], "plugin:%s/%s", dir, e->d_name) < 0)
+            break;
+        n++;
+    }
+    closedir(dp);
+    /* in the order of their names, so that the list is the same each time */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    for (size_t i = 0; i < n; i++) {
+        char err[BENCH_ERRLEN + 600];
+        if (!bench_plugin_load(names[i], dir, err, sizeof err))
+            fprintf(warn, "%s\n", err);
+        free(names[i]);
+    }
+    free(names);
+}

@@ -1,0 +1,453 @@
+/*
+ * check_cut.c -- the power cut of `crash --mode cut`, its mechanism alone:
+ * a child arms the undo journal (bench/harness/cut_journal.c) over a
+ * directory, makes file calls and is killed; the parent rolls the
+ * directory back (bench/crash/crash_cut.c) and every file and name must be
+ * as its last sync left it: unsynced writes, extensions and truncations
+ * undone, O_DSYNC and RWF_DSYNC writes kept, names created, renamed or
+ * unlinked since their directory's last fsync undone, durable ones kept.
+ * A journal whose last record is cut off is still applied; a call the cut
+ * cannot model, and the journal's bound, fail with their names.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "crash.h"
+#include "cut_journal.h"
+#include "testutil.h"
+
+static char *root;
+static char db[4096], jdir[4096];
+
+static void path(char *out, const char *name) { snprintf(out, 4200, "%s/%s", db, name); }
+
+/* A file of n bytes of c, as the baseline (durable at arming). */
+static void make_file(const char *name, char c, size_t n)
+{
+    char p[4200];
+    path(p, name);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge(fd, 0);
+    char *buf = malloc(n + 1);
+    memset(buf, c, n);
+    ck_assert_int_eq(write(fd, buf, n), (ssize_t)n);
+    free(buf);
+    close(fd);
+}
+
+/* The file's contents; its size in *n; NULL when it does not exist. */
+static char *slurp(const char *name, size_t *n)
+{
+    char p[4200];
+    path(p, name);
+    int fd = open(p, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    char *buf = malloc((size_t)st.st_size + 1);
+    ck_assert_int_eq(pread(fd, buf, (size_t)st.st_size, 0), st.st_size);
+    close(fd);
+    *n = (size_t)st.st_size;
+    return buf;
+}
+
+/* [a, b) of name is all c. */
+static void expect_range(const char *name, size_t a, size_t b, char c)
+{
+    size_t n;
+    char *buf = slurp(name, &n);
+    ck_assert_msg(buf != NULL, "%s is missing", name);
+    ck_assert_msg(b <= n, "%s: %zu bytes, want at least %zu", name, n, b);
+    for (size_t i = a; i < b; i++)
+        ck_assert_msg(buf[i] == c, "%s: byte %zu is 0x%02x, want 0x%02x", name, i, (unsigned char)buf[i],
+                      (unsigned char)c);
+    free(buf);
+}
+
+static void expect_size(const char *name, size_t want)
+{
+    size_t n;
+    char *buf = slurp(name, &n);
+    ck_assert_msg(buf != NULL, "%s is missing", name);
+    ck_assert_msg(n == want, "%s: %zu bytes, want %zu", name, n, want);
+    free(buf);
+}
+
+static void expect_absent(const char *name)
+{
+    char p[4200];
+    path(p, name);
+    ck_assert_msg(access(p, F_OK) != 0, "%s exists; the cut should have undone it", name);
+}
+
+static void fresh(void)
+{
+    if (root) {
+        tu_rmdir(root);
+        free(root);
+    }
+    root = tu_mkdtemp("cut");
+    snprintf(db, sizeof db, "%s/db", root);
+    snprintf(jdir, sizeof jdir, "%s/journal", root);
+    ck_assert_int_eq(mkdir(db, 0755), 0);
+    ck_assert_int_eq(mkdir(jdir, 0755), 0);
+}
+
+/* Runs body in an armed child, kills it, rolls back; the rollback's result. */
+static int cut(void (*body)(void), uint64_t max, struct crash_cut_stats *st, char *why, size_t wlen)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char err[200];
+        if (bench_cut_arm(db, jdir, max, err, sizeof err)) {
+            fprintf(stderr, "arm: %s\n", err);
+            _exit(3);
+        }
+        body();
+        raise(SIGKILL);
+        _exit(4);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the child did not die of SIGKILL: %d", status);
+    why[0] = 0;
+    return crash_cut_rollback(db, jdir, st, why, wlen);
+}
+
+static int openf(const char *name, int flags)
+{
+    char p[4200];
+    path(p, name);
+    int fd = open(p, flags, 0644);
+    if (fd < 0)
+        _exit(10);
+    return fd;
+}
+
+static void fill(int fd, char c, size_t off, size_t n)
+{
+    char buf[65536];
+    memset(buf, c, sizeof buf);
+    for (size_t done = 0; done < n;) {
+        size_t k = n - done < sizeof buf ? n - done : sizeof buf;
+        if (pwrite(fd, buf, k, (off_t)(off + done)) != (ssize_t)k)
+            _exit(11);
+        done += k;
+    }
+}
+
+static void dirsync(void)
+{
+    int fd = open(db, O_RDONLY | O_DIRECTORY);
+    if (fd < 0 || fsync(fd))
+        _exit(12);
+    close(fd);
+}
+
+/* ---- data ---------------------------------------------------------------- */
+
+static void body_data(void)
+{
+    /* a: overwritten and extended, never synced */
+    int fd = openf("a", O_WRONLY);
+    fill(fd, 'b', 0, 100);
+    fill(fd, 'c', 50, 100); /* over bytes already changed: the oldest undo wins */
+    fill(fd, 'd', 8192, 1000);
+    close(fd);
+    /* s: a sync, then more */
+    fd = openf("s", O_WRONLY);
+    fill(fd, 'x', 100, 100);
+    if (fdatasync(fd))
+        _exit(13);
+    fill(fd, 'y', 150, 100);
+    fill(fd, 'y', 8192, 10);
+    close(fd);
+    /* w: write() and writev() at the file offset, O_APPEND */
+    fd = openf("w", O_WRONLY);
+    if (lseek(fd, 10, SEEK_SET) != 10 || write(fd, "zzzz", 4) != 4)
+        _exit(14);
+    struct iovec iov[2] = {{"qq", 2}, {"qq", 2}};
+    if (writev(fd, iov, 2) != 4)
+        _exit(15);
+    close(fd);
+    fd = openf("w", O_WRONLY | O_APPEND);
+    if (write(fd, "appended", 8) != 8)
+        _exit(16);
+    close(fd);
+}
+
+START_TEST(test_data)
+{
+    fresh();
+    make_file("a", 'A', 8192);
+    make_file("s", 'S', 8192);
+    make_file("w", 'W', 100);
+    struct crash_cut_stats st;
+    char why[300];
+    ck_assert_msg(cut(body_data, CUT_MAX_DEFAULT, &st, why, sizeof why) == 0, "%s", why);
+    expect_size("a", 8192);
+    expect_range("a", 0, 8192, 'A');
+    expect_size("s", 8192); /* the size synced, not the size at the kill */
+    expect_range("s", 0, 100, 'S');
+    expect_range("s", 100, 200, 'x');
+    expect_range("s", 200, 8192, 'S');
+    expect_size("w", 100);
+    expect_range("w", 0, 100, 'W');
+    ck_assert_int_eq(st.torn, 0);
+    ck_assert_uint_gt(st.bytes_restored, 0);
+}
+END_TEST
+
+/* ---- O_DSYNC, RWF_DSYNC -------------------------------------------------------------- */
+
+static void body_dsync(void)
+{
+    int fd = openf("m", O_WRONLY | O_DSYNC), plain = openf("m", O_WRONLY);
+    fill(plain, 'p', 0, 1024);  /* unsynced, then partly made durable by the next */
+    fill(fd, 'd', 512, 512);    /* durable once it returned */
+    fill(plain, 'p', 1024, 512); /* not durable */
+    char buf[512];
+    memset(buf, 'r', sizeof buf);
+    struct iovec v = {buf, sizeof buf};
+    if (pwritev2(plain, &v, 1, 2048, RWF_DSYNC) != (ssize_t)sizeof buf)
+        _exit(20);
+    fill(plain, 'h', 5000, 100); /* beyond the synced size, not synced: a hole */
+    fill(fd, 'e', 8192, 512);    /* durable, and so is the size up to its end */
+    close(fd);
+    close(plain);
+}
+
+START_TEST(test_dsync)
+{
+    fresh();
+    make_file("m", 'M', 4096);
+    struct crash_cut_stats st;
+    char why[300];
+    ck_assert_msg(cut(body_dsync, CUT_MAX_DEFAULT, &st, why, sizeof why) == 0, "%s", why);
+    expect_size("m", 8704);
+    expect_range("m", 0, 512, 'M');
+    expect_range("m", 512, 1024, 'd');
+    expect_range("m", 1024, 2048, 'M');
+    expect_range("m", 2048, 2560, 'r');
+    expect_range("m", 2560, 4096, 'M');
+    expect_range("m", 4096, 8192, 0);
+    expect_range("m", 8192, 8704, 'e');
+}
+END_TEST
+
+/* ---- sizes ------------------------------------------------------------------------- */
+
+static void body_sizes(void)
+{
+    int fd = openf("t", O_WRONLY);
+    if (ftruncate(fd, 100))
+        _exit(30);
+    fill(fd, 'n', 100, 100);
+    close(fd);
+    fd = openf("u", O_WRONLY | O_TRUNC);
+    fill(fd, 'n', 0, 10);
+    close(fd);
+    fd = openf("h", O_WRONLY);
+    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 4096, 4096) && errno != EOPNOTSUPP)
+        _exit(31);
+    if (fallocate(fd, 0, 0, 1 << 20))
+        _exit(32);
+    close(fd);
+}
+
+START_TEST(test_sizes)
+{
+    fresh();
+    make_file("t", 'T', 8192);
+    make_file("u", 'U', 8192);
+    make_file("h", 'H', 16384);
+    struct crash_cut_stats st;
+    char why[300];
+    ck_assert_msg(cut(body_sizes, CUT_MAX_DEFAULT, &st, why, sizeof why) == 0, "%s", why);
+    expect_size("t", 8192);
+    expect_range("t", 0, 8192, 'T');
+    expect_size("u", 8192);
+    expect_range("u", 0, 8192, 'U');
+    expect_size("h", 16384);
+    expect_range("h", 0, 16384, 'H');
+}
+END_TEST
+
+/* ---- names ------------------------------------------------------------------------- */
+
+static void body_names(void)
+{
+    char a[4200], b[4200];
+    /* durable: created, written, the file synced, then the directory */
+    int fd = openf("kept", O_WRONLY | O_CREAT | O_EXCL);
+    fill(fd, 'k', 0, 300);
+    if (fsync(fd))
+        _exit(40);
+    close(fd);
+    path(a, "x");
+    path(b, "x2");
+    if (rename(a, b)) /* before the directory's sync: durable */
+        _exit(41);
+    dirsync();
+    /* not durable: after the directory's last sync */
+    fd = openf("lost", O_WRONLY | O_CREAT | O_EXCL);
+    fill(fd, 'l', 0, 300);
+    if (fsync(fd)) /* the file synced, its name not */
+        _exit(42);
+    close(fd);
+    path(a, "y");
+    path(b, "y2");
+    if (rename(a, b))
+        _exit(43);
+    path(a, "p");
+    path(b, "q");
+    if (rename(a, b)) /* p over q */
+        _exit(44);
+    path(a, "gone");
+    if (unlink(a))
+        _exit(45);
+    path(a, "sub");
+    if (mkdir(a, 0755))
+        _exit(46);
+    fd = openf("sub/f", O_WRONLY | O_CREAT);
+    close(fd);
+}
+
+START_TEST(test_names)
+{
+    fresh();
+    make_file("x", 'X', 10);
+    make_file("y", 'Y', 20);
+    make_file("p", 'P', 30);
+    make_file("q", 'Q', 40);
+    make_file("gone", 'G', 50);
+    struct crash_cut_stats st;
+    char why[300];
+    ck_assert_msg(cut(body_names, CUT_MAX_DEFAULT, &st, why, sizeof why) == 0, "%s", why);
+    expect_size("kept", 300);
+    expect_range("kept", 0, 300, 'k');
+    expect_absent("x");
+    expect_range("x2", 0, 10, 'X');
+    expect_absent("lost");
+    expect_absent("y2");
+    expect_range("y", 0, 20, 'Y');
+    expect_range("p", 0, 30, 'P');
+    expect_range("q", 0, 40, 'Q');
+    expect_size("gone", 50);
+    expect_range("gone", 0, 50, 'G');
+    expect_absent("sub");
+    ck_assert_uint_eq(st.names_undone, 6); /* lost, y2, p->q, gone, sub, sub/f */
+}
+END_TEST
+
+/* ---- a torn last record ------------------------------------------------------------ */
+
+START_TEST(test_torn)
+{
+    fresh();
+    make_file("a", 'A', 8192);
+    make_file("s", 'S', 8192);
+    make_file("w", 'W', 100);
+    struct crash_cut_stats st;
+    char why[300];
+    ck_assert_msg(cut(body_data, CUT_MAX_DEFAULT, &st, why, sizeof why) == 0, "%s", why);
+    /* the journal as a kill in the middle of a record's write leaves it:
+     * the records, then part of one more (a copy of the first's start) */
+    char p[4300];
+    snprintf(p, sizeof p, "%s/%s", jdir, CUT_JOURNAL_NAME);
+    int fd = open(p, O_RDWR | O_APPEND);
+    ck_assert_int_ge(fd, 0);
+    char head[40];
+    ck_assert_int_eq(pread(fd, head, sizeof head, 0), (ssize_t)sizeof head);
+    ck_assert_int_eq(write(fd, head, sizeof head), (ssize_t)sizeof head);
+    close(fd);
+    uint64_t records = st.records;
+    /* rolled back once already: a second rollback of the same journal
+     * changes nothing and must see the torn tail */
+    ck_assert_msg(crash_cut_rollback(db, jdir, &st, why, sizeof why) == 0, "%s", why);
+    ck_assert_int_eq(st.torn, 1);
+    ck_assert_uint_eq(st.records, records);
+    expect_size("a", 8192);
+    expect_range("a", 0, 8192, 'A');
+}
+END_TEST
+
+/* ---- what cannot be cut ---------------------------------------------------------------- */
+
+static void body_copy(void)
+{
+    int in = openf("a", O_RDONLY), out = openf("b", O_WRONLY);
+    copy_file_range(in, NULL, out, NULL, 100, 0);
+    _exit(50); /* not reached: the journal ends the process */
+}
+
+static void body_mapped(void)
+{
+    int fd = openf("a", O_RDWR);
+    char *m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        _exit(51);
+    m[0] = 'Z';
+    fsync(fd);
+    _exit(52);
+}
+
+static void body_big(void)
+{
+    int fd = openf("a", O_WRONLY);
+    fill(fd, 'z', 0, 65536);
+    _exit(53);
+}
+
+START_TEST(test_refused)
+{
+    struct crash_cut_stats st;
+    char why[300];
+    fresh();
+    make_file("a", 'A', 8192);
+    make_file("b", 'B', 8192);
+    ck_assert_int_eq(cut(body_copy, CUT_MAX_DEFAULT, &st, why, sizeof why), -1);
+    ck_assert_msg(strstr(why, "copy_file_range"), "%s", why);
+    fresh();
+    make_file("a", 'A', 8192);
+    ck_assert_int_eq(cut(body_mapped, CUT_MAX_DEFAULT, &st, why, sizeof why), -1);
+    ck_assert_msg(strstr(why, "shared writable mapping"), "%s", why);
+    fresh();
+    make_file("a", 'A', 65536);
+    ck_assert_int_eq(cut(body_big, 16384, &st, why, sizeof why), -1);
+    ck_assert_msg(strstr(why, "bound"), "%s", why);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("bench/cut");
+    TCase *tc = tcase_create("cut");
+    tcase_add_test(tc, test_data);
+    tcase_add_test(tc, test_dsync);
+    tcase_add_test(tc, test_sizes);
+    tcase_add_test(tc, test_names);
+    tcase_add_test(tc, test_torn);
+    tcase_add_test(tc, test_refused);
+    suite_add_tcase(s, tc);
+    int rc = tu_run_suite(s);
+    if (root) {
+        tu_rmdir(root);
+        free(root);
+    }
+    return rc;
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# plugin_test.sh COMMITLAB PLUGIN_DIR -- an engine plugin in `commitlab
+# bench` and `commitlab crash`, as a user runs one: the example store
+# (examples/applog.c) benchmarked beside LMDB -- kv and tpcb, --verify,
+# --rate, --repeat, --sync-latency paid at its fdatasync -- listed by
+# --list-engines with its mappings, in `commitlab report`; kill-crashed
+# (ok), and its early-acknowledging variant FAILED where it claims
+# survival and allowed to lose where it claims none.  Then the bad
+# plugins (tests/bench/plugins/faulty.c): each refused with one line and
+# exit 2, or failing only its own run, never crashing commitlab.
+set -u
+# The faulty plugins crash on purpose, and the test checks that commitlab
+# names the signal: a sanitizer's own SIGSEGV handler would turn that death
+# into an exit of its own.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
+cl=$1
+pd=$2
+fails=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# run NAME EXPECTED_STATUS ARGS...: the command, its output in NAME.out/.err
+run() {
+    local name=$1 want=$2
+    shift 2
+    "$cl" "$@" >"$name.out" 2>"$name.err"
+    local got=$?
+    [ "$got" -eq "$want" ] || fail "$name: exit $got, wanted $want: $(head -c 600 "$name.err") $(tail -c 600 "$name.out")"
+}
+# one_line NAME PATTERN: stderr is one line and matches
+one_line() {
+    [ "$(wc -l <"$1.err")" -eq 1 ] || fail "$1: stderr is not one line: $(cat "$1.err")"
+    grep -q -- "$2" "$1.err" || fail "$1: stderr does not say '$2': $(cat "$1.err")"
+}
+jq_py() { python3 -c "$1" "$2"; }
+
+# ---- bench: the example beside LMDB ----------------------------------------
+run bench 0 bench --engine plugin:"$pd"/libapplog.so,lmdb --workload kv,tpcb --clients 1,4 --sync commit,none \
+    --txns 300 --warmup 0 --keys 2000 --scale 1 --verify --quiet --dir d --out b.jsonl
+[ "$(grep -c '"engine":"applog"' b.jsonl)" -eq 8 ] || fail "bench: not 8 applog lines"
+grep '"engine":"applog"' b.jsonl | grep -v -q '"status":"ok"' && fail "bench: an applog run not ok: $(grep -v '"status":"ok"' b.jsonl | head -c 600)"
+grep '"engine":"applog"' b.jsonl | grep -q '"verified":true' || fail "bench: applog not verified"
+grep -q '^applog .*read back' bench.out || fail "bench: no applog row in the table: $(cat bench.out)"
+grep '"engine":"applog"' b.jsonl | head -1 | grep -q '"engine_plugin":"/[^"]*/libapplog.so"' || fail "bench: the plugin's file is not in the JSON"
+grep '"engine":"lmdb"' b.jsonl | head -1 | grep -q '"engine_plugin":null' || fail "bench: lmdb's engine_plugin is not null"
+# the counters it reports, and the ones it cannot (null)
+grep '"engine":"applog".*"sync":"commit"' b.jsonl | head -1 | grep -q '"syncs":[1-9]' || fail "bench: applog syncs not counted"
+grep '"engine":"applog"' b.jsonl | head -1 | grep -q '"checkpoints":null' || fail "bench: applog checkpoints not null"
+
+# --plugin-dir finds libNAME.so; --rate and --repeat; the name in the summary
+run rate 0 bench --engine plugin:applog --plugin-dir "$pd" --rate 200 --duration 0.5 --warmup 0 --repeat 2 \
+    --quiet --dir d
+grep -q '^applog .*open loop: 200 tps' rate.out || fail "rate: no open-loop row: $(cat rate.out)"
+grep -q 'summary of 2 rounds' rate.out || fail "repeat: no summary"
+
+# --sync-latency reaches a plugin loaded at run time: 20 ms per fdatasync
+run lat 0 bench --engine plugin:"$pd"/libapplog.so --sync-latency 20000 --txns 10 --warmup 0 --quiet --dir d \
+    --out lat.jsonl
+jq_py 'import json,sys; m=json.loads(open(sys.argv[1]).readline())["metrics"]["latency_us"]; sys.exit(0 if m["p50"] >= 20000 else 1)' \
+    lat.jsonl || fail "sync-latency: applog's p50 is under 20 ms: $(cat lat.out)"
+
+# --list-engines, with the plugin named and its mappings
+run list 0 bench --list-engines --plugin-dir "$pd"
+grep -q '^applog     loaded (1.0)' list.out || fail "list: applog not listed: $(cat list.out)"
+grep -q '^  --sync commit -> one pwrite of the transaction.s record, then one fdatasync' list.out ||
+    fail "list: applog's --sync commit row"
+grep -q '^  --sync none -> one pwrite of the record, no sync \[an acknowledged commit survives: a kill\]' list.out ||
+    fail "list: applog's --sync none row and its claim"
+tr '\n' ' ' <list.out | grep -q -- '--cache: n/a (applog has one log file' || fail "list: applog's n/a knobs"
+grep -q '^applog_early loaded' list.out || fail "list: applog_early not listed"
+
+# the report draws the plugin's lines like any engine's
+run report 0 report b.jsonl -o report.html
+grep -q 'applog' report.html || fail "report: no applog in the page"
+
+# ---- crash: the example holds; its early-acknowledging variant does not -----
+run crash_ok 0 crash --mode kill --engine plugin:"$pd"/libapplog.so --sync commit,none --workload kv,tpcb \
+    --iterations 12 --quiet --dir c --out c.jsonl
+[ "$(grep -c '^applog .* ok$' crash_ok.out)" -eq 4 ] || fail "crash: applog not ok in each combination: $(cat crash_ok.out)"
+grep -q '"survives_claimed":{"kill":true,"power":true}' c.jsonl || fail "crash: the claim is not in the JSON"
+run crash_early 1 crash --mode kill --engine plugin:applog_early --plugin-dir "$pd" --sync commit,none \
+    --iterations 40 --quiet --dir c
+grep -q '^applog_early commit .*FAILED$' crash_early.out || fail "crash: applog_early --sync commit not FAILED: $(cat crash_early.out)"
+grep -q 'acknowledged transaction [0-9]* lost' crash_early.out || fail "crash: the loss is not named"
+grep -q '^applog_early none .*ok (may lose: no survival claimed)$' crash_early.out ||
+    fail "crash: applog_early --sync none, which claims nothing, is not allowed to lose: $(cat crash_early.out)"
+
+# ---- bad plugins: one line, exit 2 ----------------------------------------------
+printf 'not an ELF file\n' >fake.so
+run not_so 2 bench --engine plugin:./fake.so --txns 10
+one_line not_so "not a shared library"
+run missing 2 bench --engine plugin:./nothing-here.so --txns 10
+one_line missing "nothing-here.so"
+run no_dir 2 bench --engine plugin:applog --txns 10
+one_line no_dir "needs --plugin-dir"
+run not_found 2 bench --engine plugin:nosuch --plugin-dir "$pd" --txns 10
+one_line not_found "neither .*/nosuch.so nor .*/libnosuch.so"
+run version 2 bench --engine plugin:"$pd"/faulty/libfaulty1.so --txns 10
+one_line version "engine ABI version 99; this commitlab reads version 1"
+run size 2 bench --engine plugin:"$pd"/faulty/libfaulty2.so --txns 10
+one_line size "its table is 16 bytes"
+run no_entry 2 bench --engine plugin:"$pd"/faulty/libfaulty3.so --txns 10
+one_line no_entry "no entry point commitlab_engine_plugin"
+run load_segv 2 bench --engine plugin:"$pd"/faulty/libfaulty6.so --txns 10
+one_line load_segv "killed the process with signal 11"
+run bad_row 2 bench --engine plugin:"$pd"/faulty/libfaulty8.so --txns 10
+one_line bad_row "(--wal-compression) is not a knob of this commitlab"
+run crash_version 2 crash --mode kill --engine plugin:"$pd"/faulty/libfaulty1.so
+one_line crash_version "engine ABI version 99"
+run crash_sim 2 crash --engine plugin:"$pd"/libapplog.so
+one_line crash_sim "runs on commitlab's fault-injecting file layer"
+
+# ---- a plugin that fails its run, not the command ---------------------------------
+# open fails: an error row with the plugin's message; the next engine still runs
+run open_err 1 bench --engine plugin:"$pd"/faulty/libfaulty4.so,lmdb --txns 50 --warmup 0 --quiet --dir d \
+    --out oe.jsonl
+grep -q '"status":"error","reason":"faulty: the disk at .* is on fire"' oe.jsonl || fail "open error: not an error row with its message: $(cat oe.jsonl | head -c 400)"
+grep -q '"engine":"lmdb".*"status":"ok"' oe.jsonl || fail "open error: lmdb did not run after it"
+# SIGSEGV in the middle of a run: that run's error, with the signal; the sweep goes on
+run segv 1 bench --engine plugin:"$pd"/faulty/libfaulty5.so,lmdb --txns 200 --warmup 0 --no-preload --quiet --dir d \
+    --out sv.jsonl
+grep -q '"engine":"faulty".*"status":"error","reason":"the plugin faulty died of signal 11' sv.jsonl ||
+    fail "segv: not an error row naming signal 11: $(head -c 600 sv.jsonl)"
+grep -q '"engine":"lmdb".*"status":"ok"' sv.jsonl || fail "segv: lmdb did not run after it"
+[ -z "$(ls d 2>/dev/null)" ] || fail "segv: the run directory was left: $(ls d)"
+# ... and under a kill campaign (the example store, dying at its 20th commit), its
+# crash is named, and never counted as lost commits
+run crash_segv 1 crash --mode kill --engine plugin:"$pd"/faulty/libfaulty9.so --sync commit --iterations 8 \
+    --quiet --dir c --out cs.jsonl
+grep -q 'the engine died of signal 11' crash_segv.out || fail "crash segv: signal not named: $(cat crash_segv.out)"
+grep -q '"acked_lost":0,' cs.jsonl || fail "crash segv: counted as lost commits: $(cat crash_segv.out)"
+# no read-modify-write transactions: tpcb is n/a, with the reason
+run tpcb_na 0 bench --engine plugin:"$pd"/faulty/libfaulty7.so --workload tpcb --txns 10 --warmup 0 --quiet --dir d \
+    --out na.jsonl
+grep -q '"status":"n/a","reason":"--workload tpcb: faulty declares no read-modify-write' na.jsonl ||
+    fail "tpcb n/a: $(cat na.jsonl | head -c 400)"
+
+if [ "$fails" -ne 0 ]; then
+    echo "plugin: $fails failed"
+    exit 1
+fi
+echo "plugin: every check passed"

@@ -1,0 +1,149 @@
+/*
+ * faulty.c -- engine plugins that are wrong on purpose, one per -DFAULT,
+ * for the bad-input cases of tests/bench/plugin_test.sh: each must be
+ * refused with one line and exit 2, or fail only its own run (or its
+ * crash campaign's combination), and never crash commitlab.  The store
+ * behind them keeps nothing (a get finds nothing), which the kv workload
+ * without --verify does not notice.
+ *
+ *   1 ABI version 99          2 a table of 16 bytes
+ *   3 no entry point          4 open fails with a message
+ *   5 SIGSEGV at the 50th commit   6 SIGSEGV in the entry point
+ *   7 no read-modify-write transactions (tpcb is n/a)
+ *   8 a row for a knob commitlab does not have
+ *   9 the example store (examples/applog.c), a store that keeps its
+ *     commits, dying of SIGSEGV at the 20th commit of every process but
+ *     the first three to commit in its parent directory -- in a kill or
+ *     cut campaign, every crash but the three calibration runs' -- so
+ *     that the campaign can show the crash is not taken for lost commits
+ */
+#include <commitlab_engine.h>
+#include <signal.h>
+
+#if FAULT == 9
+#define commitlab_engine_plugin applog_table
+#include "../../../examples/applog.c"
+#undef commitlab_engine_plugin
+
+static struct cl_engine_plugin wrapped;
+static int (*applog_open)(struct cl_engine_db *);
+static int (*applog_commit)(struct cl_engine_conn *);
+static int segv_at, armed = -1;
+static char mark[4200];
+
+/* The mark in the parent directory counts the processes that committed. */
+static int segv_open(struct cl_engine_db *db)
+{
+    snprintf(mark, sizeof mark, "%s/../applog_segv.mark", db->path);
+    return applog_open(db);
+}
+
+/* A process's first commit adds one byte to the mark; the fourth process
+ * to commit, and every later one, is armed. */
+static int segv_commit(struct cl_engine_conn *c)
+{
+    if (armed < 0) {
+        struct stat st;
+        int fd = open(mark, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        armed = fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= 3;
+        if (fd >= 0) {
+            if (write(fd, "x", 1) != 1)
+                armed = 0;
+            close(fd);
+        }
+    }
+    if (armed > 0 && __atomic_add_fetch(&segv_at, 1, __ATOMIC_RELAXED) == 20)
+        raise(SIGSEGV);
+    return applog_commit(c);
+}
+
+const struct cl_engine_plugin *commitlab_engine_plugin(void)
+{
+    wrapped = *applog_table();
+    applog_open = wrapped.open;
+    applog_commit = wrapped.commit;
+    wrapped.open = segv_open;
+    wrapped.commit = segv_commit;
+    wrapped.name = "applog_segv";
+    return &wrapped;
+}
+#else
+
+static int commits;
+
+static int f_open(struct cl_engine_db *db)
+{
+#if FAULT == 4
+    CL_ENGINE_ERRF(db->err, "faulty: the disk at %s is on fire", db->path);
+    return CL_ENGINE_ERR;
+#else
+    (void)db;
+    return CL_ENGINE_OK;
+#endif
+}
+static void f_close(struct cl_engine_db *db) { (void)db; }
+static int f_conn_open(struct cl_engine_conn *c) { (void)c; return CL_ENGINE_OK; }
+static void f_conn_close(struct cl_engine_conn *c) { (void)c; }
+static int f_begin(struct cl_engine_conn *c, int rdonly) { (void)c, (void)rdonly; return CL_ENGINE_OK; }
+static int f_put(struct cl_engine_conn *c, const void *k, size_t kl, const void *v, size_t vl)
+{
+    (void)c, (void)k, (void)kl, (void)v, (void)vl;
+    return CL_ENGINE_OK;
+}
+static int f_get(struct cl_engine_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
+{
+    (void)c, (void)k, (void)kl, (void)buf, (void)cap, (void)vl;
+    return CL_ENGINE_NOTFOUND;
+}
+static int f_del(struct cl_engine_conn *c, const void *k, size_t kl) { (void)c, (void)k, (void)kl; return CL_ENGINE_OK; }
+static int f_commit(struct cl_engine_conn *c)
+{
+    (void)c;
+#if FAULT == 5
+    if (__atomic_add_fetch(&commits, 1, __ATOMIC_RELAXED) == 50)
+        raise(SIGSEGV);
+#else
+    (void)commits;
+#endif
+    return CL_ENGINE_OK;
+}
+static void f_abort(struct cl_engine_conn *c) { (void)c; }
+
+static const struct cl_engine_accept rows[] = {
+    CL_ENGINE_MAPS("sync", "commit", "nothing at all", CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER),
+#if FAULT == 8
+    CL_ENGINE_MAPS("wal-compression", NULL, "a knob commitlab has not", 0),
+#endif
+    CL_ENGINE_END,
+};
+
+static const struct cl_engine_plugin table = {
+    .abi_version = FAULT == 1 ? 99 : CL_ENGINE_ABI_VERSION,
+    .size = FAULT == 2 ? 16 : sizeof(struct cl_engine_plugin),
+    .name = "faulty",
+    .flags = FAULT == 7 ? 0 : CL_ENGINE_RMW,
+    .accepts = rows,
+    .open = f_open,
+    .close = f_close,
+    .conn_open = f_conn_open,
+    .conn_close = f_conn_close,
+    .begin = f_begin,
+    .put = f_put,
+    .get = f_get,
+    .del = f_del,
+    .commit = f_commit,
+    .abort = f_abort,
+};
+
+#if FAULT == 3
+const struct cl_engine_plugin *not_the_entry_point(void) { return &table; }
+#else
+const struct cl_engine_plugin *commitlab_engine_plugin(void)
+{
+#if FAULT == 6
+    raise(SIGSEGV);
+#endif
+    return &table;
+}
+#endif
+#endif /* FAULT != 9 */
