@@ -136,8 +136,21 @@ enum cl_sync_method {
     CL_METHOD_FDATASYNC = 0,
     CL_METHOD_FSYNC,
     CL_METHOD_DSYNC,    /* O_DSYNC on the segment descriptor */
-    CL_METHOD_DIRECT    /* O_DIRECT | O_DSYNC, aligned buffers */
+    CL_METHOD_DIRECT,   /* O_DIRECT | O_DSYNC, aligned buffers */
+    CL_METHOD_RWF_DSYNC /* "rwf-dsync": each write is pwritev2(2) with RWF_DSYNC on an ordinary
+                         * descriptor, durable when it returns, as under O_DSYNC;
+                         * cl_open probes it once and returns CL_ENOTSUP, cl_error_detail()
+                         * saying why, where the kernel refuses the flag */
 };
+
+/* How the uring policy makes a chain's write durable.  fsync: the write is
+ * linked to an fsync/fdatasync (as the method says).  rwf-dsync: the write
+ * itself carries RWF_DSYNC (the SQE's rw_flags) and no sync is linked --
+ * the log is then written as under the rwf-dsync method, which it needs
+ * the kernel to accept as that method does.  Only with the fdatasync,
+ * fsync and rwf-dsync methods (dsync and direct already make every write
+ * durable: CL_EINVAL); the other policies ignore it. */
+enum cl_uring_sync { CL_URING_SYNC_FSYNC = 0, CL_URING_SYNC_RWF_DSYNC };
 
 /* Where the log's next segment file comes from.  fresh: a new file,
  * prepared as segment_init says; a retired segment is deleted.  recycle: a
@@ -177,6 +190,7 @@ struct cl_options {
                                       * page cache before it is reused (posix_fadvise DONTNEED after its
                                       * last sync), so that its reuse meets the device, as a segment
                                       * retired long ago would; 0 or 1, default 0 (a benchmark's knob) */
+    enum cl_uring_sync uring_sync;   /* uring policy: a linked sync or RWF_DSYNC writes, default fsync */
 };
 
 /* Fills *o with the defaults above. */
@@ -231,7 +245,11 @@ CL_API int cl_open_sized(const char *dir, const struct cl_options *opts, size_t 
 /* Checkpoints, syncs and frees.  Returns the final checkpoint's error if it
  * failed (-EIO, -ENOSPC, ...; the handle is freed all the same).  On a
  * broken handle it frees without writing and returns CL_EBROKEN.  Either
- * way the directory recovers on the next open. */
+ * way the directory recovers on the next open.  Every callback of an
+ * asynchronous commit has been called when it returns (0 for those the
+ * final checkpoint made durable; the error otherwise).  No other call on
+ * db may run during or after it; from inside a callback it returns
+ * CL_EBUSY and closes nothing. */
 CL_API int cl_close(struct cl_db *db);
 
 /* Writes dirty pages, records the checkpoint LSN durably, retires old
@@ -292,6 +310,80 @@ struct cl_commit_times {
 };
 /* As cl_commit, and fills *tm (when not NULL) when it returns 0. */
 CL_API int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm);
+
+/* ---- asynchronous commit (Aether's, Johnson et al., VLDB 2010) -----------
+ *
+ * cl_commit_async(t, fn, arg) commits t without waiting for its sync and
+ * consumes the handle (also on error).  It returns 0 once the transaction
+ * is in the log (and, with early lock release, applied: visible to later
+ * transactions as a cl_commit'ed one is before its sync -- readers may see
+ * it before it is durable, and a later writer that read it commits after
+ * it in the log).  A nonzero return means the commit was refused (as
+ * cl_commit refuses: CL_EBROKEN, CL_ETOOBIG, CL_EBUSY, CL_ENOMEM, an I/O
+ * error appending) and fn is never called.  After a 0:
+ *   - fn(arg, 0) is called exactly once, when the transaction is durable
+ *     as the policy promises (the durability contract of cl_commit: with a
+ *     durable policy it survives any later power failure);
+ *   - or, if the write or sync of its batch failed, fn(arg, rc) with the
+ *     error (rc < 0) instead, and the handle is broken (sticky), as when a
+ *     cl_commit fails: no member of the failed batch gets 0, every later
+ *     write call returns CL_EBROKEN, reopening recovers.  A callback still
+ *     waiting when the handle closes broken gets CL_EBROKEN.
+ * Callbacks of one database run one at a time, in commit (LSN) order, on
+ * whichever thread made the log durable for them:
+ *   none      the committing thread, in cl_commit_async itself (or right
+ *             after, on a thread that was calling callbacks then): the
+ *             callback comes at the write;
+ *   periodic  the periodic thread, after the next periodic sync (the loss
+ *             window stays interval_ms plus one sync; fn(arg, 0) means the
+ *             transaction is durable);
+ *   commit    the committing thread, after the sync it issues in its turn:
+ *             cl_commit_async returns after its sync, as cl_commit does
+ *             (one sync per commit, by its committer);
+ *   group     the leader of its batch, after the sync.  A committer that
+ *             finds a flush in progress returns at once; one that finds
+ *             none leads (a write and a sync, or a few while others' keep
+ *             arriving) before returning, as does one the leader asks to
+ *             take over from it.  A lone asynchronous commit never waits
+ *             for another committer: the leader of the batch it missed
+ *             leads again for it;
+ *   uring     the leader that reaps its chain (an io_uring completion),
+ *             as group, with its write in a chain of its own or a later one;
+ *   flusher   the flusher thread, after its sync; cl_commit_async only asks.
+ * Callbacks also run inside other calls on the database that find them
+ * due (cl_commit, cl_commit_async, cl_sync_wait, cl_checkpoint, cl_close)
+ * and on its checkpoint thread.  So a callback must:
+ *   - not block for long (it holds up the callbacks after it and, on a
+ *     leader or the flusher, the next sync);
+ *   - not commit, sync-wait, checkpoint or close on the same database
+ *     (those return CL_EBUSY from inside one of its callbacks);
+ *   - not take a lock that its program holds across calls on the database.
+ * It may read (read-only transactions), call cl_stats, and signal other
+ * threads.
+ *
+ * With early lock release off the writer lock is held until the commit is
+ * durable (C3), and a lock cannot be handed to the thread that makes the
+ * log durable without one thread per waiter: cl_commit_async then holds
+ * it and waits as cl_commit does -- for the sync under a durable policy,
+ * for the write under none and periodic -- and fn comes before it
+ * returns (on this thread, or on one calling callbacks then), except
+ * under periodic, where it comes after the next periodic sync as above.
+ * Readers still see only what cl_commit would let them see; nothing is
+ * pipelined.
+ *
+ * cl_commit_timed's phase breakdown is for synchronous commits; the batch
+ * histogram (cl_stats.batch_hist), commits and commits_per_sync count
+ * asynchronous commits too (commits when acknowledged). */
+typedef void (*cl_durable_fn)(void *arg, int rc);
+CL_API int cl_commit_async(struct cl_txn *t, cl_durable_fn fn, void *arg);
+
+/* Returns once every transaction committed before the call (by cl_commit
+ * or cl_commit_async) is durable as the policy promises and every callback
+ * of those has returned -- making the log durable itself where the policy
+ * has nobody else to (under periodic it waits for the next periodic sync)
+ * -- or once one of them has failed: then it returns the error.  CL_EBUSY
+ * from inside a callback of db. */
+CL_API int cl_sync_wait(struct cl_db *db);
 
 /* Batch sizes: cl_stats.batch_hist[n] counts the times the log became
  * durable further (a sync, an O_DSYNC write, an io_uring chain) and that

@@ -81,7 +81,14 @@ static void atomic_max(uint64_t *p, uint64_t v)
         ;
 }
 
-static int db_broken(struct cl_db *db) { return __atomic_load_n(&db->broken, __ATOMIC_ACQUIRE); }
+/* The first failure, the handle's or its log's: a write or sync that
+ * failed under an asynchronous commit breaks the log with nobody in
+ * cl_commit to see it. */
+static int db_broken(struct cl_db *db)
+{
+    int b = __atomic_load_n(&db->broken, __ATOMIC_ACQUIRE);
+    return b || !db->wal ? b : wal_broken(db->wal);
+}
 
 /* Records the first failure; the handle stays broken until reopened. */
 static void db_break(struct cl_db *db, int err)
@@ -172,6 +179,8 @@ int cl_checkpoint(struct cl_db *db)
 {
     if (!db)
         return CL_EINVAL;
+    if (wal_in_callback(db->wal))
+        return CL_EBUSY; /* a callback of this database's commits */
     if (db_broken(db))
         return CL_EBROKEN;
     if (held_here(db))
@@ -587,6 +596,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
     new_segno++;
     free(segs);
     segs = NULL;
+    char why[160];
     struct wal_config wc = {
         .vfs = db->vfs, .dir = dir, .db_id = meta.db_id, .segment_size = db->segment_size,
         .policy = db->opt.sync, .method = db->opt.method, .segment_init = db->opt.segment_init,
@@ -594,9 +604,12 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         .interval_ms = db->opt.interval_ms, .commit_delay_us = db->opt.commit_delay_us,
         .commit_siblings = db->opt.commit_siblings, .uring_depth = db->opt.uring_depth,
         .max_batch = db->opt.max_batch, .flusher_spin_us = db->opt.flusher_spin_us,
+        .uring_sync = db->opt.uring_sync, .why = why, .why_len = sizeof why,
         .cold_recycle = db->opt.cold_recycle,
     };
     rc = wal_open(&wc, new_segno, &db->wal);
+    if (rc == CL_ENOTSUP && why[0])
+        cl_detail_set("%s", why); /* what was refused here: io_uring, O_DIRECT, RWF_DSYNC */
     if (rc)
         goto fail;
     rc = db_checkpoint(db); /* the recovered state, durable, before any new commit */
@@ -624,8 +637,13 @@ int cl_close(struct cl_db *db)
     int rc;
     if (!db)
         return CL_EINVAL;
+    if (wal_in_callback(db->wal))
+        return CL_EBUSY; /* a callback of this database's commits: not closed */
     stop_ckpt_thread(db);
     rc = db_broken(db) ? CL_EBROKEN : db_checkpoint(db); /* -EIO, -ENOSPC, ... as they happened */
+    /* The checkpoint made every asynchronous commit durable; wal_close
+     * (in db_free) calls the callbacks still waiting, after any that
+     * another thread is calling, before anything is freed. */
     db_free(db);
     return rc;
 }
@@ -947,16 +965,20 @@ void cl_abort(struct cl_txn *t)
 
 int cl_commit(struct cl_txn *t) { return cl_commit_timed(t, NULL); }
 
-int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm)
+/* The commit protocol, C1-C5: synchronous (fn NULL: returns once durable
+ * as the policy promises) or asynchronous (returns once appended, applied
+ * and its callback registered; fn(arg, rc) comes from the log). */
+static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_fn fn, void *arg)
 {
     struct cl_db *db;
     struct wal_op *wops = NULL;
     struct store_op *sops = NULL;
+    struct wal_async_entry *cb = NULL;
     struct wal_commit_times wt = {0};
     struct wal_commit_times *wtp = tm ? &wt : NULL;
     uint64_t lsn = 0, t0, t1, t2, t3, switches0;
     uint64_t apply_ns = 0;
-    int rc = 0;
+    int rc = 0, registered = 0;
 
     if (tm)
         memset(tm, 0, sizeof *tm);
@@ -964,8 +986,22 @@ int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm)
     if (!t)
         return CL_EINVAL;
     db = t->db;
-    if ((t->flags & CL_TXN_RDONLY) || t->n == 0)
+    if (wal_in_callback(db->wal)) {
+        rc = CL_EBUSY; /* a callback of this database's commits would commit on it */
         goto out;
+    }
+    if (fn && !(cb = wal_async_entry_new(fn, arg))) {
+        rc = CL_ENOMEM; /* before anything is appended: the commit is refused */
+        goto out;
+    }
+    if ((t->flags & CL_TXN_RDONLY) || t->n == 0) {
+        if (cb) { /* nothing to log: due with the commit before it, in order */
+            wal_async_add(db->wal, cb, 0);
+            cb = NULL;
+            registered = 1;
+        }
+        goto out;
+    }
     t0 = cl_now_ns();
     switches0 = wal_segment_switches(db->wal);
     wops = malloc(t->n * sizeof *wops);
@@ -998,10 +1034,30 @@ int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm)
     }
     if (rc == 0 && db->opt.elr) { /* C2 */
         rc = store_apply(db->store, sops, t->n, lsn);
+        if (rc == 0 && cb) {
+            /* under the writer lock: callbacks in log order, each after its
+             * transaction is visible */
+            wal_async_add(db->wal, cb, lsn);
+            cb = NULL;
+            registered = 1;
+        }
         writer_release(t);
         apply_ns = cl_now_ns() - t3;
-        if (rc == 0)
+        if (rc == 0 && registered)
+            wal_commit_async(db->wal, lsn); /* a failure breaks the log; the callback says so */
+        else if (rc == 0)
             rc = wal_commit_timed(db->wal, lsn, wtp);
+    } else if (rc == 0 && cb) { /* C3, asynchronous: the lock is held until durable, as for cl_commit */
+        int synced = wal_make_durable(db->wal, lsn);
+        if (synced == 0)
+            rc = store_apply(db->store, sops, t->n, lsn);
+        if (rc == 0) {
+            /* durable (the callback gets 0), or the log broke (it gets the error) */
+            wal_async_add(db->wal, cb, lsn);
+            cb = NULL;
+            registered = 1;
+        }
+        writer_release(t);
     } else if (rc == 0) { /* C3 */
         rc = wal_commit_timed(db->wal, lsn, wtp);
         uint64_t ta = cl_now_ns();
@@ -1016,7 +1072,8 @@ int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm)
         db_break(db, rc); /* C5 */
         goto out;
     }
-    __atomic_add_fetch(&db->commits, 1, __ATOMIC_RELAXED);
+    if (!registered)
+        __atomic_add_fetch(&db->commits, 1, __ATOMIC_RELAXED); /* an asynchronous one counts when acknowledged */
     if (tm)
         *tm = (struct cl_commit_times){.lock_ns = t2 - t1, .append_ns = t3 - t2, .apply_ns = apply_ns,
                                        .queue_ns = wt.queue_ns, .write_ns = wt.write_ns, .sync_ns = wt.sync_ns,
@@ -1025,10 +1082,33 @@ int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm)
         atomic_max(&db->max_switch_commit_ns, cl_now_ns() - t0);
     maybe_request_checkpoint(db, lsn);
 out:
+    wal_async_entry_free(cb); /* not registered: the commit was refused, fn is never called */
     free(wops);
     free(sops);
     txn_free(t);
+    /* The callbacks due -- this commit's, under none or commit or elr off;
+     * others' the log made durable meanwhile -- on this thread, with no
+     * lock of the database held. */
+    wal_async_deliver(db->wal); /* inside one of its callbacks: returns at once */
     return rc;
+}
+
+int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm) { return commit_txn(t, tm, NULL, NULL); }
+
+int cl_commit_async(struct cl_txn *t, cl_durable_fn fn, void *arg)
+{
+    if (t && !fn) {
+        txn_free(t); /* consumed, also on error */
+        return CL_EINVAL;
+    }
+    return commit_txn(t, NULL, fn, arg);
+}
+
+int cl_sync_wait(struct cl_db *db)
+{
+    if (!db)
+        return CL_EINVAL;
+    return wal_sync_wait(db->wal); /* CL_EBUSY from one of its callbacks */
 }
 
 /* ---- stats --------------------------------------------------------------- */
@@ -1054,7 +1134,7 @@ int cl_stats_sized(struct cl_db *db, struct cl_stats *caller, size_t size)
     memset(out, 0, sizeof *out);
     wal_get_stats(db->wal, &ws);
     store_get_stats(db->store, &ss);
-    out->commits = __atomic_load_n(&db->commits, __ATOMIC_RELAXED);
+    out->commits = __atomic_load_n(&db->commits, __ATOMIC_RELAXED) + ws.async_commits;
     out->syncs = ws.syncs;
     out->wal_bytes = ws.bytes;
     out->wal_writes = ws.writes;

@@ -52,7 +52,7 @@ const char *cl_strerror(int err)
     return "unknown error";
 }
 
-static const char *const method_names[] = {"fdatasync", "fsync", "dsync", "direct"};
+static const char *const method_names[] = {"fdatasync", "fsync", "dsync", "direct", "rwf-dsync"};
 
 /* The policies' names and durability are their tables' (wal/policy.c). */
 const char *cl_sync_policy_name(enum cl_sync_policy p)

@@ -27,7 +27,7 @@
  * (checked beside the table). */
 static const struct cl_option_desc table[] = {
     OPT(sync, 0, CL_SYNC_NPOLICIES - 1, CL_SYNC_COMMIT, "policy"),
-    OPT(method, 0, CL_METHOD_DIRECT, CL_METHOD_FDATASYNC, "method"),
+    OPT(method, 0, CL_METHOD_RWF_DSYNC, CL_METHOD_FDATASYNC, "method"),
     OPT(elr, 0, 1, 1, "flag"),
     OPT(segments, 0, CL_SEGMENTS_RECYCLE, CL_SEGMENTS_FRESH, "policy"),
     OPT(segment_init, 0, CL_SEGINIT_FALLOCATE, CL_SEGINIT_ZERO, "mode"),
@@ -45,6 +45,7 @@ static const struct cl_option_desc table[] = {
     OPT(sync_latency_us, 0, 10000000, 0, "us"),
     OPT(create, 0, 1, 1, "flag"),
     OPT(cold_recycle, 0, 1, 0, "flag"),
+    OPT(uring_sync, 0, CL_URING_SYNC_RWF_DSYNC, CL_URING_SYNC_FSYNC, "mode"),
 };
 
 const struct cl_option_desc *cl_option_table(size_t *n)
@@ -121,6 +122,12 @@ int cl_options_check(const struct cl_options *o)
     if (o->segment_size % WAL_SEG_HEADER) {
         cl_detail_set("option segment_size = %" PRIu64 " is not a multiple of %u bytes", o->segment_size,
                       (unsigned)WAL_SEG_HEADER);
+        return CL_EINVAL;
+    }
+    if (o->sync == CL_SYNC_URING && o->uring_sync == CL_URING_SYNC_RWF_DSYNC &&
+        (o->method == CL_METHOD_DSYNC || o->method == CL_METHOD_DIRECT)) {
+        cl_detail_set("option uring_sync = rwf-dsync with method %s: that method links no sync to replace",
+                      cl_sync_method_name(o->method));
         return CL_EINVAL;
     }
     if (!wal_policy_for(o->sync)) {

@@ -13,7 +13,9 @@
  *     call is durable; a newly created, renamed or unlinked name is durable
  *     only after sync_dir on its directory (the POSIX rule, stricter than
  *     ext4's habit);
- *   - a file opened with VFS_O_DSYNC is synced by every pwrite;
+ *   - a file opened with VFS_O_DSYNC or VFS_O_WRITE_DSYNC is synced by
+ *     every pwrite: each write makes its own bytes durable before it
+ *     returns (vfs_write_is_sync);
  *   - open opens regular files only: a symbolic link (never followed), a
  *     FIFO, device, socket or directory is refused with CL_EFILETYPE,
  *     without blocking;
@@ -36,6 +38,12 @@ enum vfs_class { VFS_CLASS_WAL = 0, VFS_CLASS_DATA, VFS_CLASS_META, VFS_CLASS_OT
 #define VFS_O_DSYNC  0x08u  /* O_DSYNC */
 #define VFS_O_DIRECT 0x10u  /* O_DIRECT: buffers, offsets and lengths aligned to VFS_DIRECT_ALIGN */
 #define VFS_O_TRUNC  0x20u
+/* Every write carries RWF_DSYNC on an ordinary descriptor (pwritev2(2);
+ * through a ring, the write's rw_flags): each write is durable when it
+ * completes, as under O_DSYNC, without the descriptor being O_DSYNC.  A
+ * kernel that refuses the flag fails the write with -EOPNOTSUPP (or
+ * -EINVAL); the open itself does not check it. */
+#define VFS_O_WRITE_DSYNC 0x40u
 
 #define VFS_DIRECT_ALIGN 4096u
 
@@ -52,6 +60,13 @@ struct vfs_file {
     enum vfs_class cls;
     unsigned flags;      /* VFS_O_* it was opened with */
 };
+
+/* 1 when every write to f is durable when it returns (VFS_O_DSYNC or
+ * VFS_O_WRITE_DSYNC): such a write counts as a sync of its bytes. */
+static inline int vfs_write_is_sync(const struct vfs_file *f)
+{
+    return (f->flags & (VFS_O_DSYNC | VFS_O_WRITE_DSYNC)) != 0;
+}
 
 /* One element of a batched submission. */
 enum vfs_io_op { VFS_IO_WRITE = 0, VFS_IO_FSYNC, VFS_IO_FDATASYNC };
@@ -70,6 +85,10 @@ struct vfs_io {
  * Optional: a backend without them leaves the ring_* members NULL, and
  * vfs_ring_open() returns -ENOSYS.  The POSIX backend maps them to io_uring
  * and fails ring_open with -ENOSYS or -EPERM where the kernel refuses it.
+ *
+ * A WRITE on a file opened with VFS_O_WRITE_DSYNC carries RWF_DSYNC, so a
+ * chain [write] alone is durable when it completes, with no linked sync;
+ * on an O_DSYNC file the descriptor makes it so.
  *
  * A ring runs up to depth chains at once.  A chain is ios[0..n-1] linked in
  * order (IOSQE_IO_LINK): each op starts only after the previous one

@@ -17,7 +17,7 @@
  * Invariants:
  *   I1. Undoing a file's pending list in reverse order yields exactly the
  *       content the file had at its last successful sync.
- *   I2. A successful fsync/fdatasync (or O_DSYNC write) marks pending
+ *   I2. A successful fsync/fdatasync (or O_DSYNC / RWF_DSYNC write) marks pending
  *       entries durable; a list with only durable entries is freed.  Entries
  *       doomed by a failed sync are never freed by a later sync (fsyncgate):
  *       the list is kept, with the entries synced after them marked durable,
@@ -34,7 +34,7 @@
  * synced content (undo newest first) and the writes the model keeps are
  * applied again, oldest first, whole or as any subset of their 512-byte
  * sectors.  A crash armed to fire at a write fires during it: the write
- * lands unsynced (even on an O_DSYNC descriptor, whose write had not
+ * lands unsynced (even an O_DSYNC or RWF_DSYNC write, which had not
  * returned) and the model decides its fate with the rest.  Random choices
  * come from a splitmix64 seeded by the caller, so a seed replays exactly.
  *
@@ -957,7 +957,7 @@ static int pwrite_part(struct vfs_file *f, const void *buf, size_t len, uint64_t
     struct fault_vfs *fv = FV(f->vfs);
     struct fstate *s = h->st;
     struct pend *p = NULL;
-    int dsync = (f->flags & VFS_O_DSYNC) != 0, fail = 0, during = 0;
+    int dsync = vfs_write_is_sync(f), fail = 0, during = 0; /* O_DSYNC or RWF_DSYNC: a sync of its bytes */
     int rc = op_begin_ex(fv, 1);
 
     if (rc == OP_CRASH_DURING) {

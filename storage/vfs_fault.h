@@ -23,7 +23,11 @@
  * positions.  A directory (mkdir) is, like a file name, durable only once
  * its parent directory is synced; undoing it removes what is inside.  A
  * crash armed at a write comes while the write is in flight: even an
- * O_DSYNC or O_DIRECT write may then be lost or torn.
+ * O_DSYNC, RWF_DSYNC or O_DIRECT write may then be lost or torn.  A write
+ * to a file opened with VFS_O_WRITE_DSYNC (RWF_DSYNC) is a sync of its own
+ * bytes, as an O_DSYNC write is: it counts as a SYNC for injected errors,
+ * a lying device makes it not durable, and through a ring it is durable
+ * once it has run.
  *
  * fsyncgate: when an injected sync error fails a sync, the writes it should
  * have made durable are marked lost -- a later sync that succeeds does not
@@ -59,7 +63,7 @@ void vfs_fault_crash_at(struct vfs *v, uint64_t n, enum vfs_crash_model model, u
 void vfs_fault_kill(struct vfs *v);
 void vfs_fault_kill_at(struct vfs *v, uint64_t n);
 
-/* A device that lies: with on, fsync, fdatasync and O_DSYNC writes of
+/* A device that lies: with on, fsync, fdatasync and O_DSYNC/RWF_DSYNC writes of
  * files return success and make nothing durable (a write cache that
  * ignores flushes; the case F_FULLFSYNC exists for).  Directory syncs stay
  * honest.  For checking that a crash campaign can fail. */
@@ -67,7 +71,7 @@ void vfs_fault_lie(struct vfs *v, int on);
 
 /* Injected errors: the n-th call of kind op from now fails with err
  * (n >= 1; 0 disarms), having done nothing.  SYNC counts fsync, fdatasync
- * and O_DSYNC writes, and a failed sync dooms the writes it should have
+ * and O_DSYNC/RWF_DSYNC writes, and a failed sync dooms the writes it should have
  * saved (fsyncgate); SYNC_DIR leaves the directory's changes unsynced. */
 enum vfs_fault_op {
     VFS_FAULT_OPEN = 0, VFS_FAULT_READ, VFS_FAULT_WRITE, VFS_FAULT_SYNC, VFS_FAULT_SYNC_DIR,

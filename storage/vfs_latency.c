@@ -1,7 +1,7 @@
 /*
  * vfs_latency.c -- an emulated slow device: a file layer that wraps another
  * and adds a fixed delay to every sync (fsync, fdatasync, directory sync,
- * and every write on an O_DSYNC descriptor), so that slow-disk behaviour
+ * and every write on an O_DSYNC or RWF_DSYNC file), so that slow-disk behaviour
  * (a 7200 rpm disk at ~100 syncs/s) can be studied on a fast one.
  * The delay is added after the real sync, so durability is unchanged.
  * Output that uses it says "emulated".
@@ -82,7 +82,7 @@ static int lat_pread(struct vfs_file *f, void *buf, size_t len, uint64_t off, si
 static int lat_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t off)
 {
     int rc = vfs_pwrite(BF(f), buf, len, off);
-    if (rc == 0 && (f->flags & VFS_O_DSYNC))
+    if (rc == 0 && vfs_write_is_sync(f))
         delay(f->vfs, f->cls);
     return rc;
 }
@@ -180,7 +180,7 @@ static int lat_ring_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64
     for (int i = 0; i < n; i++) {
         c->bios[i] = ios[i];
         c->bios[i].f = BF(ios[i].f);
-        c->has_sync |= ios[i].op != VFS_IO_WRITE || (ios[i].f->flags & VFS_O_DSYNC);
+        c->has_sync |= ios[i].op != VFS_IO_WRITE || vfs_write_is_sync(ios[i].f);
     }
     rc = vfs_ring_submit(lr->base, c->bios, n, (uint64_t)(uintptr_t)c);
     if (rc)

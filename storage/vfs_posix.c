@@ -11,9 +11,13 @@
  *   - pread stops only at len bytes or at end of file and reports the count;
  *   - every descriptor is opened O_CLOEXEC; VFS_O_DSYNC maps to O_DSYNC and
  *     VFS_O_DIRECT to O_DIRECT (alignment is the caller's business);
+ *     VFS_O_WRITE_DSYNC leaves the descriptor ordinary and makes every
+ *     write pwritev2(..., RWF_DSYNC), and every ring write an
+ *     IORING_OP_WRITE with rw_flags RWF_DSYNC;
  *   - counters are bumped with relaxed atomic adds after the system call, so
  *     any thread may read them while others do I/O.  A pwrite on a
- *     VFS_O_DSYNC file counts as one write and one dsync_write; sync_ns is
+ *     VFS_O_DSYNC or VFS_O_WRITE_DSYNC file counts as one write and one
+ *     dsync_write; sync_ns is
  *     the CLOCK_MONOTONIC time spent inside fsync/fdatasync (sync_dir counts
  *     as an fsync of class VFS_CLASS_OTHER).
  *   - rings (vfs.h, "asynchronous chains") are io_uring instances: a chain
@@ -38,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -247,7 +252,14 @@ static int px_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t o
     size_t done = 0;
 
     while (done < len) {
-        ssize_t n = pwrite(pf->fd, (const char *)buf + done, len - done, (off_t)(off + done));
+        ssize_t n;
+        if (f->flags & VFS_O_WRITE_DSYNC) {
+            /* a short write made its own bytes durable; the rest goes again */
+            struct iovec iov = {(char *)buf + done, len - done};
+            n = pwritev2(pf->fd, &iov, 1, (off_t)(off + done), RWF_DSYNC);
+        } else {
+            n = pwrite(pf->fd, (const char *)buf + done, len - done, (off_t)(off + done));
+        }
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -259,7 +271,7 @@ static int px_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t o
     }
     VFS_COUNT(f->vfs, f->cls, writes, 1);
     VFS_COUNT(f->vfs, f->cls, write_bytes, len);
-    if (f->flags & VFS_O_DSYNC)
+    if (vfs_write_is_sync(f))
         VFS_COUNT(f->vfs, f->cls, dsync_writes, 1);
     return 0;
 }
@@ -533,6 +545,8 @@ static int px_ring_submit(struct vfs_ring *r, struct vfs_io *ios, int n, uint64_
         switch (ios[i].op) {
         case VFS_IO_WRITE:
             io_uring_prep_write(sqe, fd, ios[i].buf, (unsigned)ios[i].len, ios[i].off);
+            if (ios[i].f->flags & VFS_O_WRITE_DSYNC)
+                sqe->rw_flags = RWF_DSYNC; /* durable when it completes: no linked sync */
             break;
         case VFS_IO_FSYNC:
             io_uring_prep_fsync(sqe, fd, 0);
@@ -572,7 +586,7 @@ static void px_ring_count(const struct vfs_io *io)
         if (io->result > 0) {
             VFS_COUNT(f->vfs, f->cls, writes, 1);
             VFS_COUNT(f->vfs, f->cls, write_bytes, (uint64_t)io->result);
-            if (f->flags & VFS_O_DSYNC)
+            if (vfs_write_is_sync(f))
                 VFS_COUNT(f->vfs, f->cls, dsync_writes, 1);
         }
         break;
@@ -640,7 +654,7 @@ static int px_ring_reap(struct vfs_ring *r, int wait, uint64_t *tag, struct vfs_
             continue;
         int has_sync = 0;
         for (int k = 0; k < c->n; k++)
-            has_sync |= c->ios[k].op != VFS_IO_WRITE || (c->ios[k].f->flags & VFS_O_DSYNC);
+            has_sync |= c->ios[k].op != VFS_IO_WRITE || vfs_write_is_sync(c->ios[k].f);
         if (has_sync)
             VFS_COUNT(c->ios[0].f->vfs, c->ios[0].f->cls, sync_ns, cl_now_ns() - c->t0);
         c->used = 0;

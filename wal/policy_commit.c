@@ -17,6 +17,14 @@
  * finds itself durable and returns without a sync of its own.  That is the
  * only case in which a commit rides on another's sync; the distribution of
  * commits per sync shows how often it happened.
+ *
+ * Asynchronous commits (wal.h) are no different: the committer writes and
+ * syncs its own transaction in its turn, then calls the callbacks due --
+ * its own, and any before it still waiting -- in log order.  So
+ * cl_commit_async returns after its sync here: the policy's point is that
+ * each commit's sync is issued by its committer; a thread that wants
+ * commits in flight uses the flusher (or uring/group with others
+ * committing).
  */
 #include <stdlib.h>
 #include <time.h>

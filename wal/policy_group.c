@@ -21,6 +21,11 @@
  * max_batch, to the whole transactions that fit in that many bytes (at
  * least one): a leader whose own commit lies beyond wakes the committers
  * it covered and leads the next batch.
+ *
+ * Asynchronous commits (wal.h): the leader calls the callbacks of each
+ * batch after stepping down, while the next leader syncs; a lone
+ * asynchronous commit is led by its own committer or, when it arrived
+ * during a batch it missed, by that batch's leader (L4 in waitq.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,14 +62,14 @@ static void sleep_us(uint32_t us)
 
 /* The leader: wait for company if there is some, then write everything
  * buffered (at most max_batch bytes of it) and sync once. */
-static int group_lead(struct wal *w, uint64_t lsn)
+static int group_lead(struct wal *w, uint64_t target)
 {
     int rc;
     if (w->commit_delay_us &&
         __atomic_load_n(&w->active_txns, __ATOMIC_RELAXED) > (int64_t)w->commit_siblings)
         sleep_us(w->commit_delay_us);
     pthread_mutex_lock(&w->io_mu);
-    (void)lsn; /* a whole batch covers it; a bounded one may not: lead again */
+    (void)target; /* a whole batch covers it; a bounded one may not: lead again */
     if (w->max_batch)
         rc = wal_write_upto_locked(w, 0, w->written_lsn + w->max_batch);
     else
@@ -77,7 +82,15 @@ static int group_lead(struct wal *w, uint64_t lsn)
 
 static int group_commit(struct wal *w, uint64_t lsn)
 {
-    return wal_leader_commit(w, w->policy_state, lsn, group_lead, NULL);
+    return wal_leader_commit(w, w->policy_state, lsn, group_lead, NULL, 0);
+}
+
+/* An asynchronous commit: with a leader at work it returns at once (that
+ * leader leads again for it before stepping down, unless a waiter is
+ * there to lead next: L4); with none it leads one batch itself. */
+static void group_commit_async(struct wal *w, uint64_t lsn)
+{
+    (void)wal_leader_commit(w, w->policy_state, lsn, group_lead, NULL, 1);
 }
 
 const struct wal_policy wal_policy_group = {
@@ -86,4 +99,5 @@ const struct wal_policy wal_policy_group = {
     .start = group_start,
     .commit = group_commit,
     .stop = group_stop,
+    .commit_async = group_commit_async,
 };

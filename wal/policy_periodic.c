@@ -11,6 +11,11 @@
  *
  * A failed background write or sync breaks the log (sticky): every later
  * commit fails with the error, and nothing is retried.
+ *
+ * Asynchronous commits (wal.h): the committer writes, as a commit does;
+ * the callback comes from the background thread after the sync that made
+ * the commit durable -- within the same window -- or with the error if
+ * that sync failed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,6 +53,9 @@ static void *periodic_main(void *arg)
                 wal_sync_locked(w); /* a failure breaks the log; committers see it */
             pthread_mutex_unlock(&w->io_mu);
         }
+        /* the asynchronous commits this sync made durable (or failed), and
+         * cl_sync_wait's waiters */
+        wal_async_deliver(w);
         pthread_mutex_lock(&ps->mu);
         /* After a long sync, start the next interval now rather than catching up. */
         struct timespec now;

@@ -10,7 +10,9 @@
  *   - takes the bytes buffered so far as a batch, copies them into a chain
  *     buffer of its own (the log buffer may be reused as soon as
  *     written_lsn passes them) and submits [write -> fsync|fdatasync]
- *     ([write] alone under dsync/direct, whose descriptor is O_DSYNC);
+ *     ([write] alone under dsync/direct, whose descriptor is O_DSYNC, and
+ *     under rwf-dsync or uring_sync=rwf-dsync, whose write carries
+ *     RWF_DSYNC in the SQE's rw_flags);
  *   - while that chain is in flight, takes the next batch once it carries
  *     as many commits as the last chain did (an arriving committer wakes
  *     the leader out of its wait in the ring; a completion does too), up to
@@ -48,8 +50,13 @@
  *       the block the previous chain ended in waits for that chain to
  *       finish, so two writes of one block are never in flight together.
  *
- * Stats: syncs counts completed sync ops (every O_DSYNC write under
- * dsync/direct); sync_ns the time during which at least one chain was in
+ * Asynchronous commits (wal.h): the leader takes them into its chains as
+ * it takes every commit appended, calls their callbacks when it would wait
+ * in the ring for a completion (the device is busy then) and after its
+ * tenure, and leads again for one its tenure left behind (L4 in waitq.c).
+ *
+ * Stats: syncs counts completed sync ops (every O_DSYNC or RWF_DSYNC write
+ * under dsync/direct/rwf-dsync); sync_ns the time during which at least one chain was in
  * flight; max_commits_per_sync the transactions one durable advance
  * covered.
  */
@@ -419,6 +426,9 @@ static int lead(struct wal *w, struct uring_state *us, uint64_t lsn)
         }
         us->leader_sleeping = can_take;
         pthread_mutex_unlock(&us->ldr.mu);
+        /* While the device works: the callbacks of the chains finished so
+         * far (under io_mu, which the tenure holds anyway). */
+        wal_async_deliver(w);
         rc = reap_one(w, us, 1);
         pthread_mutex_lock(&us->ldr.mu);
         us->leader_sleeping = 0;
@@ -471,8 +481,10 @@ static int uring_start(struct wal *w)
         uring_free(us);
         /* No io_uring here (ENOSYS: kernel; EPERM: disabled) or a file
          * layer without rings: a clear error, never a silent fallback. */
-        if (rc == -ENOSYS || rc == -EPERM || rc == -EOPNOTSUPP)
+        if (rc == -ENOSYS || rc == -EPERM || rc == -EOPNOTSUPP) {
+            wal_say_why(w, "uring: io_uring is not available here: %s", strerror(-rc));
             return CL_ENOTSUP;
+        }
         return rc;
     }
     w->policy_state = us;
@@ -486,12 +498,13 @@ static void uring_stop(struct wal *w)
     w->policy_state = NULL;
 }
 
-/* The leader's tenure, under io_mu (see lead()). */
-static int uring_lead(struct wal *w, uint64_t lsn)
+/* The leader's tenure, under io_mu (see lead()), until target is durable
+ * (its own commit, or the last asynchronous one waiting). */
+static int uring_lead(struct wal *w, uint64_t target)
 {
     int rc;
     pthread_mutex_lock(&w->io_mu);
-    rc = lead(w, w->policy_state, lsn);
+    rc = lead(w, w->policy_state, target);
     CL_INVARIANT("U3", ((struct uring_state *)w->policy_state)->inflight == 0);
     pthread_mutex_unlock(&w->io_mu);
     return rc;
@@ -511,7 +524,17 @@ static void uring_joined(struct wal *w, uint64_t lsn)
 static int uring_commit(struct wal *w, uint64_t lsn)
 {
     struct uring_state *us = w->policy_state;
-    return wal_leader_commit(w, &us->ldr, lsn, uring_lead, uring_joined);
+    return wal_leader_commit(w, &us->ldr, lsn, uring_lead, uring_joined, 0);
+}
+
+/* An asynchronous commit: with a leader at work it wakes it if it sleeps
+ * in the ring with room for another chain, and returns; the leader takes
+ * it into a chain, or leads again for it before stepping down (L4 in
+ * waitq.c).  With no leader it leads a tenure itself. */
+static void uring_commit_async(struct wal *w, uint64_t lsn)
+{
+    struct uring_state *us = w->policy_state;
+    (void)wal_leader_commit(w, &us->ldr, lsn, uring_lead, uring_joined, 1);
 }
 
 const struct wal_policy wal_policy_uring = {
@@ -520,4 +543,5 @@ const struct wal_policy wal_policy_uring = {
     .start = uring_start,
     .commit = uring_commit,
     .stop = uring_stop,
+    .commit_async = uring_commit_async,
 };

@@ -66,6 +66,16 @@ struct wal_policy {
      * acknowledged and the log is broken. */
     int (*commit)(struct wal *w, uint64_t commit_lsn);
     void (*stop)(struct wal *w);               /* before close; joins threads; may be NULL */
+    /* An asynchronous commit (wal_commit_async): sees to it that
+     * commit_lsn becomes durable as the policy makes commits durable,
+     * waiting for that only where nobody else would do the I/O (each
+     * policy's comment says); NULL: commit, whose error the callback
+     * reports. */
+    void (*commit_async)(struct wal *w, uint64_t commit_lsn);
+    /* Called after every durable advance and when the log breaks (with
+     * io_mu held or not; never mu); may be NULL. */
+    void (*advanced)(struct wal *w);
+    int ack_written;                           /* 1: an asynchronous commit is due once written (none) */
 };
 
 /* none:   wal_commit writes the buffered bytes up to commit_lsn with
@@ -98,7 +108,9 @@ struct wal_policy {
  *         window).  A failed background sync breaks the log: every later
  *         commit fails.
  * uring:  io_uring: each batch is a write linked (IOSQE_IO_LINK) to an
- *         fsync/fdatasync, up to uring_depth chains in flight (while some
+ *         fsync/fdatasync (with uring_sync=rwf-dsync, or a method whose
+ *         writes are durable, the write alone, carrying RWF_DSYNC or on an
+ *         O_DSYNC descriptor), up to uring_depth chains in flight (while some
  *         are, a new one goes once as full as the last); the durable
  *         LSN advances only over a contiguous prefix of completed chains, so
  *         commits are acknowledged strictly in log order.  A short write or
@@ -112,6 +124,32 @@ struct wal_policy {
  *         durable LSN (spinning flusher_spin_us, then sleeping).  Durable on
  *         return: as commit.  A failed write or sync breaks the log and
  *         fails every waiter; the thread stops. */
+
+/* Asynchronous commits, by policy -- who makes an asynchronous commit
+ * durable and who calls its callback (wal_async_*, below):
+ *   none      the committer writes it (commit_async = commit) and calls the
+ *             callbacks due, its own included, before it returns;
+ *   periodic  the committer writes it; the background thread calls the
+ *             callbacks after the sync that covers it;
+ *   commit    the committer writes and syncs it in its turn, as a commit
+ *             does (the policy's point: one sync per commit, issued by its
+ *             committer), then calls the callbacks due;
+ *   group     a committer that finds a leader returns at once: the leader,
+ *             before it steps down, leads again while an asynchronous
+ *             commit is not durable and no waiter is there to lead next
+ *             (so a lone asynchronous commit is never left behind); one
+ *             that finds no leader leads and returns; a leader that has
+ *             led a few batches for others has the next asynchronous
+ *             committer wait to take over from it; the leader calls the
+ *             callbacks after each batch;
+ *   uring     as group, the leader taking the asynchronous commits into its
+ *             chains (an arriving one wakes it in the ring); it calls the
+ *             callbacks when it would wait for a completion and after its
+ *             tenure;
+ *   flusher   the committer raises the requested LSN and returns; the
+ *             flusher thread calls the callbacks after each sync.
+ * A callback gets 0 only once its LSN is durable (written, under none);
+ * when the log breaks first, every pending callback gets the sticky error. */
 
 /* wal_policy_<name> for every policy of CL_SYNC_POLICIES (commitlab.h),
  * each defined in wal/policy_<name>.c. */
@@ -143,6 +181,10 @@ struct wal_config {
     uint32_t uring_depth;            /* uring: chains in flight */
     uint64_t max_batch;              /* group: bytes one write may take; 0 = the whole buffer */
     uint32_t flusher_spin_us;        /* flusher: spin before sleeping */
+    enum cl_uring_sync uring_sync;   /* uring: rwf-dsync writes the log as the rwf-dsync method does */
+    char *why;                       /* when wal_open returns CL_ENOTSUP, it says here what was refused
+                                      * and why (why_len bytes; NULL: not said) */
+    size_t why_len;
     int cold_recycle;                /* recycle: drop a retired segment's cached pages before reuse */
 };
 
@@ -180,8 +222,49 @@ struct wal_commit_times {
 int wal_commit_timed(struct wal *w, uint64_t commit_lsn, struct wal_commit_times *out);
 
 /* Writes everything buffered up to lsn (UINT64_MAX = all) and, when sync,
- * makes it durable.  Used by checkpoints and close. */
+ * makes it durable.  Used by checkpoints and close.  Calls the
+ * asynchronous commits' callbacks that became due. */
 int wal_flush(struct wal *w, uint64_t lsn, int sync);
+
+/* ---- asynchronous commits --------------------------------------------------
+ * The log calls fn(arg, rc) once for each registered commit LSN: rc 0 once
+ * the LSN is durable as the policy promises (written, under none); the
+ * sticky error if the log broke first (no member of a failed batch gets
+ * 0); CL_EBROKEN if the log is closed first.  Callbacks run one at a time,
+ * in the order they were added -- LSN order: the caller adds them in log
+ * order, under its writer lock -- on whichever thread calls
+ * wal_async_deliver once they are due (see the policies above), never with
+ * mu held and with io_mu held only on the uring leader.  A callback must
+ * not call into the same log except to read its LSNs and statistics. */
+typedef void (*wal_durable_fn)(void *arg, int rc);
+struct wal_async_entry;
+
+/* A callback's entry, allocated before the commit so that adding it
+ * cannot fail; NULL when out of memory.  An entry never added is freed
+ * with wal_async_entry_free. */
+struct wal_async_entry *wal_async_entry_new(wal_durable_fn fn, void *arg);
+void wal_async_entry_free(struct wal_async_entry *e);
+/* Registers e for commit_lsn, which is at or above every LSN added
+ * before; 0 for a commit with no log position (nothing written): it is
+ * due with the entry before it. */
+void wal_async_add(struct wal *w, struct wal_async_entry *e, uint64_t commit_lsn);
+/* The policy's commit_async (see above): starts making commit_lsn durable;
+ * a failure breaks the log, and the callback reports it. */
+void wal_commit_async(struct wal *w, uint64_t commit_lsn);
+/* The policy's commit for lsn, not counted as an acknowledgement: 0 once
+ * durable as the policy promises, or the error that broke the log. */
+int wal_make_durable(struct wal *w, uint64_t lsn);
+/* Calls the callbacks that are due, unless another thread is calling them
+ * (it calls these too).  Cheap when none is due. */
+void wal_async_deliver(struct wal *w);
+/* Returns once every callback added before the call has returned, the log
+ * having been made durable for them (and, for a policy that acknowledges
+ * before durability, everything appended before the call made durable
+ * too), or once one of them got an error: that error.  CL_EBUSY from
+ * inside a callback of this log. */
+int wal_sync_wait(struct wal *w);
+/* 1 when the calling thread is inside a callback of w. */
+int wal_in_callback(const struct wal *w);
 
 uint64_t wal_end_lsn(struct wal *w);      /* LSN of the next record to be appended */
 uint64_t wal_durable_lsn(struct wal *w);  /* everything below is known durable */
@@ -211,6 +294,13 @@ struct wal_stats {
     uint64_t segment_waits;     /* the writer's next segment was not ready */
     uint64_t segment_wait_ns;   /* time the writer spent waiting for (or preparing) one */
     int prealloc_error;         /* 0, or what stopped the prealloc thread */
+    uint64_t async_commits;     /* asynchronous commits acknowledged (their callback got 0; in commits too) */
+    uint64_t waiter_sleeps;     /* flusher: committers that slept waiting for durability */
+    uint64_t waiter_wakeups;    /* flusher: sleepers woken (each once, when its LSN was covered) */
+    uint64_t waiter_spurious;   /* flusher: sleepers woken whose LSN was not durable (0 by design) */
+    uint64_t partial_wakeups;   /* flusher: advances that woke some sleepers and left later ones asleep */
+    uint64_t leader_handoffs;   /* group, uring: a leader that had led for others' asynchronous commits
+                                 * handed the lead to one of their committers (L5 in waitq.c) */
 };
 void wal_get_stats(struct wal *w, struct wal_stats *out);
 void wal_reset_max(struct wal *w); /* max_commits_per_sync starts afresh */

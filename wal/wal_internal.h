@@ -10,11 +10,15 @@
  *              written_lsn and the end it snapshotted, without mu;
  *   mu         guards the buffer's bookkeeping (end_lsn, written_lsn,
  *              the switch queue) and is held only for short stretches;
- *              durable_cond (with mu) wakes threads waiting for durability.
+ *   async.mu   the asynchronous commits' callbacks (async.c), taken after
+ *              io_mu when the uring leader delivers them, never with mu.
+ * Committers waiting for durability sleep in their policy's queue, each on
+ * its own condition variable (waitq.c); the policy's `advanced` hook hears
+ * of every durable advance.
  *
  * LSNs, always written_lsn <= end_lsn and durable_lsn <= written_lsn:
  *   durable_lsn  everything below is durable (synced, or written with
- *                O_DSYNC); advanced only by the io_mu holder;
+ *                O_DSYNC or RWF_DSYNC); advanced only by the io_mu holder;
  *   written_lsn  everything below has been handed to pwrite;
  *   end_lsn      the next record goes here.
  * The buffer is a ring indexed by lsn % buf_cap holding [written_lsn,
@@ -23,10 +27,12 @@
  * copied or written; the switch queue tells the writer where each gap
  * starts.
  *
- * The policies beyond none/commit (group, periodic, uring) use: wal_write_locked() and
- * wal_sync_locked() under io_mu, durable_lsn/written_lsn, durable_cond to
- * wake its waiters (broadcast by wal_sync_locked and by the O_DSYNC write
- * path), policy_state for its own data, and wal_set_broken().
+ * The policies beyond none/commit (group, periodic, uring, flusher) use:
+ * wal_write_locked() and wal_sync_locked() under io_mu,
+ * durable_lsn/written_lsn, their `advanced` hook (called by wal_sync_locked,
+ * the O_DSYNC write path and wal_set_broken) to wake their waiters,
+ * policy_state for their own data, wal_set_broken(), and
+ * wal_async_deliver() after they made the log durable further.
  */
 #ifndef CL_WAL_INTERNAL_H
 #define CL_WAL_INTERNAL_H
@@ -72,6 +78,32 @@ struct wal_segpool {
     int thread_started, stop;
 };
 
+/* The callbacks of asynchronous commits, in LSN order (async.c). */
+struct wal_async_entry {
+    uint64_t lsn;
+    int logged;                  /* a transaction of the log (counted when acknowledged) */
+    wal_durable_fn fn;
+    void *arg;
+    struct wal_async_entry *next;
+};
+struct wal_async {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;           /* a callback returned or the deliverer stopped, while someone waits */
+    struct wal_async_entry *head, *tail; /* mu */
+    uint64_t head_lsn;           /* atomic, written under mu: head's LSN, UINT64_MAX when empty */
+    uint64_t tail_lsn;           /* mu: the LSN of the last entry added */
+    uint64_t added, done;        /* mu: entries added; callbacks returned */
+    uint64_t fail_seq;           /* mu: the number of the first callback that got an error (0: none) */
+    int fail_rc;                 /* mu: that error */
+    int delivering;              /* mu: a thread is calling callbacks */
+    int waiters;                 /* atomic, changed under mu: threads waiting on cv */
+};
+void wal_async_init(struct wal *w);
+/* Calls every callback left (waiting for a deliverer at work first): those
+ * not durable get the sticky error or CL_EBROKEN.  wal_close calls it. */
+void wal_async_finish(struct wal *w);
+void wal_async_destroy(struct wal *w);
+
 struct wal_segfile {
     uint64_t segno;
     struct vfs_file *f;          /* NULL when not open */
@@ -86,11 +118,12 @@ struct wal {
     enum cl_segment_init seg_init;
     int cold_recycle;            /* a recycled segment leaves the page cache before reuse */
     const struct wal_policy *policy;
-    unsigned open_flags;         /* VFS_O_DSYNC / VFS_O_DIRECT for record writes */
-    int write_is_sync;           /* DSYNC or DIRECT: every pwrite is durable */
+    unsigned open_flags;         /* VFS_O_DSYNC / VFS_O_DIRECT / VFS_O_WRITE_DSYNC for record writes */
+    int write_is_sync;           /* DSYNC, DIRECT or RWF_DSYNC: every pwrite is durable */
+    char *why;                   /* during wal_open only: where to say why it returned CL_ENOTSUP */
+    size_t why_len;
 
     pthread_mutex_t append_mu, io_mu, mu;
-    pthread_cond_t durable_cond;
 
     /* the ring (mu; bytes in [written_lsn, end_lsn) are read by the io_mu holder) */
     uint8_t *buf;
@@ -120,6 +153,7 @@ struct wal {
     uint64_t nbatches;           /* mu: durable advances recorded */
 
     struct wal_segpool pool;
+    struct wal_async async;      /* asynchronous commits' callbacks (async.c) */
 
     /* statistics (atomic) */
     struct wal_stats st;
@@ -139,6 +173,10 @@ static inline uint64_t wal_load64(const uint64_t *p) { return __atomic_load_n(p,
 static inline void wal_store64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline void wal_add64(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 void wal_max64(uint64_t *p, uint64_t v);
+
+/* During wal_open (and a policy's start): says why it is about to return
+ * CL_ENOTSUP, printf-style, if the caller asked (the first reason stays). */
+void wal_say_why(struct wal *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Marks the log broken with err (the first error sticks); returns err. */
 int wal_set_broken(struct wal *w, int err);
@@ -164,9 +202,9 @@ int wal_txns_upto_locked(const struct wal *w, uint64_t lsn, uint64_t *txns);
  * Writes everything buffered when that boundary is too far back to be
  * remembered. */
 int wal_write_upto_locked(struct wal *w, uint64_t lsn, uint64_t limit);
-/* io_mu held: makes everything written durable (a no-op under O_DSYNC,
- * where wal_write_locked already did), advances durable_lsn and wakes
- * durable_cond waiters. */
+/* io_mu held: makes everything written durable (a no-op under O_DSYNC or RWF_DSYNC,
+ * where wal_write_locked already did), advances durable_lsn and tells the
+ * policy (its `advanced` hook). */
 int wal_sync_locked(struct wal *w);
 
 /* The writer's pieces, for a policy that issues its own I/O (uring); all
@@ -179,8 +217,7 @@ int wal_sync_locked(struct wal *w);
  * tail, the last zero-padded and saved as the new tail -- and returns the
  * padded length (0: the tail was not where it must be);
  * wal_mark_durable_locked publishes durable_lsn = lsn after the sync that
- * covered it (txns: complete transactions below lsn) and wakes
- * durable_cond. */
+ * covered it (txns: complete transactions below lsn) and tells the policy. */
 int wal_open_segment_locked(struct wal *w, uint64_t segno);
 /* mu held (and io_mu): records a durable advance to lsn with the I/O time
  * gathered since the last one, for wal_commit_timed. */
@@ -190,8 +227,9 @@ void wal_ring_get(const struct wal *w, uint8_t *dst, uint64_t lsn, size_t len);
 size_t wal_stage_direct(struct wal *w, uint8_t *dst, uint64_t a, uint64_t stop);
 void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns);
 
-/* waitq.c: committers waiting for durability under a leader (group,
- * uring).  The caller holds the mutex the waiters sleep with. */
+/* waitq.c: committers waiting for durability, each on its own condition
+ * variable: under a leader (group, uring) or for the flusher thread.  The
+ * caller holds the mutex that guards the queue. */
 enum wal_wake { WAL_WAKE_NONE = 0, WAL_WAKE_DONE, WAL_WAKE_RECHECK };
 struct wal_waiter {
     uint64_t lsn;
@@ -208,27 +246,36 @@ void wal_waitq_add(struct wal_waitq *q, struct wal_waiter *me);
 void wal_waitq_remove(struct wal_waitq *q, struct wal_waiter *me);
 /* Wakes and removes the waiters durable covers (all of them when broken):
  * they return without the leader's mutex; with next_leader, also wakes
- * the first remaining one to look again (and lead). */
-void wal_waitq_wake(struct wal_waitq *q, uint64_t durable, int broken, int next_leader);
+ * the first remaining one to look again (and lead).  Returns how many it
+ * woke as covered. */
+unsigned wal_waitq_wake(struct wal_waitq *q, uint64_t durable, int broken, int next_leader);
 /* A committer leaving while no leader is active signals the head: it may
  * itself have been the one signalled to lead. */
 void wal_waitq_handoff(struct wal_waitq *q, int leader_active);
 
 /* The leader/follower protocol (invariants in waitq.c).  A committer whose
- * LSN is not durable either becomes the leader and calls lead() (without
- * l->mu; it must make at least one more transaction durable, or fail and
- * break the log; the leader wakes whom it covered and leads again until its
- * own lsn is durable), or
- * joins the queue -- joined() is then called once, with l->mu held -- and
- * sleeps until a leader covers it or hands it the lead. */
+ * LSN is not durable either becomes the leader and calls lead(w, target)
+ * (without l->mu; target is its own LSN or a higher one an asynchronous
+ * commit is waiting for; it must make at least one more transaction
+ * durable, or fail and break the log; the leader wakes whom it covered,
+ * calls the callbacks due and leads again until its own lsn is durable and
+ * no asynchronous commit is left without a leader), or joins the queue --
+ * joined() is then called once, with l->mu held -- and sleeps until a
+ * leader covers it or hands it the lead.  With async, when a leader is
+ * active the committer calls joined() and returns at once (that leader, or
+ * the next, leads for it: L4) -- unless that leader has led long enough
+ * for others and asks to be taken over: then it queues (L5). */
 struct wal_leader {
     pthread_mutex_t mu;
     int active;
     struct wal_waitq q;
+    uint64_t async_lsn;       /* mu: the highest LSN an asynchronous commit asked for */
+    int handoff;              /* mu: the leader has led long enough for others: the next
+                               * asynchronous committer queues to take over (L5) */
 };
 int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
-                      int (*lead)(struct wal *w, uint64_t lsn),
-                      void (*joined)(struct wal *w, uint64_t lsn));
+                      int (*lead)(struct wal *w, uint64_t target),
+                      void (*joined)(struct wal *w, uint64_t lsn), int async);
 
 /* segment.c */
 int wal_segment_path(const struct wal *w, uint64_t segno, char **out);

@@ -25,6 +25,8 @@
  *      written or synced; durable_lsn never moves past a failed sync.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,9 +51,8 @@ int wal_set_broken(struct wal *w, int err)
     if (err == 0)
         err = CL_EBROKEN;
     __atomic_compare_exchange_n(&w->broken, &zero, err, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    pthread_mutex_lock(&w->mu);
-    pthread_cond_broadcast(&w->durable_cond); /* waiters must see it */
-    pthread_mutex_unlock(&w->mu);
+    if (w->policy && w->policy->advanced)
+        w->policy->advanced(w); /* its waiters must see it */
     return err;
 }
 
@@ -158,7 +159,7 @@ static int timed_pwrite(struct wal *w, const void *buf, size_t len, uint64_t off
     w->io_write_ns += dt;
     wal_add64(&w->st.writes, 1);
     wal_add64(&w->st.bytes, len);
-    if (w->write_is_sync) { /* an O_DSYNC write is the sync */
+    if (w->write_is_sync) { /* an O_DSYNC or RWF_DSYNC write is the sync */
         wal_add64(&w->st.syncs, 1);
         wal_add64(&w->st.sync_ns, dt);
     }
@@ -242,8 +243,9 @@ void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns)
     pthread_mutex_lock(&w->mu);
     wal_store64(&w->durable_lsn, lsn);
     wal_note_batch_locked(w, lsn);
-    pthread_cond_broadcast(&w->durable_cond);
     pthread_mutex_unlock(&w->mu);
+    if (w->policy->advanced)
+        w->policy->advanced(w);
 }
 
 void wal_note_batch_locked(struct wal *w, uint64_t lsn)
@@ -374,8 +376,9 @@ static int write_to(struct wal *w, uint64_t target, uint64_t txns)
             wal_store64(&w->written_lsn, a);
             wal_store64(&w->durable_lsn, a);
             wal_note_batch_locked(w, a);
-            pthread_cond_broadcast(&w->durable_cond);
             pthread_mutex_unlock(&w->mu);
+            if (w->policy->advanced)
+                w->policy->advanced(w);
         } else {
             pthread_mutex_lock(&w->mu);
             CL_INVARIANT("W1", a >= w->written_lsn && a <= w->end_lsn);
@@ -633,6 +636,7 @@ int wal_flush(struct wal *w, uint64_t lsn, int sync)
     if (rc == 0 && sync && w->durable_lsn < (lsn < w->written_lsn ? lsn : w->written_lsn))
         rc = wal_sync_locked(w);
     pthread_mutex_unlock(&w->io_mu);
+    wal_async_deliver(w); /* the sync may have made asynchronous commits durable, or broken the log */
     return rc;
 }
 
@@ -656,6 +660,12 @@ void wal_get_stats(struct wal *w, struct wal_stats *out)
     out->segment_waits = wal_load64(&w->st.segment_waits);
     out->segment_wait_ns = wal_load64(&w->st.segment_wait_ns);
     out->prealloc_error = __atomic_load_n(&w->st.prealloc_error, __ATOMIC_ACQUIRE);
+    out->async_commits = wal_load64(&w->st.async_commits);
+    out->waiter_sleeps = wal_load64(&w->st.waiter_sleeps);
+    out->waiter_wakeups = wal_load64(&w->st.waiter_wakeups);
+    out->waiter_spurious = wal_load64(&w->st.waiter_spurious);
+    out->partial_wakeups = wal_load64(&w->st.partial_wakeups);
+    out->leader_handoffs = wal_load64(&w->st.leader_handoffs);
 }
 
 void wal_reset_max(struct wal *w) { wal_store64(&w->st.max_commits_per_sync, 0); }
@@ -686,7 +696,7 @@ static void wal_free(struct wal *w)
     wal_pool_destroy(w);
     if (w->cur.f)
         vfs_close(w->cur.f);
-    pthread_cond_destroy(&w->durable_cond);
+    wal_async_destroy(w);
     pthread_mutex_destroy(&w->mu);
     pthread_mutex_destroy(&w->io_mu);
     pthread_mutex_destroy(&w->append_mu);
@@ -702,6 +712,36 @@ void wal_txn_active(struct wal *w, int delta)
     __atomic_add_fetch(&w->active_txns, delta, __ATOMIC_RELAXED);
 }
 
+void wal_say_why(struct wal *w, const char *fmt, ...)
+{
+    va_list ap;
+    if (!w->why_len || w->why[0])
+        return; /* not asked, or the first reason said */
+    va_start(ap, fmt);
+    vsnprintf(w->why, w->why_len, fmt, ap);
+    va_end(ap);
+}
+
+/* The rwf-dsync method, once at open: the kernel takes pwritev2 with
+ * RWF_DSYNC on this segment, or the open fails with CL_ENOTSUP.  The probe
+ * writes the segment header's first bytes again, unchanged (they are
+ * durable already), so it changes nothing on disk. */
+static int probe_write_dsync(struct wal *w)
+{
+    uint8_t b[8];
+    size_t got = 0;
+    int rc = vfs_pread(w->cur.f, b, sizeof b, 0, &got);
+    if (rc == 0 && got != sizeof b)
+        rc = -EIO;
+    if (rc == 0)
+        rc = vfs_pwrite(w->cur.f, b, sizeof b, 0);
+    if (rc == -EOPNOTSUPP || rc == -EINVAL || rc == -ENOSYS) {
+        wal_say_why(w, "rwf-dsync: the kernel refuses pwritev2(RWF_DSYNC): %s", strerror(-rc));
+        rc = CL_ENOTSUP;
+    }
+    return rc;
+}
+
 int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **out)
 {
     struct wal *w;
@@ -709,7 +749,8 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
 
     *out = NULL;
     if (!cfg->dir || cfg->segment_size < WAL_MIN_SEGMENT || cfg->segment_size % WAL_SEG_HEADER ||
-        (unsigned)cfg->method > CL_METHOD_DIRECT || (unsigned)cfg->segment_init > CL_SEGINIT_FALLOCATE ||
+        (unsigned)cfg->method > CL_METHOD_RWF_DSYNC || (unsigned)cfg->segment_init > CL_SEGINIT_FALLOCATE ||
+        (unsigned)cfg->uring_sync > CL_URING_SYNC_RWF_DSYNC ||
         (unsigned)cfg->segments > CL_SEGMENTS_RECYCLE || cfg->prealloc > WAL_POOL_MAX ||
         (cfg->segments == CL_SEGMENTS_RECYCLE && (cfg->recycle_max < 1 || cfg->recycle_max > WAL_POOL_MAX)))
         return CL_EINVAL;
@@ -722,13 +763,26 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     pthread_mutex_init(&w->append_mu, NULL);
     pthread_mutex_init(&w->io_mu, NULL);
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->durable_cond, NULL);
+    wal_async_init(w);
     wal_pool_init(w, cfg, start_segno + 1);
     w->vfs = cfg->vfs ? cfg->vfs : vfs_posix();
     w->dir = strdup(cfg->dir);
     w->db_id = cfg->db_id;
     w->seg_size = cfg->segment_size;
     w->method = cfg->method;
+    w->why = cfg->why;
+    w->why_len = cfg->why ? cfg->why_len : 0;
+    if (w->why_len)
+        w->why[0] = 0;
+    if (cfg->policy == CL_SYNC_URING && cfg->uring_sync == CL_URING_SYNC_RWF_DSYNC) {
+        /* RWF_DSYNC writes in place of the linked sync: the log is written
+         * as the rwf-dsync method writes it, ring writes included */
+        if (cfg->method == CL_METHOD_DSYNC || cfg->method == CL_METHOD_DIRECT) {
+            rc = CL_EINVAL; /* no linked sync to replace */
+            goto fail;
+        }
+        w->method = CL_METHOD_RWF_DSYNC;
+    }
     w->seg_init = cfg->segment_init;
     w->cold_recycle = cfg->cold_recycle;
     w->policy = pol;
@@ -746,9 +800,11 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
         rc = CL_ENOMEM;
         goto fail;
     }
-    if (cfg->method == CL_METHOD_DSYNC)
+    if (w->method == CL_METHOD_DSYNC)
         w->open_flags = VFS_O_DSYNC;
-    if (cfg->method == CL_METHOD_DIRECT) {
+    if (w->method == CL_METHOD_RWF_DSYNC)
+        w->open_flags = VFS_O_WRITE_DSYNC;
+    if (w->method == CL_METHOD_DIRECT) {
         void *p1, *p2;
         w->open_flags = VFS_O_DSYNC | VFS_O_DIRECT;
         if (posix_memalign(&p1, VFS_DIRECT_ALIGN, WAL_STAGE_SIZE)) {
@@ -775,6 +831,10 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     w->created_segno = start_segno;
     w->st.segments_created = 1;
     rc = open_segment(w, start_segno);
+    if (rc == CL_ENOTSUP)
+        wal_say_why(w, "direct: the filesystem refuses O_DIRECT");
+    if (rc == 0 && (w->open_flags & VFS_O_WRITE_DSYNC))
+        rc = probe_write_dsync(w);
     if (rc)
         goto fail;
     if (pol->start && (rc = pol->start(w)) != 0)
@@ -784,6 +844,8 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
             pol->stop(w);
         goto fail;
     }
+    w->why = NULL; /* the caller's, for wal_open only */
+    w->why_len = 0;
     *out = w;
     return 0;
 fail:
@@ -798,5 +860,6 @@ void wal_close(struct wal *w)
     wal_pool_stop(w);
     if (w->policy->stop)
         w->policy->stop(w);
+    wal_async_finish(w); /* every callback called: the durable ones with 0 */
     wal_free(w);
 }

@@ -307,6 +307,59 @@ END_TEST
 
 /* Two databases in one process: each one's cl_stats counts its own page
  * writes (the file layer's counters are per process and mixed them). */
+/* A file layer over the POSIX one whose RWF_DSYNC writes fail as on a
+ * kernel that does not know the flag. */
+static struct vfs_ops refusing_ops;
+static struct vfs refusing_vfs;
+
+static int refusing_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t off)
+{
+    if (f->flags & VFS_O_WRITE_DSYNC)
+        return -EOPNOTSUPP;
+    return vfs_posix()->ops->pwrite(f, buf, len, off);
+}
+
+/* rwf-dsync: a kernel that refuses RWF_DSYNC makes cl_open return
+ * CL_ENOTSUP, and cl_error_detail() says what and why; where it is
+ * taken, commits go through and survive; uring_sync=rwf-dsync with a
+ * method that links no sync is refused with the option named. */
+START_TEST(test_rwf_dsync_open)
+{
+    char *dir = tu_mkdtemp("eng-rwf");
+    struct cl_options o;
+    struct cl_db *db = NULL;
+    refusing_ops = *vfs_posix()->ops;
+    refusing_ops.pwrite = refusing_pwrite;
+    refusing_vfs = (struct vfs){.ops = &refusing_ops, .name = "refusing"};
+    cl_options_init(&o);
+    o.method = CL_METHOD_RWF_DSYNC;
+    ck_assert_int_eq(cl_open_vfs(dir, &o, &refusing_vfs, &db, NULL), CL_ENOTSUP);
+    ck_assert_ptr_null(db);
+    ck_assert_msg(strstr(cl_error_detail(), "RWF_DSYNC") != NULL, "detail: '%s'", cl_error_detail());
+    o.method = CL_METHOD_FDATASYNC;
+    ck_assert_int_eq(cl_open_vfs(dir, &o, &refusing_vfs, &db, NULL), 0); /* the other methods do not need it */
+    ck_assert_int_eq(cl_close(db), 0);
+
+    o.method = CL_METHOD_RWF_DSYNC;
+    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(put1(db, "k", "v"), 0);
+    ck_assert_int_eq(cl_close(db), 0);
+    char buf[8];
+    ck_assert_int_eq(cl_open(dir, NULL, &db, NULL), 0);
+    ck_assert_int_eq(get1(db, "k", buf, sizeof buf), 0);
+    ck_assert_str_eq(buf, "v");
+    ck_assert_int_eq(cl_close(db), 0);
+
+    o.sync = CL_SYNC_URING;
+    o.uring_sync = CL_URING_SYNC_RWF_DSYNC;
+    o.method = CL_METHOD_DSYNC;
+    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), CL_EINVAL);
+    ck_assert_msg(strstr(cl_error_detail(), "uring_sync") != NULL, "detail: '%s'", cl_error_detail());
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(test_stats_per_database)
 {
     char *da = tu_mkdtemp("eng-a"), *db_dir = tu_mkdtemp("eng-b");
@@ -349,6 +402,7 @@ int main(void)
     tcase_add_test(tc, test_enospc_on_write);
     tcase_add_test(tc, test_options_and_errors);
     tcase_add_test(tc, test_stats_per_database);
+    tcase_add_test(tc, test_rwf_dsync_open);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -264,7 +264,7 @@ START_TEST(test_option_edges)
 {
     static const struct edge edges[] = {
         E(sync, 0, CL_SYNC_NPOLICIES - 1),
-        E(method, 0, CL_METHOD_DIRECT),
+        E(method, 0, CL_METHOD_RWF_DSYNC),
         E(elr, 0, 1),
         E(segments, 0, 1),
         E(segment_init, 0, 2),
@@ -282,6 +282,7 @@ START_TEST(test_option_edges)
         E(sync_latency_us, 0, 10000000),
         E(create, 0, 1),
         E(cold_recycle, 0, 1),
+        E(uring_sync, 0, CL_URING_SYNC_RWF_DSYNC),
     };
     char *dir = tu_mkdtemp("misuse-opts");
     char *db_dir;

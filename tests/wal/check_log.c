@@ -45,7 +45,7 @@ static void roundtrip(const char *tag, uint64_t seed, enum cl_sync_policy pol, e
     ck_assert_uint_eq(st.appends, count);
     ck_assert_msg(st.segments_created >= 3, "seed %llu: only %llu segments", (unsigned long long)seed,
                   (unsigned long long)st.segments_created);
-    if (m == CL_METHOD_DSYNC || m == CL_METHOD_DIRECT)
+    if (m == CL_METHOD_DSYNC || m == CL_METHOD_DIRECT || m == CL_METHOD_RWF_DSYNC)
         ck_assert_uint_eq(st.syncs, st.writes); /* every write is a sync */
     wal_close(w);
 
@@ -80,7 +80,7 @@ END_TEST
 START_TEST(test_methods)
 {
     uint64_t seed = tu_seed(2);
-    for (int m = CL_METHOD_FDATASYNC; m <= CL_METHOD_DIRECT; m++) {
+    for (int m = CL_METHOD_FDATASYNC; m <= CL_METHOD_RWF_DSYNC; m++) {
         struct genp g = { seed + (uint64_t)m, 4, 48, 2000 };
         char tag[32];
         snprintf(tag, sizeof tag, "wal-%s", cl_sync_method_name((enum cl_sync_method)m));
@@ -350,21 +350,24 @@ START_TEST(test_sticky_failure)
 {
     uint64_t seed = tu_seed(6);
     struct genp g = { seed, 3, 16, 200 };
-    for (int which = 0; which < 2; which++) {
+    /* fdatasync, then rwf-dsync, whose write is its sync: an injected sync
+     * error fails the write itself */
+    for (int which = 0; which < 4; which++) {
         char *dir = tu_mkdtemp("wal-sticky");
         struct vfs *fv = vfs_fault_new(vfs_posix());
-        struct wal *w = tl_open(dir, fv, SEG, CL_SYNC_COMMIT, CL_METHOD_FDATASYNC, CL_SEGINIT_ZERO, 0, 0, NULL);
+        enum cl_sync_method m = which < 2 ? CL_METHOD_FDATASYNC : CL_METHOD_RWF_DSYNC;
+        struct wal *w = tl_open(dir, fv, SEG, CL_SYNC_COMMIT, m, CL_SEGINIT_ZERO, 0, 0, NULL);
         uint64_t lsn, good = 0;
         for (uint64_t id = 1; id <= 5; id++) {
             ck_assert_int_eq(tl_txn(w, &g, id, 1, &lsn), 0);
             good = lsn;
         }
-        if (which == 0)
+        if (which % 2 == 0)
             vfs_fault_fail_sync(fv, 1, -EIO);
         else
             vfs_fault_fail_write(fv, 1, -ENOSPC);
         int rc = tl_txn(w, &g, 6, 1, &lsn);
-        ck_assert_int_eq(rc, which == 0 ? -EIO : -ENOSPC);
+        ck_assert_int_eq(rc, which % 2 == 0 ? -EIO : -ENOSPC);
         ck_assert_int_eq(wal_broken(w), rc);
         ck_assert_uint_eq(wal_durable_lsn(w), good); /* never past a failed sync */
         /* every later call says so, and nothing is retried */
@@ -390,7 +393,9 @@ START_TEST(test_crash_recovers_acknowledged)
     for (uint64_t it = 0; it < iters; it++) {
         uint64_t s = seed + it, rs = s;
         enum vfs_crash_model model = (enum vfs_crash_model)(it % 3);
-        enum cl_sync_method m = (enum cl_sync_method)(tu_range(&rs, 3));
+        static const enum cl_sync_method ms[] = {CL_METHOD_FDATASYNC, CL_METHOD_FSYNC, CL_METHOD_DSYNC,
+                                                 CL_METHOD_RWF_DSYNC};
+        enum cl_sync_method m = ms[tu_range(&rs, 4)];
         struct genp g = { s, 4, 40, 1500 };
         char *dir = tu_mkdtemp("wal-crash");
         struct vfs *fv = vfs_fault_new(vfs_posix());
@@ -422,6 +427,68 @@ START_TEST(test_crash_recovers_acknowledged)
         tu_rmdir(dir);
         free(dir);
     }
+}
+END_TEST
+
+/* A file layer over the POSIX one whose writes with RWF_DSYNC fail as a
+ * kernel that does not know the flag fails them. */
+static struct vfs_ops refusing_ops;
+static struct vfs refusing_vfs;
+
+static int refusing_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_t off)
+{
+    if (f->flags & VFS_O_WRITE_DSYNC)
+        return -EOPNOTSUPP;
+    return vfs_posix()->ops->pwrite(f, buf, len, off);
+}
+
+/* rwf-dsync: where the kernel refuses RWF_DSYNC, wal_open says so at once
+ * (CL_ENOTSUP, with the reason), rather than break the log at the first
+ * commit; uring_sync=rwf-dsync writes the log as the method does, and
+ * makes no sense with the methods that link no sync. */
+START_TEST(test_rwf_dsync_probe)
+{
+    char *dir = tu_mkdtemp("wal-rwf");
+    char why[128] = "stale";
+    struct wal *w = NULL;
+    refusing_ops = *vfs_posix()->ops;
+    refusing_ops.pwrite = refusing_pwrite;
+    refusing_vfs = (struct vfs){.ops = &refusing_ops, .name = "refusing"};
+    struct wal_config c = tl_config(dir, &refusing_vfs, SEG, CL_SYNC_COMMIT, CL_METHOD_RWF_DSYNC, CL_SEGINIT_SPARSE, 0);
+    c.why = why;
+    c.why_len = sizeof why;
+    ck_assert_int_eq(wal_open(&c, 0, &w), CL_ENOTSUP);
+    ck_assert_ptr_null(w);
+    ck_assert_msg(strstr(why, "rwf-dsync") && strstr(why, "RWF_DSYNC"), "reason: '%s'", why);
+    /* the same layer takes the other methods */
+    c.method = CL_METHOD_FDATASYNC;
+    ck_assert_int_eq(wal_open(&c, 1, &w), 0);
+    ck_assert_str_eq(why, "");
+    wal_close(w);
+    /* the real kernel takes it: every write is a sync */
+    struct genp g = { tu_seed(8), 2, 16, 300 };
+    c = tl_config(dir, NULL, SEG, CL_SYNC_COMMIT, CL_METHOD_RWF_DSYNC, CL_SEGINIT_SPARSE, 0);
+    ck_assert_int_eq(wal_open(&c, 2, &w), 0);
+    ck_assert_int_eq(tl_txn(w, &g, 1, 1, NULL), 0);
+    struct wal_stats st;
+    wal_get_stats(w, &st);
+    ck_assert_uint_eq(st.syncs, st.writes);
+    struct vfs_counters vc;
+    vfs_counters_get(vfs_posix(), VFS_CLASS_WAL, &vc);
+    ck_assert_uint_gt(vc.dsync_writes, 0);
+    wal_close(w);
+    c.policy = CL_SYNC_URING;
+    c.uring_sync = CL_URING_SYNC_RWF_DSYNC;
+    for (int m = CL_METHOD_DSYNC; m <= CL_METHOD_DIRECT; m++) {
+        c.method = (enum cl_sync_method)m;
+        ck_assert_int_eq(wal_open(&c, 3, &w), CL_EINVAL);
+    }
+    ck_assert_str_eq(cl_sync_method_name(CL_METHOD_RWF_DSYNC), "rwf-dsync");
+    enum cl_sync_method back;
+    ck_assert_int_eq(cl_sync_method_parse("rwf-dsync", &back), 0);
+    ck_assert_int_eq(back, CL_METHOD_RWF_DSYNC);
+    tu_rmdir(dir);
+    free(dir);
 }
 END_TEST
 
@@ -488,6 +555,7 @@ int main(void)
     tcase_add_test(tc, test_write_only_own_batch);
     tcase_add_test(tc, test_sticky_failure);
     tcase_add_test(tc, test_crash_recovers_acknowledged);
+    tcase_add_test(tc, test_rwf_dsync_probe);
 #ifdef CL_INVARIANTS
     tcase_add_test(tc, test_invariant_w1_aborts);
 #endif

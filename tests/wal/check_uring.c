@@ -17,12 +17,25 @@
 #define SPY_SPAN (8u << 20) /* the spy follows the log's first 8 MiB of LSNs */
 #define COMMIT_REC 48u    /* wal_align_up(WAL_REC_HEADER + WAL_COMMIT_LEN) */
 
+/* The sync methods as these tests take them, and one more: fdatasync with
+ * uring_sync=rwf-dsync (the chain's write carries RWF_DSYNC in place of a
+ * linked sync). */
+#define M_URING_RWF ((enum cl_sync_method)(CL_METHOD_RWF_DSYNC + 1))
+
+static const char *mname(enum cl_sync_method m)
+{
+    return m == M_URING_RWF ? "uring_sync=rwf-dsync" : cl_sync_method_name(m);
+}
+
 static struct wal *u_open(const char *dir, struct vfs *v, uint64_t seg, enum cl_sync_method m,
                           enum cl_segment_init init, size_t bufsz, uint32_t depth, int *rcp)
 {
-    struct wal_config c = tl_config(dir, v, seg, CL_SYNC_URING, m, init, bufsz);
+    struct wal_config c = tl_config(dir, v, seg, CL_SYNC_URING, m == M_URING_RWF ? CL_METHOD_FDATASYNC : m, init,
+                                    bufsz);
     struct wal *w = NULL;
     c.uring_depth = depth;
+    if (m == M_URING_RWF)
+        c.uring_sync = CL_URING_SYNC_RWF_DSYNC;
     *rcp = wal_open(&c, 0, &w);
     return w;
 }
@@ -133,7 +146,7 @@ static void spy_wrote(struct spy *s, struct vfs_file *f, const void *buf, size_t
     struct spy_file *sf = (struct spy_file *)f;
     if (sf->lsn0 < 0 || len == 0 || (uint64_t)sf->lsn0 + off + len > SPY_SPAN)
         return;
-    if (f->flags & VFS_O_DSYNC) {
+    if (vfs_write_is_sync(f)) { /* O_DSYNC or RWF_DSYNC */
         memcpy(s->durable + sf->lsn0 + off, buf, len);
         return;
     }
@@ -488,7 +501,7 @@ END_TEST
 START_TEST(test_roundtrip_methods)
 {
     uint64_t seed = tu_seed(41);
-    for (int m = 0; m <= CL_METHOD_DIRECT; m++) {
+    for (int m = 0; m <= (int)M_URING_RWF; m++) {
         struct genp g = { seed + (uint64_t)m, 4, 40, 900 };
         char *dir = tu_mkdtemp("uring-rt");
         int rc;
@@ -499,12 +512,12 @@ START_TEST(test_roundtrip_methods)
             free(dir);
             continue;
         }
-        ck_assert_msg(rc == 0, "%s: wal_open %d", cl_sync_method_name((enum cl_sync_method)m), rc);
+        ck_assert_msg(rc == 0, "%s: wal_open %d", mname((enum cl_sync_method)m), rc);
         uint64_t count = 240, lsn;
         for (uint64_t id = 1; id <= count; id++) {
             rc = tl_txn(w, &g, id, 1, &lsn);
             ck_assert_msg(rc == 0, "seed %llu %s txn %llu: %d", (unsigned long long)seed,
-                          cl_sync_method_name((enum cl_sync_method)m), (unsigned long long)id, rc);
+                          mname((enum cl_sync_method)m), (unsigned long long)id, rc);
             ck_assert_uint_ge(wal_durable_lsn(w), lsn);
         }
         ck_assert_uint_eq(wal_durable_lsn(w), wal_end_lsn(w));
@@ -520,7 +533,7 @@ START_TEST(test_roundtrip_methods)
 
         struct rb rb;
         tl_read(dir, NULL, SEG, 0, &g, &rb);
-        ck_assert_msg(rb.err[0] == 0, "%s: %s", cl_sync_method_name((enum cl_sync_method)m), rb.err);
+        ck_assert_msg(rb.err[0] == 0, "%s: %s", mname((enum cl_sync_method)m), rb.err);
         ck_assert_int_eq(rb.rc, 0);
         ck_assert_uint_eq(rb.ntxn, count);
         for (size_t i = 0; i < count; i++)
@@ -585,7 +598,8 @@ END_TEST
 START_TEST(test_ack_after_covering_sync)
 {
     uint64_t seed = tu_seed(43);
-    static const enum cl_sync_method methods[] = { CL_METHOD_FDATASYNC, CL_METHOD_FSYNC, CL_METHOD_DSYNC };
+    static const enum cl_sync_method methods[] = { CL_METHOD_FDATASYNC, CL_METHOD_FSYNC, CL_METHOD_DSYNC,
+                                                   CL_METHOD_RWF_DSYNC, M_URING_RWF };
     for (int small = 0; small < 2; small++)
     for (int fault = 1; fault >= 0; fault--) {
         for (unsigned mi = 0; mi < sizeof methods / sizeof methods[0]; mi++) {
@@ -605,7 +619,7 @@ START_TEST(test_ack_after_covering_sync)
             __atomic_store_n(&s->w, NULL, __ATOMIC_RELEASE);
             pthread_mutex_lock(&s->mu);
             ck_assert_msg(s->violations == 0, "seed %llu %s %s: %llu violations, first: %s",
-                          (unsigned long long)seed, fault ? "fault" : "posix", cl_sync_method_name(methods[mi]),
+                          (unsigned long long)seed, fault ? "fault" : "posix", mname(methods[mi]),
                           (unsigned long long)s->violations, s->why);
             ck_assert_uint_ge(s->checks, n);
             /* the point of the shuffle: it did happen, whenever chains
@@ -613,7 +627,7 @@ START_TEST(test_ack_after_covering_sync)
              * leave the leader with one at a time) */
             if (fault && s->overlapped >= 50)
                 ck_assert_msg(s->out_of_order > 0, "%s: no chain was reported out of order (%llu chains, %llu "
-                              "overlapping)", cl_sync_method_name(methods[mi]), (unsigned long long)s->chains,
+                              "overlapping)", mname(methods[mi]), (unsigned long long)s->chains,
                               (unsigned long long)s->overlapped);
             if (small) { /* the point of small segments: the log crossed several */
                 struct wal_stats st;
@@ -621,7 +635,7 @@ START_TEST(test_ack_after_covering_sync)
                 ck_assert_uint_ge(st.segment_switches, 2);
             }
             fprintf(stderr, "uring ordering %s %s %s: %llu chains, %llu reported out of order, %llu checks\n",
-                    small ? "64K segments" : "one segment", fault ? "fault" : "posix", cl_sync_method_name(methods[mi]),
+                    small ? "64K segments" : "one segment", fault ? "fault" : "posix", mname(methods[mi]),
                     (unsigned long long)s->chains, (unsigned long long)s->out_of_order,
                     (unsigned long long)s->checks);
             pthread_mutex_unlock(&s->mu);
@@ -642,7 +656,7 @@ START_TEST(test_short_write_resubmitted)
 {
     uint64_t seed = tu_seed(44);
     static const enum cl_sync_method methods[] = { CL_METHOD_FDATASYNC, CL_METHOD_FSYNC, CL_METHOD_DSYNC,
-                                                   CL_METHOD_DIRECT };
+                                                   CL_METHOD_DIRECT, M_URING_RWF };
     for (unsigned mi = 0; mi < sizeof methods / sizeof methods[0]; mi++) {
         for (int threads = 1; threads <= 4; threads += 3) {
             struct genp g = { seed + mi, 3, 24, 700 };
@@ -679,7 +693,7 @@ START_TEST(test_short_write_resubmitted)
                     pthread_join(cs[t].th, NULL);
                     for (uint64_t i = 0; i < per; i++)
                         ck_assert_msg(cs[t].rc[i] == 0, "seed %llu %s: txn %llu: %d", (unsigned long long)seed,
-                                      cl_sync_method_name(methods[mi]), (unsigned long long)(cs[t].first_id + i),
+                                      mname(methods[mi]), (unsigned long long)(cs[t].first_id + i),
                                       cs[t].rc[i]);
                     ck_assert_uint_eq(cs[t].early, 0);
                     free(cs[t].rc);
@@ -691,7 +705,7 @@ START_TEST(test_short_write_resubmitted)
             __atomic_store_n(&s->w, NULL, __ATOMIC_RELEASE);
             ck_assert_int_eq(wal_broken(w), 0);
             ck_assert_uint_ge(s->short_writes, 5);
-            ck_assert_msg(s->violations == 0, "%s: %s", cl_sync_method_name(methods[mi]), s->why);
+            ck_assert_msg(s->violations == 0, "%s: %s", mname(methods[mi]), s->why);
             wal_close(w);
             /* what survives a power failure now: everything acknowledged */
             ck_assert_int_eq(vfs_fault_crash(fv, VFS_CRASH_DROP, seed), 0);
@@ -699,7 +713,7 @@ START_TEST(test_short_write_resubmitted)
             vfs_destroy(fv);
             struct rb rb;
             tl_read(dir, NULL, BIGSEG, 0, &g, &rb);
-            ck_assert_msg(rb.err[0] == 0, "%s: %s", cl_sync_method_name(methods[mi]), rb.err);
+            ck_assert_msg(rb.err[0] == 0, "%s: %s", mname(methods[mi]), rb.err);
             ck_assert_int_eq(rb.rc, 0);
             ck_assert_uint_eq(rb.ntxn, total);
             uint8_t *acked = calloc(total + 1, 1);
@@ -722,7 +736,7 @@ START_TEST(test_eio_mid_batch)
     uint64_t seed = tu_seed(45);
     for (int it = 0; it < 6; it++) {
         uint64_t s = seed + (uint64_t)it;
-        enum cl_sync_method m = it % 3 == 2 ? CL_METHOD_DSYNC : (enum cl_sync_method)(it % 2);
+        enum cl_sync_method m = it == 5 ? M_URING_RWF : it % 3 == 2 ? CL_METHOD_DSYNC : (enum cl_sync_method)(it % 2);
         struct genp g = { s, 2, 16, 150 };
         char *dir = tu_mkdtemp("uring-eio");
         struct vfs *fv = vfs_fault_new(vfs_posix());
@@ -741,7 +755,7 @@ START_TEST(test_eio_mid_batch)
         __atomic_store_n(&sp->w, NULL, __ATOMIC_RELEASE);
         ck_assert_msg(n < maxid, "seed %llu: the failing sync was never reached", (unsigned long long)s);
         ck_assert_int_eq(wal_broken(w), -EIO);
-        ck_assert_msg(sp->violations == 0, "seed %llu %s: %s", (unsigned long long)s, cl_sync_method_name(m), sp->why);
+        ck_assert_msg(sp->violations == 0, "seed %llu %s: %s", (unsigned long long)s, mname(m), sp->why);
         struct wal_stats st;
         wal_get_stats(w, &st);
         ck_assert_uint_eq(st.commits, n);
@@ -777,7 +791,9 @@ START_TEST(test_crash_loop)
     for (uint64_t it = 0; it < iters; it++) {
         uint64_t s = seed + it, rs = s * 0x9E3779B97F4A7C15ull;
         enum vfs_crash_model model = (enum vfs_crash_model)(it % 3);
-        enum cl_sync_method m = (enum cl_sync_method)tu_range(&rs, direct_ok ? 4 : 3);
+        static const enum cl_sync_method ms[] = { CL_METHOD_FDATASYNC, CL_METHOD_FSYNC, CL_METHOD_DSYNC,
+                                                  CL_METHOD_RWF_DSYNC, M_URING_RWF, CL_METHOD_DIRECT };
+        enum cl_sync_method m = ms[tu_range(&rs, direct_ok ? 6 : 5)];
         int nthreads = it % 4 == 3 ? 4 : 1;
         uint64_t per = nthreads == 1 ? 120 : 40, maxid = per * (uint64_t)nthreads;
         struct genp g = { s, 4, 40, 1200 };
@@ -808,9 +824,9 @@ START_TEST(test_crash_loop)
         struct rb rb;
         tl_read(dir, NULL, SEG, 0, &g, &rb);
         ck_assert_msg(rb.err[0] == 0, "seed %llu (%s, %s): %s", (unsigned long long)s,
-                      vfs_crash_model_name(model), cl_sync_method_name(m), rb.err);
+                      vfs_crash_model_name(model), mname(m), rb.err);
         ck_assert_msg(rb.rc == 0, "seed %llu (%s, %s): reader %d at %llu", (unsigned long long)s,
-                      vfs_crash_model_name(model), cl_sync_method_name(m), rb.rc, (unsigned long long)rb.bad_lsn);
+                      vfs_crash_model_name(model), mname(m), rb.rc, (unsigned long long)rb.bad_lsn);
         check_acked_present(&rb, acked, maxid, s, vfs_crash_model_name(model));
         if (nthreads == 1) /* one committer: the log is exactly a prefix */
             for (size_t i = 0; i < rb.ntxn; i++)

@@ -1,0 +1,701 @@
+/*
+ * check_async.c -- cl_commit_async and cl_sync_wait under every policy:
+ *   - pipelined clients (several commits in flight each): every callback
+ *     called exactly once, with 0, in commit order (each transaction
+ *     increments a counter it read, so its value is its place in the
+ *     commit order), all of them by cl_sync_wait; the counts include them;
+ *     everything there after reopening;
+ *   - under none the callback comes within cl_commit_async; under commit
+ *     and with elr off too; under periodic only after a sync;
+ *   - cl_close with callbacks outstanding calls them all, with 0, and
+ *     they survive;
+ *   - a lone asynchronous commit under group (and uring) completes with
+ *     nobody else committing, also when it arrived during a leader's sync;
+ *   - EIO or ENOSPC in the middle of a batch: every callback of the
+ *     failed batch gets the error, none 0 after it; later commits are
+ *     refused; a power failure then keeps every commit acknowledged with 0;
+ *   - inside a callback, committing, sync-waiting, checkpointing and
+ *     closing the same database return CL_EBUSY.
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "commitlab.h"
+#include "engine_internal.h"
+#include "testutil.h"
+#include "vfs.h"
+#include "vfs_fault.h"
+
+#define MAXC 8
+#define MAXN 400
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---- pipelined clients ------------------------------------------------------ */
+
+struct run;
+
+struct rec {                   /* one transaction */
+    struct run *run;
+    int client;
+    uint64_t n, ord;           /* its number in the client's order; its place in the commit order */
+    int calls, rc;             /* written by its callback */
+};
+
+struct client {
+    struct run *run;
+    int id;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int outstanding;           /* mu */
+    int submitted;             /* commits cl_commit_async took */
+    int refused;               /* the first refusal, or 0 */
+    uint64_t acked;            /* the highest n whose callback got 0 (atomic) */
+};
+
+struct run {
+    struct cl_db *db;
+    int nclients, per, depth;  /* depth: commits in flight per client */
+    int rmw;                   /* each transaction reads and increments "ctr" */
+    struct client c[MAXC];
+    struct rec recs[MAXC][MAXN];
+    /* what the callbacks saw, in the order they were called (they run one at a time) */
+    uint64_t last_ord;
+    int ncalls, out_of_order, zero_after_error, errors;
+    int first_error;
+};
+
+static void on_durable(void *arg, int rc)
+{
+    struct rec *r = arg;
+    struct run *run = r->run;
+    struct client *c = &run->c[r->client];
+    r->calls++;
+    r->rc = rc;
+    __atomic_add_fetch(&run->ncalls, 1, __ATOMIC_RELEASE); /* read while callbacks may run */
+    if (rc == 0) {
+        if (run->errors)
+            run->zero_after_error++;
+        if (run->rmw && r->ord != run->last_ord + 1)
+            run->out_of_order++;
+        run->last_ord = r->ord;
+        if (r->n < __atomic_load_n(&c->acked, __ATOMIC_RELAXED))
+            run->out_of_order++; /* a client's commits are in log order */
+        __atomic_store_n(&c->acked, r->n, __ATOMIC_RELEASE);
+    } else {
+        if (!run->errors)
+            run->first_error = rc;
+        run->errors++;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->outstanding--;
+    pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* One transaction of client c: a-<c> = b-<c> = n, and with rmw ctr = ctr + 1. */
+static int submit(struct client *c, uint64_t n)
+{
+    struct run *run = c->run;
+    struct rec *r = &run->recs[c->id][n - 1];
+    struct cl_txn *t;
+    char ka[16], kb[16];
+    int rc;
+    *r = (struct rec){.run = run, .client = c->id, .n = n};
+    snprintf(ka, sizeof ka, "a-%02d", c->id);
+    snprintf(kb, sizeof kb, "b-%02d", c->id);
+    if ((rc = cl_txn_begin(run->db, 0, &t)) != 0)
+        return rc;
+    if (run->rmw) {
+        uint64_t ctr = 0;
+        size_t vl = 0;
+        rc = cl_get(t, "ctr", 3, &ctr, sizeof ctr, &vl); /* takes the writer lock: commit order */
+        if (rc && rc != CL_ENOTFOUND) {
+            cl_abort(t);
+            return rc;
+        }
+        r->ord = ctr + 1;
+        if ((rc = cl_put(t, "ctr", 3, &r->ord, sizeof r->ord)) != 0) {
+            cl_abort(t);
+            return rc;
+        }
+    }
+    if ((rc = cl_put(t, ka, strlen(ka), &n, sizeof n)) != 0 || (rc = cl_put(t, kb, strlen(kb), &n, sizeof n)) != 0) {
+        cl_abort(t);
+        return rc;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->outstanding++;
+    pthread_mutex_unlock(&c->mu);
+    rc = cl_commit_async(t, on_durable, r);
+    if (rc) {
+        pthread_mutex_lock(&c->mu);
+        c->outstanding--;
+        pthread_mutex_unlock(&c->mu);
+    }
+    return rc;
+}
+
+static void *client_main(void *arg)
+{
+    struct client *c = arg;
+    struct run *run = c->run;
+    for (uint64_t n = 1; n <= (uint64_t)run->per; n++) {
+        pthread_mutex_lock(&c->mu);
+        while (c->outstanding >= run->depth)
+            pthread_cond_wait(&c->cv, &c->mu);
+        pthread_mutex_unlock(&c->mu);
+        int rc = submit(c, n);
+        if (rc) {
+            c->refused = rc;
+            break;
+        }
+        c->submitted = (int)n;
+    }
+    return NULL;
+}
+
+static void run_clients(struct run *run)
+{
+    for (int i = 0; i < run->nclients; i++) {
+        struct client *c = &run->c[i];
+        c->run = run;
+        c->id = i;
+        pthread_mutex_init(&c->mu, NULL);
+        pthread_cond_init(&c->cv, NULL);
+        ck_assert_int_eq(pthread_create(&c->th, NULL, client_main, c), 0);
+    }
+    for (int i = 0; i < run->nclients; i++)
+        pthread_join(run->c[i].th, NULL);
+}
+
+static void free_clients(struct run *run)
+{
+    for (int i = 0; i < run->nclients; i++) {
+        pthread_cond_destroy(&run->c[i].cv);
+        pthread_mutex_destroy(&run->c[i].mu);
+    }
+}
+
+static void opts(struct cl_options *o, enum cl_sync_policy p)
+{
+    cl_options_init(o);
+    o->sync = p;
+    o->segment_size = 256 * 1024;
+    o->cache_size = 64 * 4096;
+    o->checkpoint_bytes = 128 * 1024; /* the checkpoint thread runs (and calls callbacks) too */
+    o->interval_ms = 5;
+}
+
+/* The recovered a-<c>/b-<c> of every client: equal, at least what its
+ * callbacks acknowledged, at most what it submitted; ctr as expected. */
+static void check_reopen(const char *dir, const struct cl_options *base, struct run *run, uint64_t want_ctr,
+                         const char *what)
+{
+    struct cl_options o = *base;
+    struct cl_db *db;
+    struct cl_txn *r;
+    o.create = 0;
+    o.sync_latency_us = 0;
+    int rc = cl_open(dir, &o, &db, NULL);
+    ck_assert_msg(rc == 0, "%s: reopen: %s", what, cl_strerror(rc));
+    ck_assert_int_eq(cl_txn_begin(db, CL_TXN_RDONLY, &r), 0);
+    for (int i = 0; i < run->nclients; i++) {
+        char ka[16], kb[16];
+        uint64_t a = 0, b = 0;
+        size_t vl;
+        snprintf(ka, sizeof ka, "a-%02d", i);
+        snprintf(kb, sizeof kb, "b-%02d", i);
+        int ra = cl_get(r, ka, strlen(ka), &a, sizeof a, &vl), rb = cl_get(r, kb, strlen(kb), &b, sizeof b, &vl);
+        ck_assert_msg(ra == rb && a == b, "%s: client %d: half a transaction (%" PRIu64 " vs %" PRIu64 ")", what, i,
+                      a, b);
+        ck_assert_msg(a >= run->c[i].acked, "%s: client %d: acknowledged %" PRIu64 " lost (recovered %" PRIu64 ")",
+                      what, i, run->c[i].acked, a);
+        ck_assert_msg(a <= (uint64_t)run->c[i].submitted, "%s: client %d: %" PRIu64 " never committed", what, i, a);
+    }
+    if (want_ctr) {
+        uint64_t ctr = 0;
+        size_t vl;
+        ck_assert_int_eq(cl_get(r, "ctr", 3, &ctr, sizeof ctr, &vl), 0);
+        ck_assert_uint_eq(ctr, want_ctr);
+    }
+    cl_abort(r);
+    ck_assert_int_eq(cl_close(db), 0);
+}
+
+static int uring_refused(int rc, enum cl_sync_policy p)
+{
+    if (rc == CL_ENOTSUP && p == CL_SYNC_URING) {
+        fprintf(stderr, "io_uring is not available here: uring skipped\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* Every policy, 4 clients with 8 commits in flight each. */
+START_TEST(test_every_policy)
+{
+    for (int p = 0; p < CL_SYNC_NPOLICIES; p++) {
+        char *dir = tu_mkdtemp("async");
+        struct run *run = calloc(1, sizeof *run);
+        struct cl_options o;
+        struct cl_stats st;
+        const char *name = cl_sync_policy_name((enum cl_sync_policy)p);
+        opts(&o, (enum cl_sync_policy)p);
+        *run = (struct run){.nclients = 4, .per = 150, .depth = 8, .rmw = 1};
+        int rc = cl_open(dir, &o, &run->db, NULL);
+        if (uring_refused(rc, (enum cl_sync_policy)p)) {
+            free(run);
+            tu_rmdir(dir);
+            free(dir);
+            continue;
+        }
+        ck_assert_int_eq(rc, 0);
+        run_clients(run);
+        ck_assert_int_eq(cl_sync_wait(run->db), 0);
+        int total = run->nclients * run->per;
+        ck_assert_msg(run->ncalls == total, "%s: %d callbacks for %d commits by cl_sync_wait", name, run->ncalls,
+                      total);
+        for (int i = 0; i < run->nclients; i++) {
+            ck_assert_int_eq(run->c[i].refused, 0);
+            ck_assert_uint_eq(run->c[i].acked, (uint64_t)run->per);
+            for (int n = 0; n < run->per; n++)
+                ck_assert_msg(run->recs[i][n].calls == 1 && run->recs[i][n].rc == 0,
+                              "%s: client %d commit %d: %d calls, rc %d", name, i, n + 1, run->recs[i][n].calls,
+                              run->recs[i][n].rc);
+        }
+        ck_assert_msg(run->out_of_order == 0, "%s: %d callbacks out of commit order", name, run->out_of_order);
+        ck_assert_uint_eq(run->last_ord, (uint64_t)total);
+        ck_assert_int_eq(cl_stats(run->db, &st), 0);
+        ck_assert_uint_eq(st.commits, (uint64_t)total);
+        ck_assert_int_eq(st.broken, 0);
+        if (cl_sync_policy_is_durable((enum cl_sync_policy)p) == 1 || p == CL_SYNC_PERIODIC) {
+            /* every commit was made durable in exactly one batch */
+            uint64_t covered = 0;
+            for (uint64_t k = 1; k < CL_BATCH_HIST - 1; k++)
+                covered += k * st.batch_hist[k];
+            ck_assert_msg(covered == st.commits, "%s: batches cover %" PRIu64 " of %" PRIu64 " commits", name,
+                          covered, st.commits);
+            ck_assert(st.commits_per_sync > 0);
+            ck_assert_uint_ge(st.durable_lsn, st.end_lsn);
+        }
+        fprintf(stderr, "async %s: %d commits, %" PRIu64 " syncs, max %" PRIu64 " commits per sync\n", name, total,
+                st.syncs, st.max_commits_per_sync);
+        ck_assert_int_eq(cl_close(run->db), 0);
+        check_reopen(dir, &o, run, (uint64_t)total, name);
+        free_clients(run);
+        free(run);
+        tu_rmdir(dir);
+        free(dir);
+    }
+}
+END_TEST
+
+/* ---- where and when the callback comes ------------------------------------- */
+
+struct one {
+    int calls, rc;           /* atomic */
+    struct cl_db *db;
+    uint64_t durable_then;   /* cl_stats' durable LSN when it was called */
+};
+
+static void on_one(void *arg, int rc)
+{
+    struct one *x = arg;
+    struct cl_stats st;
+    cl_stats(x->db, &st);
+    x->durable_then = st.durable_lsn;
+    __atomic_store_n(&x->rc, rc, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&x->calls, 1, __ATOMIC_RELEASE);
+}
+
+static int commit_one(struct cl_db *db, const char *k, uint64_t v, struct one *x)
+{
+    struct cl_txn *t;
+    ck_assert_int_eq(cl_txn_begin(db, 0, &t), 0);
+    ck_assert_int_eq(cl_put(t, k, strlen(k), &v, sizeof v), 0);
+    x->db = db;
+    return cl_commit_async(t, on_one, x);
+}
+
+static int wait_called(struct one *x)
+{
+    for (int i = 0; i < 10000 && !__atomic_load_n(&x->calls, __ATOMIC_ACQUIRE); i++)
+        sleep_ms(1);
+    return __atomic_load_n(&x->calls, __ATOMIC_ACQUIRE);
+}
+
+/* none: at the write, within cl_commit_async; commit, and elr off: after
+ * the commit's own sync, also within it; periodic: only after a periodic
+ * sync, never before its LSN is durable; a read-only transaction's
+ * callback comes too. */
+START_TEST(test_when_the_callback_comes)
+{
+    static const struct {
+        enum cl_sync_policy p;
+        int elr;
+    } within[] = {{CL_SYNC_NONE, 1}, {CL_SYNC_COMMIT, 1}, {CL_SYNC_GROUP, 0}, {CL_SYNC_FLUSHER, 0},
+                  {CL_SYNC_URING, 0}, {CL_SYNC_GROUP, 1}};
+    for (size_t i = 0; i < sizeof within / sizeof *within; i++) {
+        char *dir = tu_mkdtemp("async-when");
+        struct cl_options o;
+        struct cl_db *db;
+        struct cl_stats st;
+        opts(&o, within[i].p);
+        o.elr = within[i].elr;
+        int rc = cl_open(dir, &o, &db, NULL);
+        if (uring_refused(rc, within[i].p)) {
+            tu_rmdir(dir);
+            free(dir);
+            continue;
+        }
+        ck_assert_int_eq(rc, 0);
+        for (uint64_t n = 1; n <= 20; n++) {
+            struct one x = {0};
+            ck_assert_int_eq(commit_one(db, "k", n, &x), 0);
+            /* one thread alone: it wrote (none), synced (commit, elr off)
+             * or led (group) -- and called its callback */
+            int calls = __atomic_load_n(&x.calls, __ATOMIC_ACQUIRE);
+            ck_assert_msg(calls == 1 && x.rc == 0, "%s elr=%d: %d calls, rc %d on return",
+                          cl_sync_policy_name(within[i].p), within[i].elr, calls, x.rc);
+            cl_stats(db, &st);
+            if (within[i].p != CL_SYNC_NONE)
+                ck_assert_uint_ge(x.durable_then, st.end_lsn);
+        }
+        struct cl_txn *t;
+        struct one ro = {0};
+        ck_assert_int_eq(cl_txn_begin(db, CL_TXN_RDONLY, &t), 0);
+        ro.db = db;
+        ck_assert_int_eq(cl_commit_async(t, on_one, &ro), 0);
+        ck_assert_int_eq(cl_sync_wait(db), 0);
+        ck_assert_int_eq(ro.calls, 1);
+        cl_stats(db, &st);
+        ck_assert_uint_eq(st.commits, 20);
+        ck_assert_int_eq(cl_close(db), 0);
+        tu_rmdir(dir);
+        free(dir);
+    }
+
+    /* periodic: after the write, at the next periodic sync */
+    char *dir = tu_mkdtemp("async-when");
+    struct cl_options o;
+    struct cl_db *db;
+    struct cl_stats st;
+    opts(&o, CL_SYNC_PERIODIC);
+    o.interval_ms = 100;
+    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    int later = 0;
+    for (uint64_t n = 1; n <= 10; n++) {
+        struct one x = {0};
+        ck_assert_int_eq(commit_one(db, "k", n, &x), 0);
+        cl_stats(db, &st);
+        later += __atomic_load_n(&x.calls, __ATOMIC_ACQUIRE) == 0;
+        ck_assert(wait_called(&x));
+        ck_assert_int_eq(x.rc, 0);
+        ck_assert_uint_ge(x.durable_then, st.end_lsn); /* durable when called */
+    }
+    ck_assert_msg(later > 0, "periodic: every callback came within cl_commit_async");
+    /* cl_sync_wait makes a synchronous commit durable too, without an
+     * asynchronous one (it waits for the periodic sync) */
+    struct cl_txn *t;
+    uint64_t v = 99;
+    ck_assert_int_eq(cl_txn_begin(db, 0, &t), 0);
+    ck_assert_int_eq(cl_put(t, "s", 1, &v, sizeof v), 0);
+    ck_assert_int_eq(cl_commit(t), 0);
+    ck_assert_int_eq(cl_sync_wait(db), 0);
+    cl_stats(db, &st);
+    ck_assert_uint_ge(st.durable_lsn, st.end_lsn);
+    ck_assert_int_eq(cl_close(db), 0);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
+/* cl_close with callbacks outstanding: a slow device (20 ms syncs,
+ * emulated) under the flusher, and periodic syncing every 10 s: close
+ * returns only after every callback, each with 0, and all is there. */
+START_TEST(test_close_with_callbacks_outstanding)
+{
+    static const enum cl_sync_policy pols[] = {CL_SYNC_FLUSHER, CL_SYNC_PERIODIC, CL_SYNC_URING};
+    for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
+        char *dir = tu_mkdtemp("async-close");
+        struct run *run = calloc(1, sizeof *run);
+        struct cl_options o;
+        opts(&o, pols[i]);
+        o.sync_latency_us = 20000;
+        o.interval_ms = 10000;
+        o.checkpoint_bytes = 0;
+        *run = (struct run){.nclients = 2, .per = 60, .depth = 60};
+        int rc = cl_open(dir, &o, &run->db, NULL);
+        if (uring_refused(rc, pols[i])) {
+            free(run);
+            tu_rmdir(dir);
+            free(dir);
+            continue;
+        }
+        ck_assert_int_eq(rc, 0);
+        run_clients(run);
+        int outstanding = 120 - __atomic_load_n(&run->ncalls, __ATOMIC_ACQUIRE);
+        ck_assert_int_eq(cl_close(run->db), 0);
+        ck_assert_msg(run->ncalls == 120, "%s: %d of 120 callbacks when cl_close returned",
+                      cl_sync_policy_name(pols[i]), run->ncalls);
+        ck_assert_int_eq(run->errors, 0);
+        fprintf(stderr, "async close %s: %d callbacks outstanding at cl_close\n", cl_sync_policy_name(pols[i]),
+                outstanding);
+        if (pols[i] != CL_SYNC_URING) /* uring's committer may lead its own tenure */
+            ck_assert_msg(outstanding > 0, "%s: nothing was outstanding at close", cl_sync_policy_name(pols[i]));
+        check_reopen(dir, &o, run, 0, "close with callbacks outstanding");
+        free_clients(run);
+        free(run);
+        tu_rmdir(dir);
+        free(dir);
+    }
+}
+END_TEST
+
+/* ---- a lone asynchronous commit ------------------------------------------- */
+
+struct slow_commit {
+    struct cl_db *db;
+    int done; /* atomic */
+};
+
+static void *slow_sync_commit(void *arg)
+{
+    struct slow_commit *s = arg;
+    struct cl_txn *t;
+    uint64_t v = 1;
+    ck_assert_int_eq(cl_txn_begin(s->db, 0, &t), 0);
+    ck_assert_int_eq(cl_put(t, "leader", 6, &v, sizeof v), 0);
+    ck_assert_int_eq(cl_commit(t), 0);
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* group and uring: one asynchronous commit and no other committer
+ * completes (it leads); one that arrives during a leader's 200 ms sync
+ * (emulated) of a batch it missed returns at once and completes with
+ * nobody committing after it (the leader leads again for it). */
+START_TEST(test_lone_async_commit)
+{
+    static const enum cl_sync_policy pols[] = {CL_SYNC_GROUP, CL_SYNC_URING};
+    for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
+        const char *name = cl_sync_policy_name(pols[i]);
+        char *dir = tu_mkdtemp("async-lone");
+        struct cl_options o;
+        struct cl_db *db;
+        opts(&o, pols[i]);
+        o.checkpoint_bytes = 0;
+        o.sync_latency_us = 200000;
+        int rc = cl_open(dir, &o, &db, NULL);
+        if (uring_refused(rc, pols[i])) {
+            tu_rmdir(dir);
+            free(dir);
+            continue;
+        }
+        ck_assert_int_eq(rc, 0);
+        struct one alone = {0};
+        ck_assert_int_eq(commit_one(db, "alone", 1, &alone), 0);
+        ck_assert_msg(wait_called(&alone) && alone.rc == 0, "%s: a lone asynchronous commit never completed", name);
+
+        int behind = 0;
+        for (int attempt = 0; attempt < 5 && !behind; attempt++) {
+            struct slow_commit s = {.db = db};
+            struct one x = {0};
+            pthread_t th;
+            ck_assert_int_eq(pthread_create(&th, NULL, slow_sync_commit, &s), 0);
+            sleep_ms(50); /* the leader is in its sync */
+            double t0 = now_s();
+            ck_assert_int_eq(commit_one(db, "behind", (uint64_t)attempt, &x), 0);
+            double took = now_s() - t0;
+            behind = !__atomic_load_n(&s.done, __ATOMIC_ACQUIRE) && took < 0.1; /* returned without leading */
+            /* nobody commits from here on */
+            ck_assert_msg(wait_called(&x) && x.rc == 0, "%s: the asynchronous commit behind a leader never completed",
+                          name);
+            pthread_join(th, NULL);
+        }
+        if (!behind)
+            fprintf(stderr, "%s: the commit never arrived during the leader's sync (a loaded machine)\n", name);
+        ck_assert_int_eq(cl_close(db), 0);
+        tu_rmdir(dir);
+        free(dir);
+    }
+}
+END_TEST
+
+/* ---- failures --------------------------------------------------------------- */
+
+/* EIO on a sync or ENOSPC on a write in the middle of the run, with 4
+ * pipelined clients: every callback is called exactly once; once one got
+ * the error none gets 0; the first error is the injected one; later
+ * commits are refused; a power failure right after keeps every commit
+ * acknowledged with 0. */
+START_TEST(test_failure_mid_batch)
+{
+    static const enum cl_sync_policy pols[] = {CL_SYNC_GROUP, CL_SYNC_FLUSHER, CL_SYNC_URING, CL_SYNC_COMMIT,
+                                               CL_SYNC_PERIODIC};
+    uint64_t base = tu_seed(3000);
+    for (uint64_t it = 0; it < 2 * sizeof pols / sizeof *pols; it++) {
+        enum cl_sync_policy p = pols[it % (sizeof pols / sizeof *pols)];
+        int enospc = (int)(it / (sizeof pols / sizeof *pols));
+        int want = enospc ? -ENOSPC : -EIO;
+        char what[64];
+        char *dir = tu_mkdtemp("async-fail");
+        struct vfs *fault = vfs_fault_new(vfs_posix());
+        struct run *run = calloc(1, sizeof *run);
+        struct cl_options o;
+        snprintf(what, sizeof what, "%s, %s", cl_sync_policy_name(p), enospc ? "ENOSPC" : "EIO");
+        opts(&o, p);
+        o.checkpoint_bytes = 0;
+        o.segment_init = CL_SEGINIT_SPARSE;
+        vfs_fault_ring_seed(fault, base + it);
+        *run = (struct run){.nclients = 4, .per = MAXN, .depth = 6};
+        int rc = cl_open_vfs(dir, &o, fault, &run->db, NULL);
+        if (uring_refused(rc, p)) {
+            vfs_destroy(fault);
+            free(run);
+            tu_rmdir(dir);
+            free(dir);
+            continue;
+        }
+        ck_assert_int_eq(rc, 0);
+        if (enospc)
+            vfs_fault_fail_write(fault, 8 + it, -ENOSPC);
+        else
+            vfs_fault_fail_sync(fault, 8 + it, -EIO);
+        run_clients(run); /* until refused */
+        rc = cl_sync_wait(run->db);
+        ck_assert_msg(rc == want, "%s: cl_sync_wait %s", what, cl_strerror(rc));
+        int submitted = 0;
+        for (int i = 0; i < run->nclients; i++) {
+            ck_assert_msg(run->c[i].refused == CL_EBROKEN || run->c[i].refused == want, "%s: client %d refused with %s",
+                          what, i, cl_strerror(run->c[i].refused));
+            submitted += run->c[i].submitted;
+            for (int n = 0; n < run->c[i].submitted; n++)
+                ck_assert_msg(run->recs[i][n].calls == 1, "%s: client %d commit %d: %d calls", what, i, n + 1,
+                              run->recs[i][n].calls);
+        }
+        ck_assert_int_eq(run->ncalls, submitted);
+        ck_assert_msg(run->errors > 0 && run->first_error == want, "%s: %d errors, the first %s", what, run->errors,
+                      cl_strerror(run->first_error));
+        ck_assert_msg(run->zero_after_error == 0, "%s: %d callbacks got 0 after one got the error", what,
+                      run->zero_after_error);
+        /* sticky: later commits are refused */
+        struct cl_txn *t;
+        ck_assert_int_eq(cl_txn_begin(run->db, 0, &t), CL_EBROKEN);
+        struct cl_stats st;
+        cl_stats(run->db, &st);
+        ck_assert_int_eq(st.broken, 1);
+        ck_assert_int_eq(cl_checkpoint(run->db), CL_EBROKEN);
+        /* the failed batch's writes are lost for good (fsyncgate): crash now */
+        ck_assert_int_eq(vfs_fault_crash(fault, VFS_CRASH_DROP, base + it), 0);
+        ck_assert_int_eq(cl_close(run->db), CL_EBROKEN);
+        vfs_destroy(fault);
+        check_reopen(dir, &o, run, 0, what);
+        free_clients(run);
+        free(run);
+        tu_rmdir(dir);
+        free(dir);
+    }
+}
+END_TEST
+
+/* ---- what a callback may not do ---------------------------------------------- */
+
+struct nested {
+    struct cl_db *db;
+    int commit_rc, async_rc, wait_rc, ckpt_rc, close_rc, read_rc, calls, inner_calls;
+};
+
+static void on_nested_inner(void *arg, int rc)
+{
+    struct nested *x = arg;
+    (void)rc;
+    x->inner_calls++; /* a refused commit's callback: must never come */
+}
+
+/* Runs on whatever thread calls the callbacks: records, asserts nothing. */
+static void on_nested(void *arg, int rc)
+{
+    struct nested *x = arg;
+    struct cl_txn *t;
+    uint64_t v = 7;
+    size_t vl;
+    (void)rc;
+    x->calls++;
+    x->commit_rc = x->async_rc = x->read_rc = -1;
+    if (cl_txn_begin(x->db, 0, &t) == 0 && cl_put(t, "n", 1, &v, sizeof v) == 0)
+        x->commit_rc = cl_commit(t);
+    if (cl_txn_begin(x->db, 0, &t) == 0 && cl_put(t, "n", 1, &v, sizeof v) == 0)
+        x->async_rc = cl_commit_async(t, on_nested_inner, x);
+    x->wait_rc = cl_sync_wait(x->db);
+    x->ckpt_rc = cl_checkpoint(x->db);
+    x->close_rc = cl_close(x->db);
+    if (cl_txn_begin(x->db, CL_TXN_RDONLY, &t) == 0) { /* reading is allowed */
+        x->read_rc = cl_get(t, "k", 1, &v, sizeof v, &vl);
+        cl_abort(t);
+    }
+}
+
+START_TEST(test_callback_may_not_reenter)
+{
+    static const enum cl_sync_policy pols[] = {CL_SYNC_NONE, CL_SYNC_GROUP, CL_SYNC_FLUSHER};
+    for (size_t i = 0; i < sizeof pols / sizeof *pols; i++) {
+        char *dir = tu_mkdtemp("async-nest");
+        struct cl_options o;
+        struct nested x = {0};
+        struct cl_txn *t;
+        uint64_t v = 1;
+        opts(&o, pols[i]);
+        ck_assert_int_eq(cl_open(dir, &o, &x.db, NULL), 0);
+        ck_assert_int_eq(cl_txn_begin(x.db, 0, &t), 0);
+        ck_assert_int_eq(cl_put(t, "k", 1, &v, sizeof v), 0);
+        ck_assert_int_eq(cl_commit_async(t, on_nested, &x), 0);
+        ck_assert_int_eq(cl_sync_wait(x.db), 0);
+        ck_assert_int_eq(x.calls, 1);
+        ck_assert_int_eq(x.commit_rc, CL_EBUSY);
+        ck_assert_int_eq(x.async_rc, CL_EBUSY);
+        ck_assert_int_eq(x.wait_rc, CL_EBUSY);
+        ck_assert_int_eq(x.ckpt_rc, CL_EBUSY);
+        ck_assert_int_eq(x.close_rc, CL_EBUSY);
+        ck_assert_int_eq(x.read_rc, 0);
+        ck_assert_int_eq(cl_close(x.db), 0);
+        ck_assert_int_eq(x.inner_calls, 0);
+        tu_rmdir(dir);
+        free(dir);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("async");
+    TCase *tc = tcase_create("commit");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_every_policy);
+    tcase_add_test(tc, test_when_the_callback_comes);
+    tcase_add_test(tc, test_close_with_callbacks_outstanding);
+    tcase_add_test(tc, test_lone_async_commit);
+    tcase_add_test(tc, test_failure_mid_batch);
+    tcase_add_test(tc, test_callback_may_not_reenter);
+    suite_add_tcase(s, tc);
+    return tu_run_suite(s);
+}
