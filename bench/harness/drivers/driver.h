@@ -59,6 +59,12 @@ struct bench_conn {
     /* set by a driver's commit that times its phases (see times_commits;
      * the phases: bench_schema.h) */
     uint64_t phase_ns[BENCH_PHASES];
+    /* --pipeline N > 1: set by the harness before each transaction; the
+     * driver's commit then hands the transaction to the engine and returns
+     * at once, and bench_pipe_done(ticket, rc) is called -- by whichever
+     * thread the engine acknowledges on -- once it is durable (or failed).
+     * The driver clears it when it has passed it on. */
+    void *ticket;
 };
 
 /* Entries of a batch-size histogram: [n] = syncs that made n commits
@@ -133,6 +139,10 @@ struct bench_driver {
     /* Starts the peak statistics afresh (at the start of the measured
      * phase); NULL when the engine has none. */
     void (*reset_max)(struct bench_db *db);
+    /* Pipelining (--pipeline): returns once every commit handed over so
+     * far is durable and acknowledged (bench_pipe_done called); NULL when
+     * the engine commits only one way, and --pipeline beyond 1 is n/a. */
+    int (*sync_wait)(struct bench_db *db);
     /* Library version, or NULL. */
     const char *(*version)(const struct bench_driver *d);
 
@@ -145,6 +155,10 @@ struct bench_driver {
     const char *plugin_path;
     int isolate;
 };
+
+/* The acknowledgement of a pipelined commit (bench_conn.ticket): rc 0
+ * when durable, else the engine's error. */
+void bench_pipe_done(void *ticket, int rc);
 
 /* commitlab's own driver, written to this table directly. */
 extern const struct bench_driver bench_driver_commitlab;
