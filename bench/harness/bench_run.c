@@ -87,6 +87,7 @@ struct run_shared {
  * come back in the order they went (the engine acknowledges in log
  * order). */
 struct pipe_ticket {
+    struct bench_ticket base;     /* first: the driver's view of it */
     struct client *c;
     uint64_t t;                   /* its start (or scheduled start): latency runs from here */
     int measured;                 /* begun inside the measured phase */
@@ -189,11 +190,11 @@ static void pipe_complete(struct pipe_ticket *tk, int rc, const char *err)
     pthread_mutex_unlock(&c->pmu);
 }
 
-void bench_pipe_done(void *ticket, int rc)
+static void pipe_done(struct bench_ticket *t, int rc)
 {
     char err[96];
     snprintf(err, sizeof err, "an asynchronous commit was not made durable: %s", cl_strerror(rc));
-    pipe_complete(ticket, rc, rc ? err : NULL);
+    pipe_complete((struct pipe_ticket *)t, rc, rc ? err : NULL);
 }
 
 /* Waits until fewer than `room` of this client's transactions await
@@ -253,11 +254,11 @@ static void *client_main(void *arg)
         struct pipe_ticket *tk = NULL;
         if (c->ring) { /* reserved now, so its acknowledgement can never come before it is counted */
             tk = &c->ring[c->issued % cfg->pipeline];
-            *tk = (struct pipe_ticket){c, t, cfg->txns ? claimed : ph == PH_MEASURE};
+            *tk = (struct pipe_ticket){{pipe_done}, c, t, cfg->txns ? claimed : ph == PH_MEASURE};
             pthread_mutex_lock(&c->pmu);
             c->issued++;
             pthread_mutex_unlock(&c->pmu);
-            c->conn.ticket = tk;
+            c->conn.ticket = &tk->base;
         }
         int rc;
         /* an aborted transaction runs again; its latency runs from the first try */

@@ -51,6 +51,12 @@ struct bench_db {
     uint64_t stored_segment_size;
 };
 
+/* A pipelined commit's acknowledgement (bench_conn.ticket), embedded
+ * first in the caller's own record of it. */
+struct bench_ticket {
+    void (*done)(struct bench_ticket *t, int rc);
+};
+
 struct bench_conn {
     struct bench_db *db;
     unsigned id;
@@ -59,12 +65,13 @@ struct bench_conn {
     /* set by a driver's commit that times its phases (see times_commits;
      * the phases: bench_schema.h) */
     uint64_t phase_ns[BENCH_PHASES];
-    /* --pipeline N > 1: set by the harness before each transaction; the
+    /* --pipeline N > 1: set by the caller before each transaction; the
      * driver's commit then hands the transaction to the engine and returns
-     * at once, and bench_pipe_done(ticket, rc) is called -- by whichever
-     * thread the engine acknowledges on -- once it is durable (or failed).
-     * The driver clears it when it has passed it on. */
-    void *ticket;
+     * at once, and ticket->done(ticket, rc) is called -- by whichever
+     * thread the engine acknowledges on -- once it is durable (rc 0) or
+     * failed.  The driver clears it when it has passed it on; one still
+     * set after the transaction was never handed over. */
+    struct bench_ticket *ticket;
 };
 
 /* Entries of a batch-size histogram: [n] = syncs that made n commits
@@ -156,9 +163,6 @@ struct bench_driver {
     int isolate;
 };
 
-/* The acknowledgement of a pipelined commit (bench_conn.ticket): rc 0
- * when durable, else the engine's error. */
-void bench_pipe_done(void *ticket, int rc);
 
 /* commitlab's own driver, written to this table directly. */
 extern const struct bench_driver bench_driver_commitlab;

@@ -194,7 +194,11 @@ static int cl_drv_del(struct bench_conn *c, const void *k, size_t kl)
     return rc ? fail(c, "cl_del", rc) : BENCH_OK;
 }
 
-static void on_durable(void *ticket, int rc) { bench_pipe_done(ticket, rc); }
+static void on_durable(void *ticket, int rc)
+{
+    struct bench_ticket *t = ticket;
+    t->done(t, rc);
+}
 
 static int cl_drv_commit(struct bench_conn *c)
 {
