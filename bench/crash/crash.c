@@ -59,6 +59,7 @@ struct crash_opts {
     const char *lmdb_flags, *sqlite_sync; /* one value each, for their engines' rows */
     uint64_t cut_max;
     int cut_max_given;
+    unsigned pipeline;            /* --pipeline: one value, 1 when not given */
 };
 
 /* A comma list of flag's values, each checked by ok -- or, with ok NULL,
@@ -203,6 +204,8 @@ static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
         fprintf(f, " --lmdb-flags %s", c->lmdb_flags);
     if (c->sqlite_sync && !strcmp(c->drv->name, "sqlite"))
         fprintf(f, " --sqlite-sync %s", c->sqlite_sync);
+    if (c->pipeline > 1)
+        fprintf(f, " --pipeline %u", c->pipeline);
     if (c->mode == CRASH_CUT && c->cut_max != CUT_MAX_DEFAULT) {
         char size[32];
         crash_size_name(c->cut_max, size, sizeof size);
@@ -214,16 +217,16 @@ static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
 
 static void row_header(void)
 {
-    printf("%-12s %-8s %-9s %-8s %-9s %4s %4s %-7s %3s %-4s %7s %7s %9s %6s %9s %6s %6s %6s %8s %8s  %s\n",
-           "engine", "sync", "method", "segments", "init", "pre", "elr", "model", "cli", "load", "crashes", "mid-run",
+    printf("%-12s %-8s %-9s %-8s %-9s %4s %4s %-7s %3s %4s %-4s %7s %7s %9s %6s %9s %6s %6s %6s %8s %8s  %s\n",
+           "engine", "sync", "method", "segments", "init", "pre", "elr", "model", "cli", "pipe", "load", "crashes", "mid-run",
            "acks lost", "worst", "unacked+", "atomic", "garbg", "recov", "rec ms", "max ms", "verdict");
 }
 
 static void row(const struct crash_config *c, const struct totals *t)
 {
-    printf("%-12s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u %-4s ", c->names[8], c->names[0], cl_only(c, c->names[1]),
+    printf("%-12s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u %4u %-4s ", c->names[8], c->names[0], cl_only(c, c->names[1]),
            cl_only(c, c->names[2]), cl_only(c, c->names[3]), cl_only(c, c->names[4]), cl_only(c, c->names[5]),
-           c->names[6], c->clients, c->names[9]);
+           c->names[6], c->clients, c->pipeline, c->names[9]);
     if (t->na) {
         printf("%7s  (%s)\n", "n/a", t->na_why);
         return;
@@ -262,6 +265,7 @@ static json_t *row_json(const struct crash_config *c, const struct totals *t)
     json_object_set_new(j, "elr", cl ? json_boolean(c->elr) : json_null());
     json_object_set_new(j, "model", json_string(c->names[6]));
     json_object_set_new(j, "clients", json_integer(c->clients));
+    json_object_set_new(j, "pipeline", json_integer(c->pipeline));
     json_object_set_new(j, "workload", json_string(c->names[9]));
     json_object_set_new(j, "txns_per_client", json_integer(c->txns));
     json_object_set_new(j, "lying_device", json_boolean(c->lying));
@@ -305,6 +309,8 @@ static void usage(FILE *f)
             "                       and plugins: plugin:PATH.so, or plugin:NAME with --plugin-dir\n"
             "                       (held to what each claims its commits survive)\n"
             "  --plugin-dir DIR     where plugin:NAME is found: DIR/NAME.so, else DIR/libNAME.so\n"
+            "  --pipeline N         commitlab: each client keeps up to N commits awaiting durability\n"
+            "                       (cl_commit_async), each acknowledged by its callback (default 1)\n"
             "  --sync LIST          sync policies (default %s)\n"
             "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
             "  --segments LIST      fresh (default), recycle\n"
@@ -456,6 +462,11 @@ static void parse(struct crash_opts *co, int argc, char **argv)
             }
             *(!strcmp(a, "--lmdb-flags") ? &co->lmdb_flags : &co->sqlite_sync) = v;
             i++;
+        } else if (!strcmp(a, "--pipeline") && v) {
+            if (bench_knob_check(K_PIPELINE, v) != 0)
+                ut_usage_error("crash", "--pipeline: '%s' is not accepted; expected an integer in [1, 4096]", v);
+            co->pipeline = (unsigned)strtoul(v, NULL, 10);
+            i++;
         } else if (!strcmp(a, "--cut-journal-max") && v) {
             if (ut_parse_size(v, &co->cut_max) || co->cut_max < 4096)
                 ut_usage_error("crash", "--cut-journal-max: '%s' is not accepted; expected a size of at least 4K "
@@ -533,6 +544,7 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
     c->lmdb_flags = co->lmdb_flags;
     c->sqlite_sync = co->sqlite_sync;
     c->cut_max = co->cut_max;
+    c->pipeline = co->pipeline;
     return 1;
 }
 
@@ -748,6 +760,7 @@ int cmd_crash(int argc, char **argv)
     co.jobs = 1;
     co.dir = "commitlab-crash.d";
     co.cut_max = CUT_MAX_DEFAULT;
+    co.pipeline = 1;
     list_split(&co.sync, "--sync", bench_sync_durable_choices(), NULL); /* every durable policy */
     list_split(&co.method, "--sync-method", "fdatasync", NULL);
     list_split(&co.segments, "--segments", "fresh", NULL);

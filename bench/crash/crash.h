@@ -13,6 +13,7 @@
 #ifndef CL_BENCH_CRASH_H
 #define CL_BENCH_CRASH_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -51,6 +52,7 @@ struct crash_config {
     const char *lmdb_flags;         /* --lmdb-flags for LMDB's rows, or NULL */
     const char *sqlite_sync;        /* --sqlite-sync for SQLite's rows, or NULL */
     uint64_t cut_max;               /* cut: the undo journal's bound, bytes */
+    unsigned pipeline;              /* commits each client keeps awaiting durability (1: blocking) */
     /* The values as given, for rows, JSON and replay lines: sync, method,
      * segments, init, prealloc, elr, model, clients, engine, workload. */
     const char *names[10];
@@ -91,6 +93,31 @@ int crash_txn(struct bench_conn *conn, enum crash_workload wl, unsigned c, uint6
  * witness of c's clients, adding to o. */
 void crash_check(struct bench_db *db, const struct crash_config *c, const struct crash_witness *w,
                  struct crash_outcome *o);
+
+/* A client of --pipeline N > 1: its commits handed to the engine with
+ * cl_commit_async (bench_conn.ticket), up to N awaiting durability, each
+ * acknowledged -- ack(arg, n), in the client's order -- only once the
+ * engine says it is durable.  crash_pipe_txn runs the n-th transaction
+ * once there is room; crash_pipe_drain waits for every acknowledgement
+ * (an error counts: a crashed file layer fails them). */
+struct crash_ticket {
+    struct bench_ticket base;
+    struct crash_pipe *p;
+    uint64_t n;
+};
+struct crash_pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t issued, done;
+    unsigned depth;
+    struct crash_ticket *ring;
+    void (*ack)(void *arg, uint64_t n);
+    void *arg;
+};
+int crash_pipe_init(struct crash_pipe *p, unsigned depth, void (*ack)(void *arg, uint64_t n), void *arg);
+void crash_pipe_free(struct crash_pipe *p);
+int crash_pipe_txn(struct crash_pipe *p, struct bench_conn *conn, enum crash_workload wl, unsigned c, uint64_t n);
+void crash_pipe_drain(struct crash_pipe *p, struct bench_db *db);
 
 /* The bench configuration an engine runs a crash under: small segments,
  * a small cache and frequent checkpoints, so crashes meet switches,

@@ -75,6 +75,13 @@ struct kill_client {
     pthread_t th;
 };
 
+/* A pipelined commit acknowledged durable: the parent learns it. */
+static void kill_ack(void *arg, uint64_t n)
+{
+    struct kill_client *cl = arg;
+    send_msg(cl->fd, MSG_ACK, cl->conn.id, n, NULL); /* told: acknowledged */
+}
+
 static void *client_main(void *arg)
 {
     struct kill_client *cl = arg;
@@ -83,7 +90,21 @@ static void *client_main(void *arg)
         send_msg(cl->fd, MSG_ERROR, id, 0, cl->conn.err);
         return NULL;
     }
+    struct crash_pipe p;
+    int piped = cl->c->pipeline > 1 && crash_pipe_init(&p, cl->c->pipeline, kill_ack, cl) == 0;
     for (uint64_t n = 1; n <= cl->c->txns; n++) {
+        if (piped) {
+            int rc = crash_pipe_txn(&p, &cl->conn, cl->c->workload, id, n);
+            if (rc == BENCH_RETRY) {
+                n--;
+                continue;
+            }
+            if (rc) {
+                send_msg(cl->fd, MSG_ERROR, id, n, cl->conn.err);
+                break;
+            }
+            continue;
+        }
         int rc = crash_txn(&cl->conn, cl->c->workload, id, n);
         if (rc == BENCH_RETRY) { /* nothing of it happened: run it again */
             n--;
@@ -94,6 +115,10 @@ static void *client_main(void *arg)
             break;
         }
         send_msg(cl->fd, MSG_ACK, id, n, NULL); /* told: acknowledged */
+    }
+    if (piped) {
+        crash_pipe_drain(&p, cl->conn.db);
+        crash_pipe_free(&p);
     }
     cl->conn.db->drv->conn_close(&cl->conn);
     return NULL;
@@ -349,7 +374,10 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
     if (c->keep_crashed && crash_keep_copy(dir, kept, sizeof kept))
         fprintf(stderr, "commitlab crash: could not keep a copy of %s before recovery\n", dir);
     for (unsigned i = 0; i < c->clients; i++)
-        w.attempted[i] = w.acked[i] < c->txns ? w.acked[i] + 1 : c->txns;
+        /* begun: up to one (or, pipelined, pipeline) past the last acknowledged */
+        w.attempted[i] = w.acked[i] + (c->pipeline > 1 ? c->pipeline : 1) < c->txns
+                             ? w.acked[i] + (c->pipeline > 1 ? c->pipeline : 1)
+                             : c->txns;
     recover_and_check(c, &bc, &w, o);
     return 0;
 }

@@ -30,15 +30,33 @@ struct sim_client {
     pthread_t th;
 };
 
+/* A pipelined commit acknowledged durable: the witness learns it. */
+static void sim_ack(void *arg, uint64_t n)
+{
+    struct sim_client *cl = arg;
+    __atomic_store_n(&cl->w->acked[cl->conn.id], n, __ATOMIC_RELEASE); /* told: acknowledged */
+}
+
 static void *client_main(void *arg)
 {
     struct sim_client *cl = arg;
     unsigned id = cl->conn.id;
+    struct crash_pipe p;
+    int piped = cl->c->pipeline > 1 && crash_pipe_init(&p, cl->c->pipeline, sim_ack, cl) == 0;
     for (uint64_t n = 1; n <= cl->c->txns; n++) {
         __atomic_store_n(&cl->w->attempted[id], n, __ATOMIC_RELEASE);
+        if (piped) {
+            if (crash_pipe_txn(&p, &cl->conn, cl->c->workload, id, n))
+                break; /* the file layer died */
+            continue;
+        }
         if (crash_txn(&cl->conn, cl->c->workload, id, n))
             break; /* the file layer died */
         __atomic_store_n(&cl->w->acked[id], n, __ATOMIC_RELEASE); /* told: acknowledged */
+    }
+    if (piped) {
+        crash_pipe_drain(&p, cl->conn.db);
+        crash_pipe_free(&p);
     }
     return NULL;
 }

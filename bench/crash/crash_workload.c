@@ -310,6 +310,69 @@ static void tpcb_check(struct bench_conn *conn, const struct crash_config *c, co
 
 /* ---- both ------------------------------------------------------------------ */
 
+/* ---- pipelined clients ---------------------------------------------------------- */
+
+static void pipe_ticket_done(struct bench_ticket *t, int rc)
+{
+    struct crash_ticket *tk = (struct crash_ticket *)t;
+    struct crash_pipe *p = tk->p;
+    if (rc == 0)
+        p->ack(p->arg, tk->n); /* in the client's order: the engine acknowledges in log order */
+    pthread_mutex_lock(&p->mu);
+    p->done++;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+int crash_pipe_init(struct crash_pipe *p, unsigned depth, void (*ack)(void *arg, uint64_t n), void *arg)
+{
+    memset(p, 0, sizeof *p);
+    p->ring = calloc(depth, sizeof *p->ring);
+    if (!p->ring)
+        return -1;
+    p->depth = depth;
+    p->ack = ack;
+    p->arg = arg;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    return 0;
+}
+
+void crash_pipe_free(struct crash_pipe *p)
+{
+    free(p->ring);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+}
+
+int crash_pipe_txn(struct crash_pipe *p, struct bench_conn *conn, enum crash_workload wl, unsigned c, uint64_t n)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->issued - p->done >= p->depth)
+        pthread_cond_wait(&p->cv, &p->mu);
+    struct crash_ticket *tk = &p->ring[p->issued % p->depth];
+    *tk = (struct crash_ticket){{pipe_ticket_done}, p, n};
+    p->issued++;
+    pthread_mutex_unlock(&p->mu);
+    conn->ticket = &tk->base;
+    int rc = crash_txn(conn, wl, c, n);
+    if (conn->ticket) { /* never handed over (refused, or retried): done here */
+        conn->ticket = NULL;
+        pipe_ticket_done(&tk->base, rc == BENCH_OK ? 0 : -1);
+    }
+    return rc;
+}
+
+void crash_pipe_drain(struct crash_pipe *p, struct bench_db *db)
+{
+    if (db->drv->sync_wait)
+        (void)db->drv->sync_wait(db); /* an error: the callbacks carry it */
+    pthread_mutex_lock(&p->mu);
+    while (p->done != p->issued)
+        pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
 int crash_txn(struct bench_conn *conn, enum crash_workload wl, unsigned c, uint64_t n)
 {
     return wl == CRASH_TPCB ? tpcb_txn(conn, c, n) : kv_txn(conn, c, n);
@@ -354,6 +417,7 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
     bc->interval_ms = 2;
     bc->given[K_SEGMENT_SIZE] = bc->given[K_CACHE] = c->drv == &bench_driver_commitlab;
     bc->given[K_SYNC] = 1;
+    bc->pipeline = c->pipeline ? c->pipeline : 1;
     if (c->lmdb_flags && !strcmp(c->drv->name, "lmdb"))
         bench_knob_set(bc, K_LMDB_FLAGS, c->lmdb_flags, 1);
     if (c->sqlite_sync && !strcmp(c->drv->name, "sqlite"))
@@ -361,7 +425,8 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
     /* The campaign's commit-path knobs away from their defaults count as
      * given, so that an engine that cannot express one runs n/a rather
      * than as something else (bench_engine_check). */
-    static const enum bench_knob carried[] = {K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_PREALLOC};
+    static const enum bench_knob carried[] = {K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_PREALLOC,
+                                              K_PIPELINE};
     struct bench_config d;
     bench_config_defaults(&d);
     for (size_t i = 0; i < sizeof carried / sizeof *carried; i++) {

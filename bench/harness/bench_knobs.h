@@ -90,8 +90,8 @@
       KF_LIST | KF_LABEL | KF_SERIES | KF_CSV | KF_ENGINE, NULL, 3, KG_COMMIT,                                    \
       "when and by whom the log is made durable (the library's policies)")                                        \
     X(SYNC_METHOD, sync_method, const char *, KT_WORD, "--sync-method", "sync_method", "fdatasync",              \
-      "fdatasync,fsync,dsync,direct", 0, 0, KF_LIST | KF_CSV | KF_ENGINE, "commitlab", 4, KG_COMMIT,              \
-      "the call that makes bytes durable")                                                                       \
+      "fdatasync,fsync,dsync,direct,rwf-dsync", 0, 0, KF_LIST | KF_CSV | KF_ENGINE, "commitlab", 4, KG_COMMIT,    \
+      "the call that makes bytes durable (rwf-dsync: pwritev2 with RWF_DSYNC, each write durable)")              \
     X(ELR, elr, int, KT_ONOFF, "--elr", "elr", "on", "on,off", 0, 0, KF_LIST | KF_ENGINE, "commitlab", 5,        \
       KG_COMMIT, "early lock release: the writer lock is released before the commit is durable")                 \
     X(SEGMENTS, segments, const char *, KT_WORD, "--segments", "segments", "fresh", "fresh,recycle", 0, 0,       \
@@ -120,6 +120,12 @@
       KF_LIST | KF_ENGINE, "commitlab", 14, KG_COMMIT, "periodic: ms between syncs")                             \
     X(URING_DEPTH, uring_depth, uint32_t, KT_UINT, "--uring-depth", "uring_depth", "4", NULL, 1,                 \
       CL_MAX_URING_DEPTH, KF_LIST | KF_ENGINE, "commitlab", 15, KG_COMMIT, "uring: chains in flight")           \
+    X(URING_SYNC, uring_sync, const char *, KT_WORD, "--uring-sync", "uring_sync", "fsync", "fsync,rwf-dsync",   \
+      0, 0, KF_LIST | KF_ENGINE, "commitlab", 21, KG_COMMIT,                                                      \
+      "uring: a linked fsync after each chain's write, or writes that carry RWF_DSYNC themselves")                \
+    X(PIPELINE, pipeline, uint32_t, KT_UINT, "--pipeline", "pipeline", "1", NULL, 1, 4096, KF_LIST | KF_ENGINE,   \
+      "commitlab", 22, KG_COMMIT,                                                                                  \
+      "transactions each client keeps awaiting durability (cl_commit_async); 1: one blocking commit at a time")    \
     X(MAX_BATCH, max_batch, uint64_t, KT_SIZE, "--max-batch", "max_batch", "0", NULL, 0, 1ull << 30,             \
       KF_LIST | KF_ENGINE, "commitlab", 16, KG_COMMIT, "group: log bytes one leader writes at most (0: the buffer)") \
     X(FLUSHER_SPIN, flusher_spin_us, uint32_t, KT_UINT, "--flusher-spin", "flusher_spin_us", "0", NULL, 0,       \

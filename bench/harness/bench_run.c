@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "commitlab.h"
 #include "bench_env.h"
 #include "bench_workload.h"
 #include "ut_clock.h"
@@ -81,6 +82,17 @@ struct run_shared {
     size_t nmarks;
 };
 
+/* --pipeline: one transaction handed to the engine and not yet
+ * acknowledged; a client's tickets are a ring of --pipeline of them, and
+ * come back in the order they went (the engine acknowledges in log
+ * order). */
+struct pipe_ticket {
+    struct bench_ticket base;     /* first: the driver's view of it */
+    struct client *c;
+    uint64_t t;                   /* its start (or scheduled start): latency runs from here */
+    int measured;                 /* begun inside the measured phase */
+};
+
 struct client {
     struct run_shared *sh;
     struct bench_conn conn;
@@ -91,6 +103,14 @@ struct client {
     uint64_t committed;           /* in every phase (tpcb's verification counts history rows) */
     uint64_t last_end_ns;
     pthread_t th;
+    /* --pipeline N > 1: the tickets, and how many went and came back; the
+     * acknowledgement accounting (lat, txns, last_end_ns) is under pmu,
+     * since acknowledgements arrive on the engine's threads */
+    struct pipe_ticket *ring;
+    uint64_t issued, acked;
+    pthread_mutex_t pmu;
+    pthread_cond_t pcv;
+    int pwaiting;
 };
 
 static void timeline_record(struct run_shared *sh, uint64_t end_ns, uint64_t lat_ns)
@@ -148,6 +168,54 @@ static uint64_t next_arrival(struct client *c, const struct bench_config *cfg, u
     }
 }
 
+/* A pipelined transaction acknowledged: durable (rc 0) or failed.  Called
+ * by the engine's acknowledging thread, or by the client itself for one it
+ * never handed over (read only, or refused). */
+static void pipe_complete(struct pipe_ticket *tk, int rc, const char *err)
+{
+    struct client *c = tk->c;
+    uint64_t e = ut_now_ns();
+    if (rc)
+        set_failed(c->sh, err ? err : "an asynchronous commit failed");
+    pthread_mutex_lock(&c->pmu);
+    if (!rc && tk->measured) {
+        hist_record(&c->lat, e - tk->t);
+        c->txns++;
+        c->last_end_ns = e;
+        timeline_record(c->sh, e, e - tk->t);
+    }
+    c->acked++;
+    if (c->pwaiting)
+        pthread_cond_signal(&c->pcv);
+    pthread_mutex_unlock(&c->pmu);
+}
+
+static void pipe_done(struct bench_ticket *t, int rc)
+{
+    char err[96];
+    snprintf(err, sizeof err, "an asynchronous commit was not made durable: %s", cl_strerror(rc));
+    pipe_complete((struct pipe_ticket *)t, rc, rc ? err : NULL);
+}
+
+/* Waits until fewer than `room` of this client's transactions await
+ * acknowledgement (0: until none does, driving the engine to make them
+ * durable first). */
+static void pipe_wait(struct client *c, uint64_t room)
+{
+    pthread_mutex_lock(&c->pmu);
+    int pending = c->issued != c->acked;
+    pthread_mutex_unlock(&c->pmu);
+    if (!room && pending && c->sh->db->drv->sync_wait && c->sh->db->drv->sync_wait(c->sh->db))
+        set_failed(c->sh, c->sh->db->err);
+    pthread_mutex_lock(&c->pmu);
+    while (c->issued - c->acked > (room ? room - 1 : 0)) {
+        c->pwaiting = 1;
+        pthread_cond_wait(&c->pcv, &c->pmu);
+    }
+    c->pwaiting = 0;
+    pthread_mutex_unlock(&c->pmu);
+}
+
 static void *client_main(void *arg)
 {
     struct client *c = arg;
@@ -161,6 +229,8 @@ static void *client_main(void *arg)
         if (ph == PH_STOP)
             break;
         if (ph == PH_QUIESCE) { /* between the warm-up and the phase: at rest, no transaction open */
+            if (c->ring)
+                pipe_wait(c, 0); /* nor one awaiting its acknowledgement */
             __atomic_add_fetch(&sh->resting, 1, __ATOMIC_ACQ_REL);
             while (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_QUIESCE) {
                 struct timespec ts = {0, 50 * 1000};
@@ -176,9 +246,20 @@ static void *client_main(void *arg)
             claimed = 1;
         }
         unsigned ops = 0;
+        if (c->ring)
+            pipe_wait(c, cfg->pipeline); /* room for one more awaiting durability */
         uint64_t t = cfg->rate ? next_arrival(c, cfg, &next, &rng) : ut_now_ns();
         if (!t)
             break;
+        struct pipe_ticket *tk = NULL;
+        if (c->ring) { /* reserved now, so its acknowledgement can never come before it is counted */
+            tk = &c->ring[c->issued % cfg->pipeline];
+            *tk = (struct pipe_ticket){{pipe_done}, c, t, cfg->txns ? claimed : ph == PH_MEASURE};
+            pthread_mutex_lock(&c->pmu);
+            c->issued++;
+            pthread_mutex_unlock(&c->pmu);
+            c->conn.ticket = &tk->base;
+        }
         int rc;
         /* an aborted transaction runs again; its latency runs from the first try */
         while ((rc = sh->wl->txn(&c->conn, cfg, &c->w, &ops)) == BENCH_RETRY) {
@@ -188,6 +269,10 @@ static void *client_main(void *arg)
                 break;
         }
         uint64_t e = ut_now_ns();
+        if (tk && c->conn.ticket) { /* never handed over: read only, or refused */
+            c->conn.ticket = NULL;
+            pipe_complete(tk, rc == BENCH_OK ? 0 : -1, NULL);
+        }
         if (rc == BENCH_RETRY)
             break;
         if (rc) {
@@ -195,6 +280,11 @@ static void *client_main(void *arg)
             break;
         }
         c->committed++;
+        if (tk) { /* counted when acknowledged (pipe_complete) */
+            if (tk->measured)
+                c->ops += ops;
+            continue;
+        }
         if (cfg->txns ? claimed : ph == PH_MEASURE) { /* begun inside the phase */
             hist_record(&c->lat, e - t);
             if (c->phase && ops) /* a transaction that wrote: its commit was timed */
@@ -206,6 +296,8 @@ static void *client_main(void *arg)
             timeline_record(sh, e, e - t);
         }
     }
+    if (c->ring)
+        pipe_wait(c, 0); /* every commit of the phase acknowledged before the last sample */
     __atomic_add_fetch(&sh->resting, 1, __ATOMIC_ACQ_REL); /* gone: never in the way of a quiet point */
     return NULL;
 }
@@ -434,7 +526,13 @@ static int run_connect_clients(struct run *rn)
         c->w.zipf = sh->zipf;
         c->w.written = sh->written;
         hist_init(&c->lat);
-        if (rn->drv->times_commits) {
+        if (cfg->pipeline > 1) { /* the phases of a commit are a blocking commit's: none here */
+            c->ring = calloc(cfg->pipeline, sizeof *c->ring);
+            if (!c->ring)
+                return run_fail(rn, RUN_ERROR, "client %u: out of memory", i);
+            pthread_mutex_init(&c->pmu, NULL);
+            pthread_cond_init(&c->pcv, NULL);
+        } else if (rn->drv->times_commits) {
             c->phase = malloc(BENCH_PHASES * sizeof *c->phase);
             if (!c->phase)
                 return run_fail(rn, RUN_ERROR, "client %u: out of memory", i);
@@ -739,8 +837,14 @@ static void run_end(struct run *rn)
     }
     free(rn->sh.written);
     free(rn->sh.marks);
-    for (unsigned i = 0; rn->cl && i < rn->cfg->clients; i++)
+    for (unsigned i = 0; rn->cl && i < rn->cfg->clients; i++) {
         free(rn->cl[i].phase);
+        if (rn->cl[i].ring) {
+            free(rn->cl[i].ring);
+            pthread_mutex_destroy(&rn->cl[i].pmu);
+            pthread_cond_destroy(&rn->cl[i].pcv);
+        }
+    }
     free(rn->cl);
     pthread_mutex_destroy(&rn->sh.mu);
 }

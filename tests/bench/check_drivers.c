@@ -172,6 +172,59 @@ START_TEST(test_counter_window_exact)
 }
 END_TEST
 
+/* --pipeline: each client keeps commits awaiting durability through
+ * cl_commit_async; every measured one is acknowledged (engine commits
+ * equal the measured transactions, in both modes), latency is measured to
+ * the acknowledgement, the run has no commit phases (those are a blocking
+ * commit's), and another engine is n/a. */
+START_TEST(test_pipeline)
+{
+    const char *args[] = {"bench", "--engine", "commitlab,lmdb", "--sync", "group,flusher", "--clients", "2",
+                          "--pipeline", "1,16", "--txns", "600", "--warmup", "0.2", "--keys", "1000", "--quiet",
+                          "--dir", "d", "--out", "pipe.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    const char *dur[] = {"bench", "--engine", "commitlab", "--sync", "none,commit,uring", "--clients", "2",
+                         "--pipeline", "8", "--duration", "0.5", "--warmup", "0.2", "--keys", "1000",
+                         "--read-ratio", "0.3", "--quiet", "--dir", "d", "--out", "pipe.jsonl", NULL};
+    r = run_cl(scratch, dur);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    json_t *rows = load_jsonl(scratch, "pipe.jsonl"), *o;
+    size_t i, na = 0, piped = 0;
+    json_array_foreach(rows, i, o) {
+        const char *engine = json_string_value(at(o, "engine"));
+        json_int_t pipeline = json_integer_value(at(o, "config.pipeline"));
+        if (!strcmp(engine, "lmdb")) {
+            if (pipeline > 1) {
+                ck_assert_str_eq(json_string_value(at(o, "status")), "n/a");
+                na++;
+            }
+            continue;
+        }
+        ck_assert_msg(!strcmp(json_string_value(at(o, "status")), "ok"), "run %zu: %s", i + 1,
+                      json_string_value(at(o, "reason")));
+        json_int_t txns = json_integer_value(at(o, "metrics.txns"));
+        json_int_t commits = json_integer_value(at(o, "metrics.engine_commits"));
+        ck_assert_msg(txns > 0 && commits <= txns && commits >= txns * 6 / 10,
+                      "run %zu: %lld engine commits for %lld transactions", i + 1, (long long)commits, (long long)txns);
+        if (pipeline > 1) {
+            piped++;
+            ck_assert_msg(json_is_null(at(o, "metrics.commit_phases_us")), "run %zu: phases of a pipelined run", i + 1);
+            ck_assert_msg(strstr(json_string_value(at(o, "engine_settings")), "pipeline="), "run %zu: settings", i + 1);
+            ck_assert(json_real_value(at(o, "metrics.latency_us.p50")) > 0);
+        }
+        if (!json_is_real(at(o, "config.read_ratio")) || json_real_value(at(o, "config.read_ratio")) == 0)
+            ck_assert_msg(commits == txns, "run %zu: %lld engine commits for %lld transactions", i + 1,
+                          (long long)commits, (long long)txns);
+    }
+    ck_assert_uint_eq(na, 2);
+    ck_assert_uint_eq(piped, 5);
+    json_decref(rows);
+}
+END_TEST
+
 /* raw, the floor: one write of as many bytes as commitlab's log record
  * for the same transaction and one sync per commit; none never syncs;
  * what it cannot run is n/a. */
@@ -405,6 +458,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_rocksdb_write_group);
     tcase_add_test(tc, test_raw_floor);
     tcase_add_test(tc, test_counter_window_exact);
+    tcase_add_test(tc, test_pipeline);
     tcase_add_test(tc, test_rocksdb_write_paths);
     tcase_add_test(tc, test_policy_not_substituted);
     suite_add_tcase(s, tc);

@@ -51,6 +51,12 @@ struct bench_db {
     uint64_t stored_segment_size;
 };
 
+/* A pipelined commit's acknowledgement (bench_conn.ticket), embedded
+ * first in the caller's own record of it. */
+struct bench_ticket {
+    void (*done)(struct bench_ticket *t, int rc);
+};
+
 struct bench_conn {
     struct bench_db *db;
     unsigned id;
@@ -59,6 +65,13 @@ struct bench_conn {
     /* set by a driver's commit that times its phases (see times_commits;
      * the phases: bench_schema.h) */
     uint64_t phase_ns[BENCH_PHASES];
+    /* --pipeline N > 1: set by the caller before each transaction; the
+     * driver's commit then hands the transaction to the engine and returns
+     * at once, and ticket->done(ticket, rc) is called -- by whichever
+     * thread the engine acknowledges on -- once it is durable (rc 0) or
+     * failed.  The driver clears it when it has passed it on; one still
+     * set after the transaction was never handed over. */
+    struct bench_ticket *ticket;
 };
 
 /* Entries of a batch-size histogram: [n] = syncs that made n commits
@@ -133,6 +146,10 @@ struct bench_driver {
     /* Starts the peak statistics afresh (at the start of the measured
      * phase); NULL when the engine has none. */
     void (*reset_max)(struct bench_db *db);
+    /* Pipelining (--pipeline): returns once every commit handed over so
+     * far is durable and acknowledged (bench_pipe_done called); NULL when
+     * the engine commits only one way, and --pipeline beyond 1 is n/a. */
+    int (*sync_wait)(struct bench_db *db);
     /* Library version, or NULL. */
     const char *(*version)(const struct bench_driver *d);
 
@@ -145,6 +162,7 @@ struct bench_driver {
     const char *plugin_path;
     int isolate;
 };
+
 
 /* commitlab's own driver, written to this table directly. */
 extern const struct bench_driver bench_driver_commitlab;

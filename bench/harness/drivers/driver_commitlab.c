@@ -49,6 +49,7 @@ int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o
     o->max_batch = cfg->max_batch;
     o->flusher_spin_us = cfg->flusher_spin_us;
     o->sync_latency_us = cfg->sync_latency_us;
+    o->uring_sync = strcmp(cfg->uring_sync, "rwf-dsync") == 0 ? CL_URING_SYNC_RWF_DSYNC : CL_URING_SYNC_FSYNC;
     return 0;
 }
 
@@ -69,6 +70,8 @@ static const struct bench_accept cl_accepts[] = {
     {K_COMMIT_SIBLINGS, NULL, "cl_options.commit_siblings", NULL},
     {K_INTERVAL, NULL, "cl_options.interval_ms", NULL},
     {K_URING_DEPTH, NULL, "cl_options.uring_depth", NULL},
+    {K_URING_SYNC, NULL, "cl_options.uring_sync", NULL},
+    {K_PIPELINE, NULL, "cl_commit_async, at most N awaiting durability per client (1: cl_commit)", NULL},
     {K_MAX_BATCH, NULL, "cl_options.max_batch", NULL},
     {K_FLUSHER_SPIN, NULL, "cl_options.flusher_spin_us", NULL},
     {K_SYNC_LATENCY, NULL, "cl_options.sync_latency_us (the library's latency layer, its io_uring syncs included)",
@@ -90,6 +93,10 @@ static void cl_describe(const struct bench_driver *d, const struct bench_config 
         n += snprintf(buf + n, len - (size_t)n, " prealloc=%u", cfg->prealloc);
     if (n > 0 && (size_t)n < len && cfg->max_batch)
         n += snprintf(buf + n, len - (size_t)n, " max_batch=%llu", (unsigned long long)cfg->max_batch);
+    if (n > 0 && (size_t)n < len && strcmp(cfg->uring_sync, "fsync") != 0 && !strcmp(cfg->sync, "uring"))
+        n += snprintf(buf + n, len - (size_t)n, " uring_sync=%s", cfg->uring_sync);
+    if (n > 0 && (size_t)n < len && cfg->pipeline > 1)
+        n += snprintf(buf + n, len - (size_t)n, " pipeline=%u(cl_commit_async)", cfg->pipeline);
     if (n > 0 && (size_t)n < len && cfg->flusher_spin_us)
         n += snprintf(buf + n, len - (size_t)n, " spin=%uus", cfg->flusher_spin_us);
     if (n > 0 && (size_t)n < len && cfg->sync_latency_us)
@@ -187,9 +194,22 @@ static int cl_drv_del(struct bench_conn *c, const void *k, size_t kl)
     return rc ? fail(c, "cl_del", rc) : BENCH_OK;
 }
 
+static void on_durable(void *ticket, int rc)
+{
+    struct bench_ticket *t = ticket;
+    t->done(t, rc);
+}
+
 static int cl_drv_commit(struct bench_conn *c)
 {
     struct cl_commit_times tm;
+    if (c->ticket) { /* --pipeline: in the log now, acknowledged by the callback */
+        int rc = cl_commit_async(c->impl, on_durable, c->ticket);
+        c->impl = NULL;
+        if (rc == 0)
+            c->ticket = NULL; /* the callback's now */
+        return rc ? fail(c, "cl_commit_async", rc) : BENCH_OK;
+    }
     int rc = cl_commit_timed(c->impl, &tm);
     c->impl = NULL;
     c->phase_ns[BENCH_PH_LOCK] = tm.lock_ns;
@@ -239,6 +259,14 @@ static void cl_drv_stats(struct bench_db *db, struct bench_engine_stats *st)
 
 static void cl_drv_reset_max(struct bench_db *db) { cl_stats_reset_max(db->impl); }
 
+static int cl_drv_sync_wait(struct bench_db *db)
+{
+    int rc = cl_sync_wait(db->impl);
+    if (rc)
+        snprintf(db->err, sizeof db->err, "cl_sync_wait: %s", cl_strerror(rc));
+    return rc ? BENCH_ERR : BENCH_OK;
+}
+
 static const char *cl_version(const struct bench_driver *d)
 {
     (void)d;
@@ -268,5 +296,6 @@ const struct bench_driver bench_driver_commitlab = {
     .abort = cl_drv_abort,
     .stats = cl_drv_stats,
     .reset_max = cl_drv_reset_max,
+    .sync_wait = cl_drv_sync_wait,
     .version = cl_version,
 };
