@@ -1,0 +1,101 @@
+/*
+ * db.h -- the engine's own view of a database handle and a transaction,
+ * shared by its parts: open and recovery (open.c), transactions and the
+ * commit protocol (txn.c), checkpoints (checkpoint.c) and statistics
+ * (stats.c).  Not installed; the public API is commitlab.h.
+ *
+ * The commit protocol's invariants, C1-C6, are listed once, in
+ * docs/design.md section 3 (serial log order, early lock release, elr off,
+ * acknowledgement, sticky failure, segments durable before use); the code
+ * names them where it keeps them, and CL_INVARIANT (storage/invariant.h)
+ * checks C4 at every acknowledgement (wal_commit).
+ */
+#ifndef CL_ENGINE_DB_H
+#define CL_ENGINE_DB_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "commitlab.h"
+#include "wal.h"
+
+struct dir_lock;
+struct store;
+struct vfs;
+
+struct ws_entry {
+    uint8_t *key;
+    uint8_t *val;
+    uint32_t klen, vlen;
+    int del;
+};
+
+struct cl_txn {
+    struct cl_db *db;
+    unsigned flags;
+    int locked;          /* holds the writer lock (a write transaction that has read) */
+    struct ws_entry *ws; /* sorted by key */
+    size_t n, cap;
+};
+
+struct cl_db {
+    char *dir;
+    struct dir_lock *lock;       /* exclusive, from before anything is read until freed */
+    struct cl_options opt;
+    struct vfs *vfs;
+    struct vfs *latency_vfs;     /* the emulated slow device wrapper, when asked for */
+    struct store *store;
+    struct wal *wal;
+    uint64_t segment_size;
+
+    pthread_mutex_t writer;      /* the writer lock */
+    uintptr_t writer_owner;      /* the holding thread's tag, 0 when free (atomic) */
+    int broken;                  /* sticky: the first failure (atomic) */
+    uint64_t next_txn_id;        /* under writer */
+
+    pthread_mutex_t ckpt_run;    /* one checkpoint at a time */
+    pthread_mutex_t ckpt_mu;     /* guards the fields below */
+    pthread_cond_t ckpt_cv;
+    pthread_t ckpt_thread;
+    int ckpt_thread_started, ckpt_requested, ckpt_stop;
+    uint64_t last_ckpt_lsn;      /* atomic */
+
+    uint64_t commits, checkpoints, pause_ns; /* atomic */
+    uint64_t max_switch_commit_ns;          /* atomic */
+};
+
+static inline void db_atomic_max(uint64_t *p, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+/* The first failure, the handle's or its log's: a write or sync that
+ * failed under an asynchronous commit breaks the log with nobody in
+ * cl_commit to see it. */
+static inline int db_broken(struct cl_db *db)
+{
+    int b = __atomic_load_n(&db->broken, __ATOMIC_ACQUIRE);
+    return b || !db->wal ? b : wal_broken(db->wal);
+}
+
+/* Records the first failure; the handle stays broken until reopened. */
+static inline void db_break(struct cl_db *db, int err)
+{
+    int expected = 0;
+    if (err == 0)
+        err = CL_EBROKEN;
+    __atomic_compare_exchange_n(&db->broken, &expected, err, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* checkpoint.c */
+int db_checkpoint(struct cl_db *db);             /* under ckpt_run; breaks the handle on failure */
+int db_ckpt_start(struct cl_db *db);             /* the background checkpoint thread */
+void db_ckpt_stop(struct cl_db *db);
+void db_maybe_request_checkpoint(struct cl_db *db, uint64_t lsn);
+
+/* txn.c: 1 when this thread holds db's writer lock through a transaction. */
+int db_held_here(const struct cl_db *db);
+
+#endif /* CL_ENGINE_DB_H */
