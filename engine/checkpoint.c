@@ -1,6 +1,6 @@
 /*
  * checkpoint.c -- checkpoints: the log made durable up to L, the tree's
- * snapshot at L written and its meta page switched (storage/store.h), and
+ * snapshot at L written and its meta page switched (storage/store/store.h), and
  * the segments below L's retired; one at a time, from cl_checkpoint, from
  * cl_open and cl_close, and from the background thread a commit wakes
  * every checkpoint_bytes of log.  A failure breaks the handle (C5).

@@ -1,9 +1,9 @@
 /*
  * engine_internal.h -- what commitlab's own tests and CLI use beyond the
  * public API.  Not installed and not exported from the shared library
- * (hidden visibility): the file I/O layer (storage/vfs.h) is internal, so
+ * (hidden visibility): the file I/O layer (storage/vfs/vfs.h) is internal, so
  * only code built with the static library can put its own -- the
- * fault-injecting one of storage/vfs_fault.h -- under a database.
+ * fault-injecting one of storage/fault/vfs_fault.h -- under a database.
  */
 #ifndef CL_ENGINE_INTERNAL_H
 #define CL_ENGINE_INTERNAL_H

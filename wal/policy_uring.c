@@ -1,7 +1,7 @@
 /*
  * policy_uring.c -- the uring sync policy: io_uring linked write->sync
  * chains, several in flight, acknowledged strictly in log order (contract
- * next to wal_policy_uring in wal.h; the rings are storage/vfs.h's
+ * next to wal_policy_uring in wal.h; the rings are storage/vfs/vfs.h's
  * "asynchronous chains").
  *
  * A committer whose commit LSN is not durable either finds a leader and

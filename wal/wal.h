@@ -2,7 +2,7 @@
  * wal.h -- the write-ahead log: log buffer and writer, segments, sync
  * policies, and the reader.  The log's bytes are in wal_format.h.
  *
- * Layering: wal uses only storage's file I/O layer (storage/vfs.h) and
+ * Layering: wal uses only storage's file I/O layer (storage/vfs/vfs.h) and
  * crc32c; the engine calls it.
  *
  * Writer protocol (docs/design.md, "commit protocol"):
@@ -48,7 +48,7 @@
 #include <stdint.h>
 
 #include "../engine/commitlab.h" /* CL_E* codes and the policy enums only */
-#include "../storage/vfs.h"
+#include "../storage/vfs/vfs.h"
 #include "wal_format.h"
 
 struct wal;

@@ -8,7 +8,7 @@
  * names and sizes).
  *
  * commitlab emulates a slow device in its own file layer
- * (storage/vfs_latency.c), which also covers its io_uring syncs.  LMDB,
+ * (storage/vfs/vfs_latency.c), which also covers its io_uring syncs.  LMDB,
  * RocksDB and SQLite are shared libraries linked into this program: their
  * calls to fsync, fdatasync and msync, and their writes to files opened
  * with O_DSYNC or O_SYNC, bind to the definitions below before libc's

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# exports_test.sh LIBCOMMITLAB.so COMMITLAB.H -- the shared library's
+# exports_test.sh LIBCOMMITLAB.so COMMITLAB.H [LIBCOMMITLAB.a] -- the shared library's
 # dynamic symbols are exactly the functions the public header declares
 # with CL_API: no internal wal_*, store_*, pg_*, vfs_* or crc32c_* leaks;
-# and the header names no internal type.
+# and the header names no internal type; neither library holds the
+# fault-injecting layer or other code only tests use.
 set -u
 lib=${1:?usage: exports_test.sh LIB HEADER}
 hdr=${2:?usage: exports_test.sh LIB HEADER}
@@ -16,4 +17,12 @@ missing=$(comm -13 <(echo "$exported") <(echo "$declared"))
 [ -z "$missing" ] || fail "public but not exported: $(echo $missing)"
 internal=$(grep -nE 'struct (vfs|wal|store|pg_|page)[a-z_]*\b|\b(vfs|wal|store|pg)_[a-z_]+\(' "$hdr")
 [ -z "$internal" ] || fail "the public header names internal types or functions: $internal"
-echo "exports: $(echo "$exported" | wc -l) functions, all public, all exported; the header names nothing internal"
+# The installed libraries hold no code only tests use: the fault-injecting
+# file layer and its helpers (storage/fault) are a library of their own.
+for l in "$lib" ${3:+"$3"}; do
+    leaked=$(nm "$l" 2>/dev/null | grep -E ' [TtDdBbRr] (vfs_fault_|fault_|vfs_submit_sequential|vfs_write_file_durable|vfs_posix_fail_)' | head -5)
+    [ -z "$leaked" ] || fail "$(basename "$l") holds test-only code: $leaked"
+    nm "$l" 2>/dev/null | grep -q ' [Tt] cl_open' || fail "$(basename "$l"): no symbols to check (stripped?)"
+done
+echo "exports: $(echo "$exported" | wc -l) functions, all public, all exported; the header names nothing internal;" \
+     "no test-only code in the libraries"

@@ -12,6 +12,7 @@
 
 #include "testutil.h"
 #include "vfs.h"
+#include "vfs_testing.h"
 #include "vfs_fault.h"
 
 static char *scratch;
@@ -839,7 +840,7 @@ START_TEST(test_counters_and_list)
     ios[0] = (struct vfs_io){.op = VFS_IO_WRITE, .f = h, .buf = "abcdef", .len = 6, .off = 0};
     ios[1] = (struct vfs_io){.op = VFS_IO_FDATASYNC, .f = h};
     ios[2] = (struct vfs_io){.op = VFS_IO_FSYNC, .f = h};
-    ck_assert_int_eq(vfs_submit(v, ios, 3), 0);
+    ck_assert_int_eq(vfs_submit_sequential(v, ios, 3), 0);
     ck_assert_int_eq(vfs_pread(h, buf, sizeof buf, 2, &n), 0);
     ck_assert_uint_eq(n, 4);
     xwrite(hm, "meta", 0);

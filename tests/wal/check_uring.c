@@ -367,7 +367,7 @@ static const struct vfs_ops spy_ops = {
     .fsync = sp_fsync, .fdatasync = sp_fdatasync, .fallocate = sp_fallocate,
     .truncate = sp_truncate, .size = sp_size, .rename = sp_rename, .unlink = sp_unlink,
     .mkdir = sp_mkdir, .sync_dir = sp_sync_dir, .list = sp_list, .exists = sp_exists,
-    .submit = vfs_submit_sequential, .destroy = sp_destroy,
+    .destroy = sp_destroy,
     .ring_open = sr_open, .ring_submit = sr_submit, .ring_reap = sr_reap,
     .ring_wake = sr_wake, .ring_close = sr_close,
 };
@@ -378,7 +378,7 @@ static const struct vfs_ops spy_ops_noring = {
     .fsync = sp_fsync, .fdatasync = sp_fdatasync, .fallocate = sp_fallocate,
     .truncate = sp_truncate, .size = sp_size, .rename = sp_rename, .unlink = sp_unlink,
     .mkdir = sp_mkdir, .sync_dir = sp_sync_dir, .list = sp_list, .exists = sp_exists,
-    .submit = vfs_submit_sequential, .destroy = sp_destroy,
+    .destroy = sp_destroy,
 };
 
 static struct spy *spy_new_seg(struct vfs *lower, int rings, uint64_t seg_size)

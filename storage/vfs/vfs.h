@@ -1,7 +1,7 @@
 /*
  * vfs.h -- the file I/O layer: every file operation the engine performs
  * goes through one table of functions, so that a fault-injecting backend
- * (storage/vfs_fault.h) can sit under the engine and produce the on-disk
+ * (storage/fault/vfs_fault.h) can sit under the engine and produce the on-disk
  * state a power failure could leave.
  *
  * Contract of every backend:
@@ -68,7 +68,7 @@ static inline int vfs_write_is_sync(const struct vfs_file *f)
     return (f->flags & (VFS_O_DSYNC | VFS_O_WRITE_DSYNC)) != 0;
 }
 
-/* One element of a batched submission. */
+/* One element of a chain (below). */
 enum vfs_io_op { VFS_IO_WRITE = 0, VFS_IO_FSYNC, VFS_IO_FDATASYNC };
 struct vfs_io {
     enum vfs_io_op op;
@@ -140,10 +140,6 @@ struct vfs_ops {
     int (*sync_dir)(struct vfs *v, const char *dir);
     int (*list)(struct vfs *v, const char *dir, vfs_list_fn fn, void *arg); /* names, no "." ".." */
     int (*exists)(struct vfs *v, const char *path);          /* 1, 0, or -errno */
-    /* Runs ios in order, stopping at the first failure.  Returns 0 when all
-     * succeeded, else the first failure's code.  The uring policy uses the
-     * ring_* chains below; this is the portable sequential path. */
-    int (*submit)(struct vfs *v, struct vfs_io *ios, int n);
     void (*destroy)(struct vfs *v);
     /* Asynchronous chains (above); NULL when the backend has none. */
     int (*ring_open)(struct vfs *v, unsigned depth, struct vfs_ring **out);
@@ -189,7 +185,6 @@ static inline int vfs_sync_dir(struct vfs *v, const char *d) { return v->ops->sy
 static inline int vfs_list(struct vfs *v, const char *d, vfs_list_fn fn, void *arg)
 { return v->ops->list(v, d, fn, arg); }
 static inline int vfs_exists(struct vfs *v, const char *p) { return v->ops->exists(v, p); }
-static inline int vfs_submit(struct vfs *v, struct vfs_io *ios, int n) { return v->ops->submit(v, ios, n); }
 static inline void vfs_destroy(struct vfs *v) { if (v && v->ops->destroy) v->ops->destroy(v); }
 static inline int vfs_ring_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
 {
@@ -211,16 +206,5 @@ void vfs_counters_get(struct vfs *v, enum vfs_class cls, struct vfs_counters *ou
 void vfs_count(struct vfs *v, enum vfs_class cls, size_t field_offset, uint64_t n);
 #define VFS_COUNT(v, cls, field, n) vfs_count((v), (cls), offsetof(struct vfs_counters, field), (n))
 
-/* Generic submit: runs each io through the table's pwrite/fsync/fdatasync. */
-int vfs_submit_sequential(struct vfs *v, struct vfs_io *ios, int n);
-
-/* Test hook of the POSIX backend's rings: the next n times it hands queued
- * requests to the kernel, the enter fails with err (-EAGAIN if 0) as a
- * busy kernel's would, and the requests stay queued. */
-void vfs_posix_fail_ring_enters(unsigned n, int err);
-
-/* Durable replace (Redis style): write tmp, fsync, rename, sync dir. */
-int vfs_write_file_durable(struct vfs *v, const char *dir, const char *name, const void *buf,
-                           size_t len, enum vfs_class cls);
 
 #endif /* CL_VFS_H */

@@ -53,7 +53,7 @@
  *   branch cell: u16 klen | u64 child | key[klen]
  *                  child holds the keys >= key (and < the next separator)
  *
- * A slotted page, changed in place (storage/btree.c): a lookup is a binary
+ * A slotted page, changed in place (storage/store/btree.c): a lookup is a binary
  * search of the slots on the page itself; an insert takes its cell from the
  * top of the gap and moves the later slots by 2 bytes; a replace writes
  * over the old cell when the new one is no longer, else takes the gap; a

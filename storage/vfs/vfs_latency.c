@@ -300,7 +300,6 @@ static const struct vfs_ops lat_ops = {
     .sync_dir = lat_sync_dir,
     .list = lat_list,
     .exists = lat_exists,
-    .submit = vfs_submit_sequential,
     .destroy = lat_destroy,
     .ring_open = lat_ring_open,
     .ring_submit = lat_ring_submit,

@@ -1316,11 +1316,6 @@ static int f_exists(struct vfs *v, const char *path)
 }
 
 /* Each io counts as its own operation (so a crash may land mid-batch). */
-static int f_submit(struct vfs *v, struct vfs_io *ios, int n)
-{
-    return vfs_submit_sequential(v, ios, n);
-}
-
 /* ---- rings ------------------------------------------------------------- */
 
 struct fring_done {
@@ -1558,7 +1553,6 @@ static const struct vfs_ops fault_ops = {
     .sync_dir = f_sync_dir,
     .list = f_list,
     .exists = f_exists,
-    .submit = f_submit,
     .destroy = f_destroy,
     .ring_open = fr_open,
     .ring_submit = fr_submit,

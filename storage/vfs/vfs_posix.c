@@ -82,78 +82,6 @@ void vfs_counters_get(struct vfs *v, enum vfs_class cls, struct vfs_counters *ou
     }
 }
 
-int vfs_submit_sequential(struct vfs *v, struct vfs_io *ios, int n)
-{
-    int first = 0;
-    (void)v;
-    for (int i = 0; i < n; i++) {
-        struct vfs_io *io = &ios[i];
-        if (first) {
-            io->result = -ECANCELED;
-            continue;
-        }
-        switch (io->op) {
-        case VFS_IO_WRITE:
-            io->result = vfs_pwrite(io->f, io->buf, io->len, io->off);
-            break;
-        case VFS_IO_FSYNC:
-            io->result = vfs_fsync(io->f);
-            break;
-        case VFS_IO_FDATASYNC:
-            io->result = vfs_fdatasync(io->f);
-            break;
-        default:
-            io->result = -EINVAL;
-            break;
-        }
-        first = io->result;
-    }
-    return first;
-}
-
-int vfs_write_file_durable(struct vfs *v, const char *dir, const char *name, const void *buf,
-                           size_t len, enum vfs_class cls)
-{
-    char *tmp = NULL, *dst = NULL;
-    struct vfs_file *f = NULL;
-    int rc;
-
-    if (!dir || !*dir)
-        dir = ".";
-    if (asprintf(&tmp, "%s/%s.tmp", dir, name) < 0) {
-        tmp = NULL;
-        rc = -ENOMEM;
-        goto out;
-    }
-    if (asprintf(&dst, "%s/%s", dir, name) < 0) {
-        dst = NULL;
-        rc = -ENOMEM;
-        goto out;
-    }
-    rc = vfs_open(v, tmp, VFS_O_CREATE | VFS_O_TRUNC, cls, &f);
-    if (rc)
-        goto out;
-    rc = vfs_pwrite(f, buf, len, 0);
-    if (!rc)
-        rc = vfs_fsync(f);
-    {
-        int crc = vfs_close(f);
-        if (!rc)
-            rc = crc;
-    }
-    if (!rc)
-        rc = vfs_rename(v, tmp, dst);
-    if (rc) {
-        vfs_unlink(v, tmp); /* best effort: the old file is still intact */
-        goto out;
-    }
-    rc = vfs_sync_dir(v, dir);
-out:
-    free(tmp);
-    free(dst);
-    return rc;
-}
-
 /* ---- the POSIX table --------------------------------------------------- */
 
 static int px_open(struct vfs *v, const char *path, unsigned flags, enum vfs_class cls,
@@ -489,25 +417,9 @@ static int px_ring_open(struct vfs *v, unsigned depth, struct vfs_ring **out)
     return 0;
 }
 
-/* Hands the queued SQEs to the kernel (sq_mu held).  The test hook
- * vfs_posix_fail_ring_enters() can make it fail as a busy kernel would. */
-static unsigned enter_fail_left;
-static int enter_fail_err;
-
-void vfs_posix_fail_ring_enters(unsigned n, int err)
-{
-    __atomic_store_n(&enter_fail_err, err ? err : -EAGAIN, __ATOMIC_RELAXED);
-    __atomic_store_n(&enter_fail_left, n, __ATOMIC_RELEASE);
-}
-
+/* Hands the queued SQEs to the kernel (sq_mu held). */
 static int ring_enter(struct px_ring *pr)
 {
-    unsigned left = __atomic_load_n(&enter_fail_left, __ATOMIC_ACQUIRE);
-    while (left && !__atomic_compare_exchange_n(&enter_fail_left, &left, left - 1, 0, __ATOMIC_ACQ_REL,
-                                                __ATOMIC_ACQUIRE))
-        ;
-    if (left)
-        return __atomic_load_n(&enter_fail_err, __ATOMIC_RELAXED);
     int rc;
     do
         rc = io_uring_submit(&pr->ring);
@@ -725,7 +637,6 @@ static const struct vfs_ops posix_ops = {
     .sync_dir = px_sync_dir,
     .list = px_list,
     .exists = px_exists,
-    .submit = vfs_submit_sequential,
     .destroy = px_destroy,
     .ring_open = px_ring_open,
     .ring_submit = px_ring_submit,
