@@ -37,19 +37,17 @@
 #include "invariant.h"
 #include "wal_internal.h"
 
-/* The logs whose callbacks this thread is inside (a callback of one log
- * may commit on another, whose callbacks it may then call). */
-#define IN_CALLBACK_MAX 8
-static __thread const struct wal *in_callback[IN_CALLBACK_MAX];
-static __thread int n_in_callback;
+/* Which thread is inside one of a log's callbacks: the deliverer's tag,
+ * the address of a thread-local (never 0), set while it calls one.  Only
+ * that thread stores its own tag, so no other thread can read its own
+ * there; a callback of one log may commit on another, whose own deliverer
+ * it then is, to any depth. */
+static __thread char thread_tag;
+static uintptr_t self_tag(void) { return (uintptr_t)&thread_tag; }
 
 int wal_in_callback(const struct wal *w)
 {
-    int n = n_in_callback < IN_CALLBACK_MAX ? n_in_callback : IN_CALLBACK_MAX;
-    for (int i = 0; i < n; i++)
-        if (in_callback[i] == w)
-            return 1;
-    return 0;
+    return __atomic_load_n(&w->async.deliverer, __ATOMIC_RELAXED) == self_tag();
 }
 
 void wal_async_init(struct wal *w)
@@ -117,11 +115,9 @@ void wal_async_add(struct wal *w, struct wal_async_entry *e, uint64_t commit_lsn
 /* Calls one callback, with the thread marked as inside w's callbacks. */
 static void call(struct wal *w, struct wal_async_entry *e, int rc)
 {
-    int k = n_in_callback++;
-    if (k < IN_CALLBACK_MAX)
-        in_callback[k] = w;
+    __atomic_store_n(&w->async.deliverer, self_tag(), __ATOMIC_RELAXED);
     e->fn(e->arg, rc);
-    n_in_callback--;
+    __atomic_store_n(&w->async.deliverer, 0, __ATOMIC_RELAXED);
 }
 
 /* Delivers what is due: with final (the log closing), everything, the

@@ -96,6 +96,7 @@ struct wal_async {
     uint64_t fail_seq;           /* mu: the number of the first callback that got an error (0: none) */
     int fail_rc;                 /* mu: that error */
     int delivering;              /* mu: a thread is calling callbacks */
+    uintptr_t deliverer;         /* atomic: that thread's tag while it is inside a callback, else 0 */
     int waiters;                 /* atomic, changed under mu: threads waiting on cv */
 };
 void wal_async_init(struct wal *w);
