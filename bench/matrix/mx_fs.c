@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "mx_fs.h"
+#include "ut_file.h"
 
 /* ---- the filesystems ----------------------------------------------------- */
 
@@ -573,21 +574,6 @@ static dev_t blockdev_of(const char *path)
     return stat(path, &st) == 0 && S_ISBLK(st.st_mode) ? st.st_rdev : 0;
 }
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape(char *s)
-{
-    char *d = s;
-    while (*s) {
-        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-            *d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-            s += 4;
-        } else {
-            *d++ = *s++;
-        }
-    }
-    *d = 0;
-}
-
 /* A mount of dev or of one of its partitions: its mount point in where. */
 static int find_mount(dev_t dev, char *where, size_t len)
 {
@@ -604,8 +590,8 @@ static int find_mount(dev_t dev, char *where, size_t len)
         const char *sep = strstr(line, " - ");
         if (sep)
             sscanf(sep + 3, "%*s %4095s", src);
-        unescape(mp);
-        unescape(src);
+        ut_mountinfo_unescape(mp);
+        ut_mountinfo_unescape(src);
         dev_t sd = src[0] == '/' ? blockdev_of(src) : 0;
         if (is_dev_or_part(dev, makedev(maj, min)) || (sd && is_dev_or_part(dev, sd))) {
             snprintf(where, len, "%s%s%s", mp, src[0] ? " from " : "", src);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "ut_file.h"
 
 #define MAGIC_TMPFS 0x01021994UL
 #define MAGIC_RAMFS 0x858458f6UL
@@ -59,21 +60,6 @@ static const char *magic_name(unsigned long m)
     case 0x65735546UL: return "fuse";
     default: return "unknown";
     }
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo */
-static void unescape(char *s)
-{
-    char *d = s;
-    while (*s) {
-        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-            *d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-            s += 4;
-        } else {
-            *d++ = *s++;
-        }
-    }
-    *d = '\0';
 }
 
 static int path_under(const char *path, const char *mnt)
@@ -192,7 +178,7 @@ static int dev_name_of_file(const char *path, char *name, size_t n)
         if (sscanf(line, "%*u %*u %u:%u", &maj, &min) != 2 || maj != major(st.st_dev) || min != minor(st.st_dev) ||
             !sep || sscanf(sep + 3, "%*s %255s", src) != 1)
             continue;
-        unescape(src);
+        ut_mountinfo_unescape(src);
         if (stat(src, &ss) == 0 && S_ISBLK(ss.st_mode)) {
             snprintf(sys, sizeof sys, "/sys/dev/block/%u:%u", major(ss.st_rdev), minor(ss.st_rdev));
             if (realpath(sys, real)) {
@@ -307,8 +293,8 @@ void probe_fsinfo(struct probe_ctx *c)
         char type[32], src[256], super[512] = "";
         if (sscanf(sep + 3, "%31s %255s %511s", type, src, super) < 2)
             continue;
-        unescape(mnt);
-        unescape(src);
+        ut_mountinfo_unescape(mnt);
+        ut_mountinfo_unescape(src);
         int devmatch = maj == major(st.st_dev) && min == minor(st.st_dev);
         if (!path_under(real, mnt))
             continue;

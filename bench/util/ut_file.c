@@ -62,3 +62,17 @@ int ut_copy_file(const char *src, const char *dst)
         close(out);
     return err;
 }
+
+void ut_mountinfo_unescape(char *s)
+{
+    char *d = s;
+    while (*s) {
+        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+            *d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+            s += 4;
+        } else {
+            *d++ = *s++;
+        }
+    }
+    *d = 0;
+}

@@ -20,4 +20,8 @@ size_t ut_read_full(int fd, void *buf, size_t len);
  * 0 or -errno. */
 int ut_copy_file(const char *src, const char *dst);
 
+/* Undoes /proc/self/mountinfo's escapes (space, tab, newline and
+ * backslash written as \ooo) in place. */
+void ut_mountinfo_unescape(char *s);
+
 #endif
