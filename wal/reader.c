@@ -378,6 +378,8 @@ enum wal_end_kind wal_reader_end_kind(struct wal_reader *r) { return r->end_kind
 void wal_reader_explain(struct wal_reader *r, char *buf, size_t len)
 {
     uint64_t at = r->state == RD_END ? r->end_lsn : r->bad_lsn;
+    char file[32];
+    wal_segment_name(file, sizeof file, r->end_segno);
     switch (r->state == RD_READING || r->state == RD_ERROR ? WAL_END_NONE : r->end_kind) {
     case WAL_END_NONE:
         snprintf(buf, len, "%s", r->state == RD_ERROR ? "the log could not be read to its end (an I/O error)"
@@ -415,27 +417,27 @@ void wal_reader_explain(struct wal_reader *r, char *buf, size_t len)
     case WAL_END_HOLE:
         snprintf(buf, len,
                  "CORRUPT at LSN %" PRIu64 ": segment %" PRIu64
-                 " is missing while later segment files exist: a hole in the log",
-                 at, r->end_segno);
+                 " (%s) is missing while later segment files exist: a hole in the log",
+                 at, r->end_segno, file);
         break;
     case WAL_END_SWITCH_MISSING:
         if (r->switch_lsn)
             snprintf(buf, len,
                      "CORRUPT at LSN %" PRIu64 ": the SWITCH record at LSN %" PRIu64 " sends the log on into segment %" PRIu64
-                     ", which is missing; a segment is made durable before a SWITCH points into it, so it was lost "
-                     "afterwards",
-                     at, r->switch_lsn, r->end_segno);
+                     " (%s), which is missing; a segment is made durable before a SWITCH points into it, so it was "
+                     "lost afterwards",
+                     at, r->switch_lsn, r->end_segno, file);
         else
             snprintf(buf, len,
-                     "CORRUPT at LSN %" PRIu64 ": segment %" PRIu64 ", where the checkpoint's log begins, is missing; "
-                     "it was durable before the checkpoint was recorded, so it was lost afterwards",
-                     at, r->end_segno);
+                     "CORRUPT at LSN %" PRIu64 ": segment %" PRIu64 " (%s), where the checkpoint's log begins, is "
+                     "missing; it was durable before the checkpoint was recorded, so it was lost afterwards",
+                     at, r->end_segno, file);
         break;
     case WAL_END_SHORT:
         snprintf(buf, len,
-                 "CORRUPT at LSN %" PRIu64 ": segment %" PRIu64 " is %" PRIu64 " bytes, shorter than a segment (%" PRIu64
+                 "CORRUPT at LSN %" PRIu64 ": segment %" PRIu64 " (%s) is %" PRIu64 " bytes, shorter than a segment (%" PRIu64
                  "); segments are made whole before the log enters them, so it was cut afterwards",
-                 at, r->end_segno, r->short_len, r->seg_size);
+                 at, r->end_segno, file, r->short_len, r->seg_size);
         break;
     case WAL_END_FOREIGN:
         snprintf(buf, len, "segment %" PRIu64 " is not this log's: %s (this database is %016" PRIx64 ")",

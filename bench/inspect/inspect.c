@@ -170,7 +170,7 @@ int cmd_inspect(int argc, char **argv)
     printf("  why the log ends   %s\n", in.end_why);
     if (in.corrupt == CL_CORRUPT_LOG) {
         printf("  CORRUPT record at LSN %" PRIu64 "\n", in.bad_lsn);
-        fprintf(stderr, "commitlab inspect: %s: corrupt log record at LSN %" PRIu64 "\n", dir, in.bad_lsn);
+        fprintf(stderr, "commitlab inspect: %s: %s\n", dir, in.end_why);
         return 1;
     }
     printf("  end of log         LSN %" PRIu64 "%s\n", in.end_lsn, in.torn_tail ? " (torn tail)" : "");

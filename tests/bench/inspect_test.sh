@@ -4,7 +4,9 @@
 # changed, exit 1 naming that page; bad arguments exit 2 naming the flag;
 # --help (of inspect and of tour) prints usage and exits 0; a directory
 # that is not a database, or none, is one line and exit 3; a database in
-# use is refused with exit 4, naming the process that holds it.
+# use is refused with exit 4, naming the process that holds it; a lost or
+# cut newest segment is corruption naming the file (exit 1); a FIFO in place
+# of a segment is refused at once; a file that is not a directory, exit 3.
 set -u
 bin=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -58,4 +60,27 @@ wait "$holder" || fail "the bench holding the database failed"
 [ $rc -eq 4 ] && [ "$out" = "commitlab inspect: database $db is in use (process $holder)" ] \
     || fail "inspect of a database in use: exit $rc: $out"
 "$bin" inspect "$db" --verify >/dev/null || fail "verify after the holder closed"
-echo "inspect: 6 cases passed"
+# the newest segment lost after a clean close: the log's own evidence (the
+# checkpoint's segment, or a SWITCH into it) makes it corruption, exit 1,
+# and the one-line error names the file
+rm -rf "$db"
+"$bin" bench --engine commitlab --no-preload --txns 100 --warmup 0 --segment-size 64K \
+    --dir "$work" --reuse --quiet >/dev/null 2>&1 || fail "bench with 64 KiB segments"
+newest=$(cd "$db" && ls wal-*.log | sort | tail -n 1)
+cp "$db/$newest" "$work/keep.log"
+for cut in missing 0 4096; do
+    if [ $cut = missing ]; then rm -f "$db/$newest"; else cp "$work/keep.log" "$db/$newest"; truncate -s $cut "$db/$newest"; fi
+    out=$("$bin" inspect "$db" --verify 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 1 ] && grep -q "CORRUPT at LSN .*($newest)" <<<"$out" && [ "$(wc -l <<<"$out")" -eq 1 ] \
+        || fail "inspect --verify with $newest $cut: exit $rc: $out"
+done
+# a FIFO where a segment should be: refused at once, never a hang
+rm -f "$db/$newest"; mkfifo "$db/$newest"
+out=$(timeout 10 "$bin" inspect "$db" 2>&1 >/dev/null); rc=$?
+[ $rc -ne 124 ] || fail "inspect hangs on a FIFO in place of $newest"
+[ $rc -eq 1 ] && grep -q "$newest" <<<"$out" || fail "a FIFO in place of $newest: exit $rc: $out"
+# a file, not a directory: one line, exit 3
+out=$("$bin" inspect "$work/keep.log" 2>&1); rc=$?
+[ $rc -eq 3 ] && [ "$out" = "commitlab inspect: $work/keep.log: not a directory" ] \
+    || fail "inspect of a file: exit $rc: $out"
+echo "inspect: 9 cases passed"

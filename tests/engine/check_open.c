@@ -293,6 +293,7 @@ START_TEST(test_newest_segment_lost)
             ck_assert_int_eq(cl_inspect(dir, 1, &in, NULL), CL_ECORRUPT);
             ck_assert_int_eq(in.corrupt, CL_CORRUPT_LOG);
             ck_assert_ptr_nonnull(strstr(in.end_why, "CORRUPT"));
+            ck_assert_msg(strstr(in.end_why, name) != NULL, "the reason names no file: %s", in.end_why);
             /* the refusal changed nothing: the same answer again */
             ck_assert_int_eq(cl_open(dir, &o, &db, &info), CL_ECORRUPT);
             tu_rmdir(dir);
