@@ -1,4 +1,4 @@
-/* check_open.c -- what cl_open refuses before it touches anything: a database open elsewhere (another process, the same process, a killed holder's leftovers), files that are not regular files (symbolic links, FIFOs), and a log whose own SWITCH records or checkpoint name a segment that is missing or short. */
+/* check_open.c -- what cl_open refuses before it touches anything: a database open elsewhere (another process, the same process, a killed holder's leftovers), files that are not regular files (symbolic links, FIFOs, sockets, directories, devices), and a log whose own SWITCH records or checkpoint name a segment that is missing or short. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -400,6 +403,74 @@ START_TEST(test_fifo_refused)
 }
 END_TEST
 
+/* Makes a file of the given kind at path: 's' a listening Unix socket (its
+ * descriptor returned, to close later), 'd' a directory, 'c' a character
+ * device (root only; returns -2 where it cannot be made). */
+static int make_special(const char *path, char kind)
+{
+    if (kind == 'd')
+        return mkdir(path, 0755);
+    if (kind == 'c')
+        return mknod(path, S_IFCHR | 0600, makedev(1, 3)) == 0 ? 0 : -2;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof a.sun_path)
+        return -2;
+    strcpy(a.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1) != 0)
+        return -1;
+    return fd;
+}
+
+/* A socket, a directory or a device where the newest segment or data.clp
+ * should be: refused at once with CL_EFILETYPE naming the file, by the open
+ * and by inspect. */
+START_TEST(test_special_files_refused)
+{
+    static const char kinds[] = "sdc";
+    signal(SIGALRM, on_alarm);
+    for (int k = 0; kinds[k]; k++)
+        for (int which = 0; which < 2; which++) {
+            char *dir = tu_mkdtemp("open-special");
+            struct cl_options o;
+            struct cl_db *db;
+            opts(&o);
+            ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+            put_n(db, 0, 10);
+            ck_assert_int_eq(cl_close(db), 0);
+            char name[64], path[512];
+            if (which == 0)
+                wal_segment_name(name, sizeof name, newest_segment(dir, NULL));
+            else
+                snprintf(name, sizeof name, "data.clp");
+            snprintf(path, sizeof path, "%s/%s", dir, name);
+            ck_assert_int_eq(unlink(path), 0);
+            int fd = make_special(path, kinds[k]);
+            if (fd == -2) { /* a device needs root; a socket a short path */
+                tu_rmdir(dir);
+                free(dir);
+                continue;
+            }
+            ck_assert_msg(fd >= 0, "could not make a '%c' at %s: %s", kinds[k], path, strerror(errno));
+            alarm(20);
+            struct cl_recovery_info info;
+            int rc = cl_open(dir, &o, &db, &info);
+            ck_assert_msg(rc == CL_EFILETYPE, "'%c' in place of %s: cl_open returned %d (%s)", kinds[k], name, rc,
+                          cl_strerror(rc));
+            ck_assert_str_eq(info.bad_file, name);
+            struct cl_inspect in;
+            ck_assert_int_eq(cl_inspect(dir, 1, &in, NULL), CL_EFILETYPE);
+            ck_assert_ptr_nonnull(strstr(cl_error_detail(), name));
+            alarm(0);
+            if (kinds[k] == 's')
+                close(fd);
+            tu_rmdir(dir);
+            free(dir);
+        }
+    signal(SIGALRM, SIG_DFL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("open");
@@ -411,6 +482,7 @@ int main(void)
     tcase_add_test(tc, test_newest_segment_lost);
     tcase_add_test(tc, test_symlink_refused);
     tcase_add_test(tc, test_fifo_refused);
+    tcase_add_test(tc, test_special_files_refused);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
