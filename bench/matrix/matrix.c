@@ -27,7 +27,9 @@
  * mount, a failed run, SIGINT, SIGTERM), what this command snapshotted is
  * deleted, what it mounted is unmounted and what it attached is detached
  * before it exits, and what an earlier run that was killed outright left
- * in the same --workdir is removed when the next one starts.  The
+ * in the same --workdir is removed when the next one starts -- only the
+ * directories that carry a run's mark (ut_scratch.h), so nothing of the
+ * user's in --workdir is ever mounted over, truncated or removed.  The
  * filesystems themselves -- images, devices and their checks, mkfs, loop
  * devices, mounts, snapshots, and taking them down -- are mx_fs.c; this
  * file is the command: its options, the runs, their medians, the tables
@@ -115,7 +117,9 @@ static void usage(FILE *f)
             "Needs root.\n"
             "\n"
             "  --fs LIST            " MX_FS_LIST "\n"
-            "  --workdir D          where the images, mount points and native runs go (default\n"
+            "  --workdir D          where the images, mount points and native runs go, each in a\n"
+            "                       directory the run makes and removes (D/ext4, D/native, ...); one\n"
+            "                       that is already there and not a run's is refused (default\n"
             "                       ./commitlab-matrix.d)\n"
             "  --image-size SIZE    each image file (default 4G); tmpfs: its size limit.  Every\n"
             "                       filesystem's image exists at once: the sum must fit in D\n"
@@ -1045,6 +1049,25 @@ int cmd_matrix(int argc, char **argv)
         char nat[4200];
         snprintf(nat, sizeof nat, "%.4000s/native", workdir);
         ut_scratch_remove(nat); /* only when marked as ours */
+    }
+    /* What is left where this run's directories go is the user's: refused
+     * before any work, nothing touched. */
+    for (size_t i = 0; i <= m.nfs; i++) {
+        char home[4200];
+        struct stat st;
+        if (i == m.nfs)
+            snprintf(home, sizeof home, "%.4000s/native", workdir);
+        else
+            mx_fs_home(home, sizeof home, workdir, m.fs[i]);
+        if (lstat(home, &st) == 0) {
+            fprintf(stderr, "commitlab matrix: --workdir: %s already exists and is not this command's; nothing was "
+                            "touched (move it, or choose another --workdir)\n", home);
+            if (c.so.jsonl)
+                ut_output_close(c.so.jsonl, c.out_path, out_created);
+            bench_dirs_release(&dirs);
+            bench_cli_free(&c);
+            return UT_EXIT_USAGE;
+        }
     }
     char ntype[64];
     native_type(workdir, ntype, sizeof ntype);

@@ -30,6 +30,7 @@
 
 #include "mx_fs.h"
 #include "ut_file.h"
+#include "ut_scratch.h"
 
 /* ---- the filesystems ----------------------------------------------------- */
 
@@ -268,14 +269,20 @@ static int make_subvolume(const char *mnt, const char *name, char *err, size_t e
     return 0;
 }
 
+void mx_fs_home(char *buf, size_t len, const char *workdir, const struct mx_fs_kind *k)
+{
+    snprintf(buf, len, "%.3000s/%s", workdir, k->name);
+}
+
 void mx_fs_down(struct mx_mount *cur)
 {
+    int still_mounted = 0;
     if (cur->mnt[0]) {
         mx_snapshots_delete(cur);
         cur->subvol = 0;
         if (is_mounted(cur->mnt))
             do_umount(cur->mnt);
-        rmdir(cur->mnt);
+        still_mounted = is_mounted(cur->mnt);
         cur->mnt[0] = 0;
     }
     if (cur->loop_fd >= 0) {
@@ -287,9 +294,13 @@ void mx_fs_down(struct mx_mount *cur)
     cur->device[0] = 0; /* the user's device: unmounted, never touched otherwise */
     if (cur->image[0]) {
         detach_loops_of(cur->image);
-        unlink(cur->image);
         cur->image[0] = 0;
     }
+    /* the mount point and the image go with the marked directory; never
+     * while something is still mounted in it (the removal would descend) */
+    if (cur->home[0] && !still_mounted)
+        ut_scratch_remove(cur->home);
+    cur->home[0] = 0;
 }
 
 /* The loop device's name for its file (shown by losetup): the tail when
@@ -447,8 +458,16 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
     int argc = 0;
 
     mkfs_cmd[0] = 0;
-    snprintf(cur->mnt, sizeof cur->mnt, "%.3000s/mnt-%s", workdir, k->name);
-    if (mkdir(cur->mnt, 0755) && errno != EEXIST) {
+    mx_fs_home(cur->home, sizeof cur->home, workdir, k);
+    int rc = ut_scratch_make(cur->home, "matrix");
+    if (rc) {
+        snprintf(err, errlen, "%.900s: %s", cur->home,
+                 rc == -EEXIST ? "already exists and is not this run's (nothing there was touched)" : strerror(-rc));
+        cur->home[0] = 0;
+        return -1;
+    }
+    snprintf(cur->mnt, sizeof cur->mnt, "%.3000s/mnt", cur->home);
+    if (mkdir(cur->mnt, 0755)) {
         snprintf(err, errlen, "mkdir %.900s: %s", cur->mnt, strerror(errno));
         cur->mnt[0] = 0;
         return -1;
@@ -457,8 +476,8 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
         /* the device passed mx_device_check before anything was written */
         snprintf(cur->device, sizeof cur->device, "%s", img->device);
     } else if (k->mkfs) {
-        snprintf(cur->image, sizeof cur->image, "%.3000s/%s.img", workdir, k->name);
-        int fd = open(cur->image, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        snprintf(cur->image, sizeof cur->image, "%.3000s/%s.img", cur->home, k->name);
+        int fd = open(cur->image, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 || ftruncate(fd, (off_t)img->size) < 0 || (img->zero && zero_fill(fd, img->size, stop))) {
             snprintf(err, errlen, "image %.900s: %s", cur->image, strerror(errno));
             if (fd >= 0)
@@ -801,8 +820,11 @@ int mx_preflight(const struct mx_fs_kind *const *fs, size_t n, int images)
 void mx_clear_leftovers(const char *workdir)
 {
     for (size_t i = 0; i < mx_fs_nkinds; i++) {
-        char p[4200];
-        snprintf(p, sizeof p, "%.3000s/mnt-%s", workdir, mx_fs_kinds[i].name);
+        char home[4096], p[4200];
+        mx_fs_home(home, sizeof home, workdir, &mx_fs_kinds[i]);
+        if (!ut_scratch_ours(home))
+            continue; /* absent, or the user's: never touched */
+        snprintf(p, sizeof p, "%.3000s/mnt", home);
         if (is_mounted(p)) {
             int n = delete_snapshots(p, NULL);
             if (n)
@@ -811,11 +833,12 @@ void mx_clear_leftovers(const char *workdir)
             fprintf(stderr, "commitlab matrix: unmounting %s, left by an earlier run\n", p);
             do_umount(p);
         }
-        rmdir(p);
+        int still_mounted = is_mounted(p);
         if (mx_fs_kinds[i].mkfs) {
-            snprintf(p, sizeof p, "%.3000s/%s.img", workdir, mx_fs_kinds[i].name);
+            snprintf(p, sizeof p, "%.3000s/%s.img", home, mx_fs_kinds[i].name);
             detach_loops_of(p);
-            unlink(p);
         }
+        if (!still_mounted)
+            ut_scratch_remove(home);
     }
 }

@@ -39,7 +39,9 @@ const struct mx_fs_kind *mx_fs_find(const char *name);
 
 /* What is mounted and attached now. */
 struct mx_mount {
-    char mnt[4096];               /* the mount point, "" when nothing is mounted */
+    char home[4096];              /* workdir/NAME: made fresh and marked as matrix's (ut_scratch.h), holding
+                                     the mount point and the image; "" when not made */
+    char mnt[4096];               /* the mount point, home/mnt; "" when nothing is mounted */
     char loopdev[64];             /* "/dev/loopN", "" when none is attached */
     char image[4096];             /* the image file, "" when none */
     char device[4096];            /* --device: the formatted device (never detached), "" when none */
@@ -61,7 +63,9 @@ struct mx_image {
     int subvol;                   /* btrfs: the run directory as a subvolume, for snapshots */
 };
 
-/* Makes filesystem k in workdir and mounts it at m->mnt, with an empty
+/* Makes filesystem k in a new directory workdir/NAME marked as matrix's
+ * (refused when anything is already there: nothing of the user's is ever
+ * reused, mounted over or removed), and mounts it at m->mnt, with an empty
  * m->mnt/bench for the runs (chattr +C for nocow kinds); mkfs_cmd gets the
  * mkfs command line ("" for tmpfs).  Writing a zero image stops early
  * when stop() says so (a signal came).  0, or -1 with err filled; either way m records
@@ -80,8 +84,12 @@ int mx_device_check(const char *dev, const char *destroy, char *err, size_t errl
 /* Unmounts, detaches and removes what m records.  Idempotent. */
 void mx_fs_down(struct mx_mount *m);
 /* Removes what an earlier run in workdir left behind (it was killed
- * before it could clean up). */
+ * before it could clean up): only the directories workdir/NAME that carry
+ * matrix's mark, after unmounting and detaching what is in them.  The
+ * caller holds workdir's lock, so no live run is using them. */
 void mx_clear_leftovers(const char *workdir);
+/* Where filesystem k's directory goes in workdir. */
+void mx_fs_home(char *buf, size_t len, const char *workdir, const struct mx_fs_kind *k);
 /* Root, mkfs for each of fs[0..n), mount(8), and loop devices when an
  * image is needed (images: not with a device): 0, or -1 with the reason on
  * stderr. */

@@ -12,7 +12,8 @@
 # and -- after a normal run, after SIGINT, and after SIGKILL followed by
 # another run -- no mount, no snapshot and no loop device of its own left
 # behind; a second run in the same workdir is refused, naming the first,
-# whose mounts stay.  Only loop devices this script attached are ever
+# whose mounts stay; a directory, file or link of the user's where a run's
+# directory would go is refused and left as it was.  Only loop devices this script attached are ever
 # formatted.
 # Exit 0: passed; 1: failed; 77: skipped (not root, or no loop devices or
 # mkfs.ext4).
@@ -236,10 +237,10 @@ if wait_mounted; then
     sleep 0.5
     if [ $HAVE_BTRFS -eq 1 ]; then
         for i in $(seq 1 100); do
-            ls -d "$WD"/mnt-btrfs/.commitlab-snap-* >/dev/null 2>&1 && break
+            ls -d "$WD"/btrfs/mnt/.commitlab-snap-* >/dev/null 2>&1 && break
             sleep 0.1
         done
-        ls -d "$WD"/mnt-btrfs/.commitlab-snap-* >/dev/null 2>&1 || fail "the killed run took no snapshot"
+        ls -d "$WD"/btrfs/mnt/.commitlab-snap-* >/dev/null 2>&1 || fail "the killed run took no snapshot"
     fi
     kill -KILL $pid
     wait $pid 2>/dev/null
@@ -250,7 +251,7 @@ if wait_mounted; then
         fail "after SIGKILL: $(cat "$WORK/k.err")"
     fi
     if [ $HAVE_BTRFS -eq 1 ]; then
-        if grep -q "^commitlab matrix: deleted 1 snapshot in .*mnt-btrfs, left by an earlier run$" "$WORK/k.err"; then
+        if grep -q "^commitlab matrix: deleted 1 snapshot in .*/btrfs/mnt, left by an earlier run$" "$WORK/k.err"; then
             pass "after SIGKILL, the next run deleted the snapshot before unmounting"
         else
             fail "after SIGKILL, the snapshot was not deleted: $(cat "$WORK/k.err")"
@@ -289,6 +290,51 @@ else
     kill -KILL $pid 2>/dev/null
     wait $pid 2>/dev/null
 fi
+
+# ---- 5b. the user's things where the run's directories go: refused, kept ----
+# A directory named like a filesystem's (holding an image and a mount
+# point of the user's), a file named like the native runs', and a symbolic
+# link named like another filesystem's: each refused with one line and
+# exit 2 before anything is made, and none is touched.
+mkdir -p "$WORK/elsewhere"; echo mine >"$WORK/elsewhere/keep"
+for what in ext4 native tmpfs; do
+    case $what in
+        ext4) mkdir -p "$WD/ext4/mnt"; echo mine >"$WD/ext4/ext4.img"; echo mine >"$WD/ext4/mnt/keep" ;;
+        native) echo mine >"$WD/native" ;;
+        tmpfs) ln -s "$WORK/elsewhere" "$WD/tmpfs" ;;
+    esac
+    "$BIN" matrix --fs tmpfs,ext4 --workdir "$WD" --duration 0.3 --warmup 0 --keys 1000 --quiet \
+        >"$WORK/u.out" 2>"$WORK/u.err"
+    rc=$?
+    if [ $rc -eq 2 ] && [ "$(wc -l <"$WORK/u.err")" -eq 1 ] \
+        && grep -q "^commitlab matrix: --workdir: $WD/$what already exists and is not this command's" "$WORK/u.err"; then
+        pass "the user's $what in the workdir is refused"
+    else
+        fail "the user's $what in the workdir: exit $rc: $(cat "$WORK/u.err")"
+    fi
+    case $what in
+        ext4) [ "$(cat "$WD/ext4/ext4.img" "$WD/ext4/mnt/keep")" = "$(printf 'mine\nmine')" ] \
+                  || fail "the user's ext4 directory changed" ;;
+        native) [ "$(cat "$WD/native")" = mine ] || fail "the user's native file changed"; rm -f "$WD/native" ;;
+        tmpfs) [ -L "$WD/tmpfs" ] && [ "$(cat "$WORK/elsewhere/keep")" = mine ] \
+                   && [ "$(ls "$WORK/elsewhere")" = keep ] || fail "the user's link or its target changed"
+               rm -f "$WD/tmpfs" ;;
+    esac
+    rm -rf "$WD/ext4"
+done
+# a dead run's leftovers are removed only where they carry the mark: a
+# tmpfs run beside the user's ext4 directory leaves that directory whole
+# (nor a file of the user's named like an image, nor a directory named
+# like a mount point, at the top of the workdir)
+mkdir -p "$WD/ext4/mnt" "$WD/mnt-xfs"; echo mine >"$WD/ext4/ext4.img"; echo mine >"$WD/xfs.img"
+"$BIN" matrix --fs tmpfs --workdir "$WD" --duration 0.3 --warmup 0 --keys 1000 --quiet >/dev/null 2>&1 \
+    || fail "a tmpfs run beside the user's ext4 directory failed"
+[ -f "$WD/ext4/ext4.img" ] && [ -d "$WD/ext4/mnt" ] && pass "the leftover cleanup keeps the user's directory" \
+    || fail "the leftover cleanup removed the user's directory"
+[ "$(cat "$WD/xfs.img")" = mine ] && [ -d "$WD/mnt-xfs" ] && pass "the leftover cleanup keeps the user's files" \
+    || fail "the leftover cleanup removed the user's xfs.img or mnt-xfs"
+rm -rf "$WD/ext4" "$WD/mnt-xfs" "$WD/xfs.img" "$WORK/elsewhere"
+check_nothing_left "after the refusals"
 
 # ---- 6. --device: a loop device of this script's own stands in for a disk --
 DISK="$WORK/disk.img"
