@@ -10,10 +10,11 @@
 #  3. two benches with --reuse at once in one D: the second is refused with
 #     exit 2, naming the first one's pid, and the first finishes;
 #  4. a SIGKILLed bench's marked run directory is removed by the next run;
-#  5. SIGINT during bench, SIGTERM during crash: exit 130 and 143, no run
-#     directory left, --out holding only whole JSON lines (none: no file);
-#  6. outputs are checked before the work: probe --json and crash --out at
-#     an unwritable path exit 2 at once;
+#  5. SIGINT or SIGTERM during bench, and during crash in each of its modes:
+#     exit 130 or 143, no run directory, journal or child process left,
+#     --out holding only whole JSON lines (none: no file);
+#  6. outputs are checked before the work: probe --json, crash --out,
+#     matrix --out and report -o at an unwritable path exit 2 at once;
 #  7. --reuse of a database made with another segment size records the
 #     size the run used, not the one asked for.
 set -u
@@ -98,6 +99,26 @@ sleep 2
 kill -TERM "$b"; wait "$b"; rc=$?
 [ $rc -eq 143 ] || fail "crash after SIGTERM: exit $rc"
 [ ! -e cr ] && [ ! -e cr.jsonl ] || fail "SIGTERM left $(ls -d cr* 2>/dev/null)"
+"$bin" bench --duration 30 --warmup 0 --dir intr3 --out intr3.jsonl --quiet >/dev/null 2>&1 &
+b=$!
+pids+=("$b")
+sleep 1.5
+kill -TERM "$b"; wait "$b"; rc=$?
+[ $rc -eq 143 ] && [ ! -e intr3 ] && [ ! -e intr3.jsonl ] || fail "bench after SIGTERM: exit $rc, left $(ls -d intr3* 2>/dev/null)"
+# crash's kill and cut modes run children: they go too, and with them the
+# database directories and the cut's undo journal beside them
+for mode in kill cut; do
+    "$bin" crash --mode $mode --engine commitlab --sync commit --iterations 100000 --quiet --dir c$mode \
+        --out c$mode.jsonl >/dev/null 2>&1 &
+    b=$!
+    pids+=("$b")
+    sleep 2
+    kids=$(pgrep -P "$b" | tr '\n' ' ')
+    kill -INT "$b"; wait "$b"; rc=$?
+    [ $rc -eq 130 ] || fail "crash --mode $mode after SIGINT: exit $rc"
+    [ -z "$(ls -d c$mode* 2>/dev/null)" ] || fail "crash --mode $mode after SIGINT left $(ls -d c$mode*)"
+    for k in $kids; do kill -0 "$k" 2>/dev/null && fail "crash --mode $mode left its child $k running"; done
+done
 
 # 6. outputs checked before the work
 start=$(date +%s%N)
@@ -106,6 +127,13 @@ ms=$((($(date +%s%N) - start) / 1000000))
 [ $rc -eq 2 ] && grep -q -- '--json' <<<"$err" && [ $ms -lt 1500 ] || fail "probe --json unwritable: exit $rc after $ms ms: $err"
 err=$("$bin" crash --sync commit --iterations 2 --quiet --dir c2 --out "$work/no/such/c.jsonl" 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && grep -q -- '--out' <<<"$err" && [ ! -e c2 ] || fail "crash --out unwritable: exit $rc: $err"
+if [ "$(id -u)" -eq 0 ]; then # matrix refuses to start without root first
+    err=$("$bin" matrix --fs tmpfs --workdir m2 --out "$work/no/such/m.jsonl" 2>&1 >/dev/null); rc=$?
+    [ $rc -eq 2 ] && grep -q -- '--out' <<<"$err" && [ ! -e m2 ] || fail "matrix --out unwritable: exit $rc: $err"
+fi
+printf '{"schema":"commitlab-bench/1"}\n' >r.jsonl
+err=$("$bin" report r.jsonl -o "$work/no/such/r.html" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q -- '-o' <<<"$err" || fail "report -o unwritable: exit $rc: $err"
 
 # 7. --reuse records what ran
 "$bin" bench --reuse --no-preload --txns 10 --segment-size 1M --dir seg --quiet >/dev/null || fail "making seg"

@@ -391,6 +391,22 @@ START_TEST(test_sized_structs)
 }
 END_TEST
 
+/* A segment size inside its range but not a whole number of 4 KiB
+ * headers is refused too, naming the option and the rule; a multiple is
+ * accepted. */
+START_TEST(test_segment_size_multiple)
+{
+    struct cl_options o;
+    cl_options_init(&o);
+    o.segment_size = 64 * 1024 + 512;
+    ck_assert_int_eq(cl_options_check(&o), CL_EINVAL);
+    ck_assert_msg(strstr(cl_error_detail(), "option segment_size = 66048 is not a multiple of 4096") != NULL,
+                  "detail '%s'", cl_error_detail());
+    o.segment_size = 64 * 1024 + 4096;
+    ck_assert_int_eq(cl_options_check(&o), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("misuse");
@@ -402,6 +418,7 @@ int main(void)
     tcase_add_test(tc, test_many_databases_one_thread);
     tcase_add_test(tc, test_option_edges);
     tcase_add_test(tc, test_sized_structs);
+    tcase_add_test(tc, test_segment_size_multiple);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
