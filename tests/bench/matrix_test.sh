@@ -6,8 +6,9 @@
 # filesystem, the loop mode, the device bytes written and read and the
 # segment statistics, recycled segments really reused, bad arguments exit
 # 2 naming the flag; --device on a loop device this script attaches (and
-# its refusals: a file, a mounted device, one that carries a filesystem,
-# another device named by --destroy-data, the root filesystem's device);
+# its refusals: a file, a mounted device, one that carries a filesystem or
+# a partition table, one with a mounted partition, another device named by
+# --destroy-data, the root filesystem's device);
 # cold recycled segments read from the device; btrfs snapshots counted;
 # and -- after a normal run, after SIGINT, and after SIGKILL followed by
 # another run -- no mount, no snapshot and no loop device of its own left
@@ -24,6 +25,7 @@ FAILS=0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/matrix_test.XXXXXX") || exit 1
 WD="$WORK/wd"
 DEVLOOP=""   # the loop device this script attached to stand in for a disk
+PARTLOOP=""  # and one with a partition table (losetup -P)
 
 # Whatever happens to this script, nothing of ours stays mounted or attached.
 cleanup() {
@@ -33,6 +35,7 @@ cleanup() {
     done
     losetup -a 2>/dev/null | grep -F "$WD" | cut -d: -f1 | while read -r d; do losetup -d "$d"; done
     [ -n "$DEVLOOP" ] && losetup -d "$DEVLOOP" 2>/dev/null
+    [ -n "$PARTLOOP" ] && losetup -d "$PARTLOOP" 2>/dev/null
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -398,6 +401,40 @@ EOF
     else
         fail "could not mount the stand-in device to test the refusal"
     fi
+fi
+# A disk with a partition table (one DOS partition from sector 2048, written
+# by hand), attached with its partitions: refused without --destroy-data as
+# carrying a partition table; with a filesystem of its partition mounted,
+# refused even with it.
+PDISK="$WORK/pdisk.img"
+truncate -s 64M "$PDISK"
+python3 - "$PDISK" <<'EOF'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    entry = struct.pack("<B3sB3sII", 0, b"\0\0\0", 0x83, b"\0\0\0", 2048, 64 * 2048 - 2048)
+    f.seek(446); f.write(entry); f.seek(510); f.write(b"\x55\xaa")
+EOF
+PARTLOOP=$(losetup -f -P --show "$PDISK" 2>/dev/null) || PARTLOOP=""
+# (a kernel without the DOS partition parser: the partition added by hand)
+[ -n "$PARTLOOP" ] && { sleep 0.2; [ -b "${PARTLOOP}p1" ] || partx -a "$PARTLOOP" 2>/dev/null; }
+for _ in $(seq 20); do [ -b "${PARTLOOP}p1" ] && break; sleep 0.1; done
+if [ -z "$PARTLOOP" ] || [ ! -b "${PARTLOOP}p1" ]; then
+    fail "could not attach a partitioned loop device to stand in for a disk"
+else
+    before=$(md5sum <"$PARTLOOP")
+    expect_usage "--device carrying a partition table" "give --destroy-data $PARTLOOP" --fs ext4 \
+        --device "$PARTLOOP" --workdir "$WD"
+    [ "$(md5sum <"$PARTLOOP")" = "$before" ] || fail "a refused --device with partitions was written to"
+    MNTP="$WORK/mntp"
+    mkdir -p "$MNTP"
+    if PATH="$PATH:/usr/sbin:/sbin" mkfs.ext4 -q -F "${PARTLOOP}p1" && mount "${PARTLOOP}p1" "$MNTP"; then
+        expect_usage "--device holding a mounted partition" "holds a mounted partition" --fs ext4 \
+            --device "$PARTLOOP" --destroy-data "$PARTLOOP" --workdir "$WD"
+        umount "$MNTP"
+    else
+        fail "could not mount the stand-in device's partition to test the refusal"
+    fi
+    losetup -d "$PARTLOOP" && PARTLOOP=""
 fi
 # The root filesystem's device: refused.  A stand-in mkfs first in PATH
 # makes sure nothing could be formatted even if the check failed.
