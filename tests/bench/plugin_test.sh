@@ -7,7 +7,8 @@
 # (ok), and its early-acknowledging variant FAILED where it claims
 # survival and allowed to lose where it claims none.  Then the bad
 # plugins (tests/bench/plugins/faulty.c): each refused with one line and
-# exit 2, or failing only its own run, never crashing commitlab.
+# exit 2, or failing only its own run, never crashing commitlab; a store
+# that cannot open refused before anything runs.
 set -u
 # The faulty plugins crash on purpose, and the test checks that commitlab
 # names the signal: a sanitizer's own SIGSEGV handler would turn that death
@@ -112,12 +113,27 @@ one_line crash_version "engine ABI version 99"
 run crash_sim 2 crash --engine plugin:"$pd"/libapplog.so
 one_line crash_sim "runs on commitlab's fault-injecting file layer"
 
-# ---- a plugin that fails its run, not the command ---------------------------------
-# open fails: an error row with the plugin's message; the next engine still runs
-run open_err 1 bench --engine plugin:"$pd"/faulty/libfaulty4.so,lmdb --txns 50 --warmup 0 --quiet --dir d \
+# open fails: opened once in a scratch directory before anything runs, and
+# refused there -- one line naming the plugin and its message, exit 2, no
+# run of any engine, no --out file, no directory left
+run open_err 2 bench --engine plugin:"$pd"/faulty/libfaulty4.so,lmdb --txns 50 --warmup 0 --quiet --dir d \
     --out oe.jsonl
-grep -q '"status":"error","reason":"faulty: the disk at .* is on fire"' oe.jsonl || fail "open error: not an error row with its message: $(cat oe.jsonl | head -c 400)"
-grep -q '"engine":"lmdb".*"status":"ok"' oe.jsonl || fail "open error: lmdb did not run after it"
+one_line open_err "plugin faulty could not open a fresh store, so nothing was run: faulty: the disk at .* is on fire"
+grep -q 'libfaulty4.so' open_err.err || fail "open error: the plugin's file is not named: $(cat open_err.err)"
+[ ! -s open_err.out ] || fail "open error: something ran: $(head -c 400 open_err.out)"
+[ ! -e oe.jsonl ] || fail "open error: --out was written: $(head -c 400 oe.jsonl)"
+[ ! -e d ] || fail "open error: the directory was left: $(ls -a d)"
+# ... and the same before a kill or a cut campaign
+for m in kill cut; do
+    run crash_open_err_$m 2 crash --mode $m --engine plugin:"$pd"/faulty/libfaulty4.so --iterations 3 --quiet \
+        --dir c --out coe.jsonl
+    one_line crash_open_err_$m "plugin faulty could not open a fresh store, so nothing was run: faulty: the disk at .* is on fire"
+    [ ! -s crash_open_err_$m.out ] || fail "crash --mode $m open error: something ran: $(head -c 400 crash_open_err_$m.out)"
+    [ ! -e coe.jsonl ] || fail "crash --mode $m open error: --out was written"
+    [ ! -e c ] || fail "crash --mode $m open error: the directory was left: $(ls -a c)"
+done
+
+# ---- a plugin that fails its run, not the command ---------------------------------
 # SIGSEGV in the middle of a run: that run's error, with the signal; the sweep goes on
 run segv 1 bench --engine plugin:"$pd"/faulty/libfaulty5.so,lmdb --txns 200 --warmup 0 --no-preload --quiet --dir d \
     --out sv.jsonl
