@@ -4,11 +4,12 @@
 # (examples/applog.c) benchmarked beside LMDB -- kv and tpcb, --verify,
 # --rate, --repeat, --sync-latency paid at its fdatasync -- listed by
 # --list-engines with its mappings, in `commitlab report`; kill-crashed
-# (ok), and its early-acknowledging variant FAILED where it claims
-# survival and allowed to lose where it claims none.  Then the bad
-# plugins (tests/bench/plugins/faulty.c): each refused with one line and
-# exit 2, or failing only its own run, never crashing commitlab; a store
-# that cannot open refused before anything runs.
+# and power-cut (--mode cut) and held to its claims: ok where it claims
+# survival, allowed to lose where it claims none, and its
+# early-acknowledging variant FAILED where it claims survival.  Then the
+# bad plugins (tests/bench/plugins/faulty.c): each refused with one line
+# and exit 2, or failing only its own run, never crashing commitlab; a
+# store that cannot open refused before anything runs.
 set -u
 # The faulty plugins crash on purpose, and the test checks that commitlab
 # names the signal: a sanitizer's own SIGSEGV handler would turn that death
@@ -87,6 +88,24 @@ grep -q '^applog_early commit .*FAILED$' crash_early.out || fail "crash: applog_
 grep -q 'acknowledged transaction [0-9]* lost' crash_early.out || fail "crash: the loss is not named"
 grep -q '^applog_early none .*ok (may lose: no survival claimed)$' crash_early.out ||
     fail "crash: applog_early --sync none, which claims nothing, is not allowed to lose: $(cat crash_early.out)"
+
+# ---- the power cut: the claim of surviving a power failure --------------------
+# applog's --sync commit claims it (ok, nothing lost); its --sync none claims
+# a kill only, so under a cut it may lose, and does; applog_early's --sync
+# commit claims it and loses acknowledged commits: FAILED.
+run cut_ok 0 crash --mode cut --engine plugin:"$pd"/libapplog.so --sync commit,none --iterations 6 --quiet \
+    --dir c --out cut.jsonl
+grep -q '^applog  *commit .* ok$' cut_ok.out || fail "cut: applog --sync commit not ok: $(cat cut_ok.out)"
+grep -q '^applog  *none .*ok (may lose: no survival claimed)$' cut_ok.out ||
+    fail "cut: applog --sync none, which claims no power failure, is not 'may lose': $(cat cut_ok.out)"
+grep '"sync":"commit"' cut.jsonl | grep -q '"mode":"cut".*"survives_claimed":{"kill":true,"power":true}.*"status":"ok".*"acked_lost":0,' ||
+    fail "cut: applog --sync commit's JSON line: $(head -c 600 cut.jsonl)"
+grep '"sync":"none"' cut.jsonl | grep -q '"survives_claimed":{"kill":true,"power":false}.*"status":"ok"' ||
+    fail "cut: applog --sync none's JSON line: $(tail -c 600 cut.jsonl)"
+run cut_early 1 crash --mode cut --engine plugin:applog_early --plugin-dir "$pd" --sync commit --iterations 8 \
+    --quiet --dir c
+grep -q '^applog_early commit .*FAILED$' cut_early.out || fail "cut: applog_early --sync commit not FAILED: $(cat cut_early.out)"
+grep -q 'acknowledged transaction [0-9]* lost' cut_early.out || fail "cut: applog_early's loss is not named"
 
 # ---- bad plugins: one line, exit 2 ----------------------------------------------
 printf 'not an ELF file\n' >fake.so
