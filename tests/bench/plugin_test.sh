@@ -9,7 +9,9 @@
 # early-acknowledging variant FAILED where it claims survival.  Then the
 # bad plugins (tests/bench/plugins/faulty.c): each refused with one line
 # and exit 2, or failing only its own run, never crashing commitlab; a
-# store that cannot open refused before anything runs.
+# store that cannot open refused before anything runs; and a store that
+# makes a call the cut cannot model failing its cut campaign by that
+# call's name.
 set -u
 # The faulty plugins crash on purpose, and the test checks that commitlab
 # names the signal: a sanitizer's own SIGSEGV handler would turn that death
@@ -166,6 +168,15 @@ run crash_segv 1 crash --mode kill --engine plugin:"$pd"/faulty/libfaulty9.so --
     --quiet --dir c --out cs.jsonl
 grep -q 'the engine died of signal 11' crash_segv.out || fail "crash segv: signal not named: $(cat crash_segv.out)"
 grep -q '"acked_lost":0,' cs.jsonl || fail "crash segv: counted as lost commits: $(cat crash_segv.out)"
+# a commit that calls copy_file_range, which the cut cannot model: the cut
+# campaign fails naming the call (the calibration run meets it), never ok
+run cut_refused 1 crash --mode cut --engine plugin:"$pd"/faulty/libfaulty10.so --sync commit --iterations 3 \
+    --quiet --dir c --out cr.jsonl
+grep -q '^faulty  *commit .*FAILED$' cut_refused.out || fail "cut refused: not FAILED: $(cat cut_refused.out)"
+grep -q 'first failure: .*a call the cut cannot model: copy_file_range' cut_refused.out ||
+    fail "cut refused: copy_file_range not named: $(cat cut_refused.out)"
+grep -q '"status":"failed","reason":"the engine made a call the cut cannot model: copy_file_range' cr.jsonl ||
+    fail "cut refused: the JSON line: $(head -c 600 cr.jsonl)"
 # no read-modify-write transactions: tpcb is n/a, with the reason
 run tpcb_na 0 bench --engine plugin:"$pd"/faulty/libfaulty7.so --workload tpcb --txns 10 --warmup 0 --quiet --dir d \
     --out na.jsonl
