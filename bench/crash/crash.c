@@ -842,7 +842,9 @@ int cmd_crash(int argc, char **argv)
 
     if (co.mode == CRASH_CUT)
         printf("commitlab crash: processes killed (SIGKILL) while committing on the real file system, then every "
-               "unsynced write and name dropped (a power failure); %s\n",
+               "unsynced write and name dropped (a power failure); %s\n"
+               "  not modelled: torn or reordered writes, writes through mmap or io_uring, the store's creation "
+               "(the journal starts after its open); docs/crash.md section 7\n",
                co.have_replay ? "one replayed crash" : "each row is one combination");
     else if (co.mode == CRASH_KILL)
         printf("commitlab crash: processes killed (SIGKILL) while committing on the real file system; %s\n",
