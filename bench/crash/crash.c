@@ -15,9 +15,13 @@
  * totals are those of a serial run (up to thread timing).
  *
  * --engine plugin:... (with --plugin-dir) runs a plugin under --mode
- * kill, held to what its --sync row claims an acknowledged commit
- * survives (bench_engine_survives): a claim of surviving a kill must lose
- * nothing; without it, losses are counted and allowed.
+ * kill and --mode cut, held to what its --sync row claims an acknowledged
+ * commit survives (bench_engine_survives): under kill a claim of
+ * surviving a kill (CL_ENGINE_SURVIVES_KILL), under cut a claim of
+ * surviving a power failure (CL_ENGINE_SURVIVES_POWER), must lose
+ * nothing; without the claim, losses are counted and allowed.  Before the
+ * first crash each plugin opens a fresh store once (try_plugins): one
+ * that cannot is refused, exit 2, nothing run.
  */
 #include <errno.h>
 #include <inttypes.h>
