@@ -50,6 +50,42 @@ static int bench_check_run_dirs(struct bench_dirs *d, const struct bench_cli *c)
     return rc;
 }
 
+/* Before the first run: each plugin of the sweep opens a fresh store once,
+ * under the first configuration of the sweep it can run, in a child
+ * process as its runs do, in D/NAME.open (made and removed again).  A
+ * store that cannot open is one line naming it and its message, and exit
+ * 2, with nothing run; an open that fails only under other knobs is still
+ * that run's error row. */
+static int bench_try_plugins(struct bench_dirs *dirs, const struct bench_cli *c)
+{
+    const struct bench_driver *tried[64];
+    size_t nt = 0;
+    for (size_t i = 0; i < c->n && nt < sizeof tried / sizeof *tried; i++) {
+        const struct bench_config *cfg = &c->cfgs[i];
+        const struct bench_driver *d = bench_driver_find(cfg->engine);
+        char why[BENCH_ERRLEN + 400], path[4400];
+        const char *pp = path;
+        size_t k;
+        if (!d || !d->isolate)
+            continue;
+        for (k = 0; k < nt && tried[k] != d; k++)
+            ;
+        if (k < nt || bench_engine_check(d, cfg, why, sizeof why)) /* n/a here: its next configuration */
+            continue;
+        tried[nt++] = d;
+        snprintf(path, sizeof path, "%.4000s/%.150s.open", cfg->dir, cfg->engine);
+        int rc = bench_dirs_check(dirs, &pp, 1, 0);
+        if (rc)
+            return rc;
+        if (bench_plugin_try_open(d, cfg, path, "bench", why, sizeof why)) {
+            fprintf(stderr, "commitlab bench: --engine plugin:%s: the plugin %s could not open a fresh store, so "
+                            "nothing was run: %s\n", d->plugin_path, d->name, why);
+            return 2;
+        }
+    }
+    return 0;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     struct bench_cli c;
@@ -86,7 +122,8 @@ int cmd_bench(int argc, char **argv)
         return 2;
     }
     struct bench_dirs dirs;
-    if ((rc = bench_dirs_claim(&dirs, "bench", "--dir", c.base.dir)) != 0 || (rc = bench_check_run_dirs(&dirs, &c)) != 0) {
+    if ((rc = bench_dirs_claim(&dirs, "bench", "--dir", c.base.dir)) != 0 || (rc = bench_check_run_dirs(&dirs, &c)) != 0 ||
+        (rc = bench_try_plugins(&dirs, &c)) != 0) {
         bench_dirs_release(&dirs);
         bench_cli_free(&c);
         return rc;

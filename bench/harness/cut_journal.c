@@ -16,7 +16,9 @@
  *   renameat, renameat2, unlink, unlinkat, link, linkat, mkdir, mkdirat,
  *   rmdir, mmap, mmap64 (shared and writable), copy_file_range, sendfile,
  *   sendfile64, splice.
- * Until bench_cut_arm, each is the real call behind one atomic load.
+ * Each is named in interposed.list, which the link exports, so a plugin
+ * loaded at run time binds to these too.  Until bench_cut_arm, each is
+ * the real call behind one atomic load.
  *
  * The model (POSIX's rule, stricter than ext4's): a file's bytes and size
  * are durable once an fsync or fdatasync of it returns, and a range once

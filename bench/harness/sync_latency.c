@@ -25,7 +25,9 @@
  * journal armed, the cost is two atomic loads per call.
  *
  * There is one definition of each symbol in the program: both uses hook
- * into these, and nothing else may define them.
+ * into these, and nothing else may define them.  Each is named in
+ * interposed.list, which the link exports, so a plugin loaded at run time
+ * binds to these as the linked libraries do.
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -3,9 +3,10 @@
  * a child arms the undo journal (bench/harness/cut_journal.c) over a
  * directory, makes file calls and is killed; the parent rolls the
  * directory back (bench/crash/crash_cut.c) and every file and name must be
- * as its last sync left it: unsynced writes, extensions and truncations
- * undone, O_DSYNC and RWF_DSYNC writes kept, names created, renamed or
- * unlinked since their directory's last fsync undone, durable ones kept.
+ * as its last sync left it: unsynced writes (pwrite, write, writev,
+ * pwritev), extensions and truncations undone, O_DSYNC, O_SYNC and
+ * RWF_DSYNC writes kept, names created, renamed or unlinked since their
+ * directory's last fsync undone, durable ones kept.
  * A journal whose last record is cut off is still applied; a call the cut
  * cannot model, and the journal's bound, fail with their names.
  */
@@ -212,7 +213,43 @@ START_TEST(test_data)
 }
 END_TEST
 
-/* ---- O_DSYNC, RWF_DSYNC -------------------------------------------------------------- */
+/* ---- pwritev -------------------------------------------------------------------- */
+
+/* Several buffers at an offset: undone unless synced, as a pwrite. */
+static void body_pwritev(void)
+{
+    char one[50], two[70], three[30];
+    memset(one, '1', sizeof one);
+    memset(two, '2', sizeof two);
+    memset(three, '3', sizeof three);
+    int fd = openf("v", O_WRONLY);
+    struct iovec v[2] = {{one, sizeof one}, {two, sizeof two}};
+    if (pwritev(fd, v, 2, 100) != 120 || fdatasync(fd)) /* durable */
+        _exit(17);
+    struct iovec w[2] = {{three, sizeof three}, {two, sizeof two}};
+    if (pwritev(fd, w, 2, 150) != 100) /* over the synced bytes: undone */
+        _exit(18);
+    if (pwritev(fd, v, 2, 8192) != 120) /* beyond the synced size: cut back */
+        _exit(19);
+    close(fd);
+}
+
+START_TEST(test_pwritev)
+{
+    fresh();
+    make_file("v", 'V', 8192);
+    struct crash_cut_stats st;
+    char why[300];
+    ck_assert_msg(cut(body_pwritev, CUT_MAX_DEFAULT, &st, why, sizeof why) == 0, "%s", why);
+    expect_size("v", 8192);
+    expect_range("v", 0, 100, 'V');
+    expect_range("v", 100, 150, '1');
+    expect_range("v", 150, 220, '2');
+    expect_range("v", 220, 8192, 'V');
+}
+END_TEST
+
+/* ---- O_DSYNC, O_SYNC, RWF_DSYNC -------------------------------------------------------------- */
 
 static void body_dsync(void)
 {
@@ -229,15 +266,30 @@ static void body_dsync(void)
     fill(fd, 'e', 8192, 512);    /* durable, and so is the size up to its end */
     close(fd);
     close(plain);
+    /* O_SYNC (O_DSYNC and more): its writes durable too, a plain one beside them not */
+    fd = openf("o", O_WRONLY | O_SYNC);
+    plain = openf("o", O_WRONLY);
+    fill(fd, 's', 100, 100);
+    fill(plain, 'u', 300, 100);
+    fill(fd, 't', 4096, 100); /* the size up to its end, durable */
+    fill(plain, 'u', 4196, 100);
+    close(fd);
+    close(plain);
 }
 
 START_TEST(test_dsync)
 {
     fresh();
     make_file("m", 'M', 4096);
+    make_file("o", 'O', 4096);
     struct crash_cut_stats st;
     char why[300];
     ck_assert_msg(cut(body_dsync, CUT_MAX_DEFAULT, &st, why, sizeof why) == 0, "%s", why);
+    expect_size("o", 4196);
+    expect_range("o", 0, 100, 'O');
+    expect_range("o", 100, 200, 's');
+    expect_range("o", 200, 4096, 'O');
+    expect_range("o", 4096, 4196, 't');
     expect_size("m", 8704);
     expect_range("m", 0, 512, 'M');
     expect_range("m", 512, 1024, 'd');
@@ -438,6 +490,7 @@ int main(void)
     Suite *s = suite_create("bench/cut");
     TCase *tc = tcase_create("cut");
     tcase_add_test(tc, test_data);
+    tcase_add_test(tc, test_pwritev);
     tcase_add_test(tc, test_dsync);
     tcase_add_test(tc, test_sizes);
     tcase_add_test(tc, test_names);

@@ -4,10 +4,14 @@
 # (examples/applog.c) benchmarked beside LMDB -- kv and tpcb, --verify,
 # --rate, --repeat, --sync-latency paid at its fdatasync -- listed by
 # --list-engines with its mappings, in `commitlab report`; kill-crashed
-# (ok), and its early-acknowledging variant FAILED where it claims
-# survival and allowed to lose where it claims none.  Then the bad
-# plugins (tests/bench/plugins/faulty.c): each refused with one line and
-# exit 2, or failing only its own run, never crashing commitlab.
+# and power-cut (--mode cut) and held to its claims: ok where it claims
+# survival, allowed to lose where it claims none, and its
+# early-acknowledging variant FAILED where it claims survival.  Then the
+# bad plugins (tests/bench/plugins/faulty.c): each refused with one line
+# and exit 2, or failing only its own run, never crashing commitlab; a
+# store that cannot open refused before anything runs; and a store that
+# makes a call the cut cannot model failing its cut campaign by that
+# call's name.
 set -u
 # The faulty plugins crash on purpose, and the test checks that commitlab
 # names the signal: a sanitizer's own SIGSEGV handler would turn that death
@@ -87,6 +91,24 @@ grep -q 'acknowledged transaction [0-9]* lost' crash_early.out || fail "crash: t
 grep -q '^applog_early none .*ok (may lose: no survival claimed)$' crash_early.out ||
     fail "crash: applog_early --sync none, which claims nothing, is not allowed to lose: $(cat crash_early.out)"
 
+# ---- the power cut: the claim of surviving a power failure --------------------
+# applog's --sync commit claims it (ok, nothing lost); its --sync none claims
+# a kill only, so under a cut it may lose, and does; applog_early's --sync
+# commit claims it and loses acknowledged commits: FAILED.
+run cut_ok 0 crash --mode cut --engine plugin:"$pd"/libapplog.so --sync commit,none --iterations 6 --quiet \
+    --dir c --out cut.jsonl
+grep -q '^applog  *commit .* ok$' cut_ok.out || fail "cut: applog --sync commit not ok: $(cat cut_ok.out)"
+grep -q '^applog  *none .*ok (may lose: no survival claimed)$' cut_ok.out ||
+    fail "cut: applog --sync none, which claims no power failure, is not 'may lose': $(cat cut_ok.out)"
+grep '"sync":"commit"' cut.jsonl | grep -q '"mode":"cut".*"survives_claimed":{"kill":true,"power":true}.*"status":"ok".*"acked_lost":0,' ||
+    fail "cut: applog --sync commit's JSON line: $(head -c 600 cut.jsonl)"
+grep '"sync":"none"' cut.jsonl | grep -q '"survives_claimed":{"kill":true,"power":false}.*"status":"ok"' ||
+    fail "cut: applog --sync none's JSON line: $(tail -c 600 cut.jsonl)"
+run cut_early 1 crash --mode cut --engine plugin:applog_early --plugin-dir "$pd" --sync commit --iterations 8 \
+    --quiet --dir c
+grep -q '^applog_early commit .*FAILED$' cut_early.out || fail "cut: applog_early --sync commit not FAILED: $(cat cut_early.out)"
+grep -q 'acknowledged transaction [0-9]* lost' cut_early.out || fail "cut: applog_early's loss is not named"
+
 # ---- bad plugins: one line, exit 2 ----------------------------------------------
 printf 'not an ELF file\n' >fake.so
 run not_so 2 bench --engine plugin:./fake.so --txns 10
@@ -112,12 +134,27 @@ one_line crash_version "engine ABI version 99"
 run crash_sim 2 crash --engine plugin:"$pd"/libapplog.so
 one_line crash_sim "runs on commitlab's fault-injecting file layer"
 
-# ---- a plugin that fails its run, not the command ---------------------------------
-# open fails: an error row with the plugin's message; the next engine still runs
-run open_err 1 bench --engine plugin:"$pd"/faulty/libfaulty4.so,lmdb --txns 50 --warmup 0 --quiet --dir d \
+# open fails: opened once in a scratch directory before anything runs, and
+# refused there -- one line naming the plugin and its message, exit 2, no
+# run of any engine, no --out file, no directory left
+run open_err 2 bench --engine plugin:"$pd"/faulty/libfaulty4.so,lmdb --txns 50 --warmup 0 --quiet --dir d \
     --out oe.jsonl
-grep -q '"status":"error","reason":"faulty: the disk at .* is on fire"' oe.jsonl || fail "open error: not an error row with its message: $(cat oe.jsonl | head -c 400)"
-grep -q '"engine":"lmdb".*"status":"ok"' oe.jsonl || fail "open error: lmdb did not run after it"
+one_line open_err "plugin faulty could not open a fresh store, so nothing was run: faulty: the disk at .* is on fire"
+grep -q 'libfaulty4.so' open_err.err || fail "open error: the plugin's file is not named: $(cat open_err.err)"
+[ ! -s open_err.out ] || fail "open error: something ran: $(head -c 400 open_err.out)"
+[ ! -e oe.jsonl ] || fail "open error: --out was written: $(head -c 400 oe.jsonl)"
+[ ! -e d ] || fail "open error: the directory was left: $(ls -a d)"
+# ... and the same before a kill or a cut campaign
+for m in kill cut; do
+    run crash_open_err_$m 2 crash --mode $m --engine plugin:"$pd"/faulty/libfaulty4.so --iterations 3 --quiet \
+        --dir c --out coe.jsonl
+    one_line crash_open_err_$m "plugin faulty could not open a fresh store, so nothing was run: faulty: the disk at .* is on fire"
+    [ ! -s crash_open_err_$m.out ] || fail "crash --mode $m open error: something ran: $(head -c 400 crash_open_err_$m.out)"
+    [ ! -e coe.jsonl ] || fail "crash --mode $m open error: --out was written"
+    [ ! -e c ] || fail "crash --mode $m open error: the directory was left: $(ls -a c)"
+done
+
+# ---- a plugin that fails its run, not the command ---------------------------------
 # SIGSEGV in the middle of a run: that run's error, with the signal; the sweep goes on
 run segv 1 bench --engine plugin:"$pd"/faulty/libfaulty5.so,lmdb --txns 200 --warmup 0 --no-preload --quiet --dir d \
     --out sv.jsonl
@@ -131,6 +168,15 @@ run crash_segv 1 crash --mode kill --engine plugin:"$pd"/faulty/libfaulty9.so --
     --quiet --dir c --out cs.jsonl
 grep -q 'the engine died of signal 11' crash_segv.out || fail "crash segv: signal not named: $(cat crash_segv.out)"
 grep -q '"acked_lost":0,' cs.jsonl || fail "crash segv: counted as lost commits: $(cat crash_segv.out)"
+# a commit that calls copy_file_range, which the cut cannot model: the cut
+# campaign fails naming the call (the calibration run meets it), never ok
+run cut_refused 1 crash --mode cut --engine plugin:"$pd"/faulty/libfaulty10.so --sync commit --iterations 3 \
+    --quiet --dir c --out cr.jsonl
+grep -q '^faulty  *commit .*FAILED$' cut_refused.out || fail "cut refused: not FAILED: $(cat cut_refused.out)"
+grep -q 'first failure: .*a call the cut cannot model: copy_file_range' cut_refused.out ||
+    fail "cut refused: copy_file_range not named: $(cat cut_refused.out)"
+grep -q '"status":"failed","reason":"the engine made a call the cut cannot model: copy_file_range' cr.jsonl ||
+    fail "cut refused: the JSON line: $(head -c 600 cr.jsonl)"
 # no read-modify-write transactions: tpcb is n/a, with the reason
 run tpcb_na 0 bench --engine plugin:"$pd"/faulty/libfaulty7.so --workload tpcb --txns 10 --warmup 0 --quiet --dir d \
     --out na.jsonl

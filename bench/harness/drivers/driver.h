@@ -191,6 +191,14 @@ int bench_plugin_adapt(const struct cl_engine_plugin *p, int loaded, struct benc
  * with one line in err.  The table is read first in a child process, so
  * a library that crashes as it loads fails here with its signal. */
 const struct bench_driver *bench_plugin_load(const char *spec, const char *dir, char *err, size_t len);
+/* Before the first run of a command: opens plugin d's store once under
+ * cfg, in a child process as its runs are, in path -- a scratch directory
+ * made here for owner ("bench", "crash"; ut_scratch.h) and removed again
+ * -- and closes it.  0 when it opened, or said n/a (the run says so);
+ * -1 with one line in err: the plugin's message, or how its process
+ * ended. */
+int bench_plugin_try_open(const struct bench_driver *d, const struct bench_config *cfg, const char *path,
+                          const char *owner, char *err, size_t len);
 /* --list-engines --plugin-dir DIR: loads every .so file of DIR, each one that
  * cannot be loaded named on warn with its reason. */
 void bench_plugin_load_dir(const char *dir, FILE *warn);

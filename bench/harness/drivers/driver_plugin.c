@@ -35,6 +35,7 @@
 
 #include "driver.h"
 #include "ut_file.h"
+#include "ut_scratch.h"
 
 #define PLUGIN_MAX_ROWS 512
 #define PLUGIN_NAME_MAX 32
@@ -611,6 +612,72 @@ static int probe(const char *path, char *err, size_t len)
         return -1;
     }
     return 0;
+}
+
+/* What the child of bench_plugin_try_open sends back. */
+struct try_open_result {
+    int rc;
+    char err[BENCH_ERRLEN];
+};
+
+int bench_plugin_try_open(const struct bench_driver *d, const struct bench_config *cfg, const char *path,
+                          const char *owner, char *err, size_t len)
+{
+    int mrc = ut_scratch_make(path, owner);
+    if (mrc) {
+        snprintf(err, len, "%.300s: %s", path,
+                 mrc == -EEXIST ? "exists and was not made for this open: nothing was removed" : strerror(-mrc));
+        return -1;
+    }
+    int fds[2];
+    if (pipe(fds)) {
+        snprintf(err, len, "pipe: %s", strerror(errno));
+        ut_scratch_remove(path);
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct try_open_result r;
+        struct bench_db db = {.drv = d, .cfg = cfg};
+        close(fds[0]);
+        memset(&r, 0, sizeof r);
+        snprintf(db.path, sizeof db.path, "%s", path);
+        r.rc = d->open(&db);
+        if (r.rc == BENCH_OK)
+            d->close(&db);
+        else
+            memcpy(r.err, db.err, sizeof r.err);
+        ssize_t w = write(fds[1], &r, sizeof r);
+        _exit(w == (ssize_t)sizeof r ? 0 : 1);
+    }
+    close(fds[1]);
+    struct try_open_result r;
+    size_t got = pid > 0 ? ut_read_full(fds[0], &r, sizeof r) : 0;
+    close(fds[0]);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    ut_scratch_remove(path);
+    if (pid < 0) {
+        snprintf(err, len, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (WIFSIGNALED(st)) {
+        snprintf(err, len, "opening a fresh store killed its process with signal %d (%s)", WTERMSIG(st),
+                 strsignal(WTERMSIG(st)));
+        return -1;
+    }
+    if (got != sizeof r || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, len, "opening a fresh store ended its process (exit %d) without a result",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        return -1;
+    }
+    if (r.rc == BENCH_OK || r.rc == BENCH_NA) /* n/a: that run says so */
+        return 0;
+    r.err[sizeof r.err - 1] = 0;
+    snprintf(err, len, "%s", r.err);
+    return -1;
 }
 
 const struct bench_driver *bench_plugin_load(const char *spec, const char *dir, char *err, size_t len)

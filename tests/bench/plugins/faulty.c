@@ -16,9 +16,15 @@
  *     the first three to commit in its parent directory -- in a kill or
  *     cut campaign, every crash but the three calibration runs' -- so
  *     that the campaign can show the crash is not taken for lost commits
+ *  10 a commit that copies 16 bytes within a file of its directory with
+ *     copy_file_range, a call crash --mode cut cannot model: the cut
+ *     campaign must fail naming it, never report ok
  */
 #include <commitlab_engine.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #if FAULT == 9
 #define commitlab_engine_plugin applog_table
@@ -70,18 +76,39 @@ const struct cl_engine_plugin *commitlab_engine_plugin(void)
 #else
 
 static int commits;
+#if FAULT == 10
+static int data_fd = -1;
+#endif
 
 static int f_open(struct cl_engine_db *db)
 {
 #if FAULT == 4
     CL_ENGINE_ERRF(db->err, "faulty: the disk at %s is on fire", db->path);
     return CL_ENGINE_ERR;
+#elif FAULT == 10
+    /* one file of the directory, a page of it written, that each commit
+     * copies 16 bytes within */
+    char path[4200], page[4096] = {0};
+    snprintf(path, sizeof path, "%s/data", db->path);
+    data_fd = open(path, O_RDWR | O_CREAT, 0644);
+    if (data_fd < 0 || pwrite(data_fd, page, sizeof page, 0) != (ssize_t)sizeof page) {
+        CL_ENGINE_ERRF(db->err, "faulty: %.200s: %s", path, strerror(errno));
+        return CL_ENGINE_ERR;
+    }
+    return CL_ENGINE_OK;
 #else
     (void)db;
     return CL_ENGINE_OK;
 #endif
 }
-static void f_close(struct cl_engine_db *db) { (void)db; }
+static void f_close(struct cl_engine_db *db)
+{
+    (void)db;
+#if FAULT == 10
+    close(data_fd);
+    data_fd = -1;
+#endif
+}
 static int f_conn_open(struct cl_engine_conn *c) { (void)c; return CL_ENGINE_OK; }
 static void f_conn_close(struct cl_engine_conn *c) { (void)c; }
 static int f_begin(struct cl_engine_conn *c, int rdonly) { (void)c, (void)rdonly; return CL_ENGINE_OK; }
@@ -102,6 +129,12 @@ static int f_commit(struct cl_engine_conn *c)
 #if FAULT == 5
     if (__atomic_add_fetch(&commits, 1, __ATOMIC_RELAXED) == 50)
         raise(SIGSEGV);
+#elif FAULT == 10
+    loff_t from = 0, to = 4096 + 16 * (loff_t)__atomic_fetch_add(&commits, 1, __ATOMIC_RELAXED);
+    if (copy_file_range(data_fd, &from, data_fd, &to, 16, 0) < 0) {
+        CL_ENGINE_ERRF(c->err, "faulty: copy_file_range: %s", strerror(errno));
+        return CL_ENGINE_ERR;
+    }
 #else
     (void)commits;
 #endif
