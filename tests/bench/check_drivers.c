@@ -11,6 +11,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <jansson.h>
+#include <math.h>
 
 #include "bench_run_util.h"
 
@@ -172,11 +173,39 @@ START_TEST(test_counter_window_exact)
 }
 END_TEST
 
+/* A commitlab run's commit phases: each present, its mean and p99 finite
+ * and >= 0, and their means adding up to no more than the mean latency
+ * (each commit's phases fall within its latency: they are counted over
+ * the same commits; 1 us for the rounding of the means). */
+static void check_phases(json_t *o, size_t run)
+{
+    static const char *const names[] = {"lock", "append", "apply", "queue", "write", "sync", "wakeup"};
+    json_t *ph = at(o, "metrics.commit_phases_us");
+    double sum = 0;
+    ck_assert_msg(json_is_object(ph), "run %zu: no commit phases", run);
+    ck_assert_uint_eq(json_object_size(ph), sizeof names / sizeof *names);
+    for (size_t p = 0; p < sizeof names / sizeof *names; p++) {
+        json_t *x = json_object_get(ph, names[p]);
+        json_t *mean = json_object_get(x, "mean"), *p99 = json_object_get(x, "p99");
+        ck_assert_msg(json_is_number(mean) && json_is_number(p99), "run %zu: phase %s missing", run, names[p]);
+        double m = json_number_value(mean), q = json_number_value(p99);
+        ck_assert_msg(isfinite(m) && m >= 0 && isfinite(q) && q >= 0, "run %zu: phase %s: mean %g, p99 %g", run,
+                      names[p], m, q);
+        sum += m;
+    }
+    double lat = json_number_value(at(o, "metrics.latency_us.mean"));
+    ck_assert_msg(sum <= lat + 1.0, "run %zu: the phases add up to %.1f us, the mean latency is %.1f us", run, sum,
+                  lat);
+}
+
 /* --pipeline: each client keeps commits awaiting durability through
- * cl_commit_async; every measured one is acknowledged (engine commits
- * equal the measured transactions, in both modes), latency is measured to
- * the acknowledgement, the run has no commit phases (those are a blocking
- * commit's), and another engine is n/a. */
+ * cl_commit_async_timed; every measured one is acknowledged (engine
+ * commits equal the measured transactions, in both modes), latency is
+ * measured to the acknowledgement, the commit phases are there and fall
+ * within it as a blocking commit's do, and another engine is n/a.  With
+ * 2 clients x 16 in flight on a 2 ms sync (emulated), group commit and
+ * the flusher put several commits on each sync, and the batch sizes
+ * account for every commit, none above the 32 that can await at once. */
 START_TEST(test_pipeline)
 {
     const char *args[] = {"bench", "--engine", "commitlab,lmdb", "--sync", "group,flusher", "--clients", "2",
@@ -209,9 +238,9 @@ START_TEST(test_pipeline)
         json_int_t commits = json_integer_value(at(o, "metrics.engine_commits"));
         ck_assert_msg(txns > 0 && commits <= txns && commits >= txns * 6 / 10,
                       "run %zu: %lld engine commits for %lld transactions", i + 1, (long long)commits, (long long)txns);
+        check_phases(o, i + 1);
         if (pipeline > 1) {
             piped++;
-            ck_assert_msg(json_is_null(at(o, "metrics.commit_phases_us")), "run %zu: phases of a pipelined run", i + 1);
             ck_assert_msg(strstr(json_string_value(at(o, "engine_settings")), "pipeline="), "run %zu: settings", i + 1);
             ck_assert(json_real_value(at(o, "metrics.latency_us.p50")) > 0);
         }
@@ -221,6 +250,46 @@ START_TEST(test_pipeline)
     }
     ck_assert_uint_eq(na, 2);
     ck_assert_uint_eq(piped, 5);
+    json_decref(rows);
+
+    const char *slow[] = {"bench", "--engine", "commitlab", "--sync", "group,flusher", "--clients", "2",
+                          "--pipeline", "16", "--sync-latency", "2000", "--txns", "400", "--warmup", "0.1",
+                          "--keys", "1000", "--quiet", "--dir", "d", "--out", "slow.jsonl", NULL};
+    r = run_cl(scratch, slow);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    rows = load_jsonl(scratch, "slow.jsonl");
+    ck_assert_int_eq(json_array_size(rows), 2);
+    json_array_foreach(rows, i, o) {
+        const char *sync = json_string_value(at(o, "config.sync"));
+        ck_assert_msg(!strcmp(json_string_value(at(o, "status")), "ok"), "%s: %s", sync,
+                      json_string_value(at(o, "reason")));
+        check_phases(o, i + 1);
+        json_int_t commits = json_integer_value(at(o, "metrics.engine_commits"));
+        double per_sync = json_real_value(at(o, "metrics.commits_per_sync"));
+        ck_assert_msg(per_sync > 1, "%s: %.2f commits per sync with 32 in flight on a 2 ms sync", sync, per_sync);
+        ck_assert_msg(json_real_value(at(o, "metrics.commit_phases_us.sync.mean")) > 0, "%s: no sync time", sync);
+        json_t *dist = at(o, "metrics.commits_per_sync_dist");
+        ck_assert_msg(json_is_object(dist), "%s: no batch sizes", sync);
+        json_int_t max = json_integer_value(json_object_get(dist, "max"));
+        ck_assert_msg(json_integer_value(json_object_get(dist, "syncs")) > 0 &&
+                          json_integer_value(json_object_get(dist, "p50")) >= 1 && max > 1 && max <= 32 &&
+                          json_is_false(json_object_get(dist, "max_is_lower_bound")),
+                      "%s: batch sizes p50 %lld, max %lld", sync,
+                      (long long)json_integer_value(json_object_get(dist, "p50")), (long long)max);
+        /* each commit in exactly one batch (a segment switch's sync counts
+         * its commits with the next batch: none here, in 16 MiB segments) */
+        json_t *hist = json_object_get(dist, "hist"), *v;
+        const char *n;
+        json_int_t covered = 0;
+        json_object_foreach(hist, n, v) {
+            ck_assert_msg(strcmp(n, "257+") != 0, "%s: a batch above 256", sync);
+            covered += strtoll(n, NULL, 10) * json_integer_value(v);
+        }
+        ck_assert_int_eq(json_integer_value(at(o, "metrics.segments.switches")), 0);
+        ck_assert_msg(covered == commits, "%s: batches cover %lld of %lld commits", sync, (long long)covered,
+                      (long long)commits);
+    }
     json_decref(rows);
 }
 END_TEST

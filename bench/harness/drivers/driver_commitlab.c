@@ -71,7 +71,7 @@ static const struct bench_accept cl_accepts[] = {
     {K_INTERVAL, NULL, "cl_options.interval_ms", NULL},
     {K_URING_DEPTH, NULL, "cl_options.uring_depth", NULL},
     {K_URING_SYNC, NULL, "cl_options.uring_sync", NULL},
-    {K_PIPELINE, NULL, "cl_commit_async, at most N awaiting durability per client (1: cl_commit)", NULL},
+    {K_PIPELINE, NULL, "cl_commit_async_timed, at most N awaiting durability per client (1: cl_commit)", NULL},
     {K_MAX_BATCH, NULL, "cl_options.max_batch", NULL},
     {K_FLUSHER_SPIN, NULL, "cl_options.flusher_spin_us", NULL},
     {K_SYNC_LATENCY, NULL, "cl_options.sync_latency_us (the library's latency layer, its io_uring syncs included)",
@@ -194,31 +194,43 @@ static int cl_drv_del(struct bench_conn *c, const void *k, size_t kl)
     return rc ? fail(c, "cl_del", rc) : BENCH_OK;
 }
 
-static void on_durable(void *ticket, int rc)
+static void phases(uint64_t *ns, const struct cl_commit_times *tm)
+{
+    ns[BENCH_PH_LOCK] = tm->lock_ns;
+    ns[BENCH_PH_APPEND] = tm->append_ns;
+    ns[BENCH_PH_APPLY] = tm->apply_ns;
+    ns[BENCH_PH_QUEUE] = tm->queue_ns;
+    ns[BENCH_PH_WRITE] = tm->write_ns;
+    ns[BENCH_PH_SYNC] = tm->sync_ns;
+    ns[BENCH_PH_WAKEUP] = tm->wakeup_ns;
+}
+
+/* A pipelined commit acknowledged, with its phases (tm NULL when rc is
+ * not 0). */
+static void on_durable(void *ticket, int rc, const struct cl_commit_times *tm)
 {
     struct bench_ticket *t = ticket;
+    if (tm) {
+        phases(t->phase_ns, tm);
+        t->timed = 1;
+    }
     t->done(t, rc);
 }
 
 static int cl_drv_commit(struct bench_conn *c)
 {
     struct cl_commit_times tm;
-    if (c->ticket) { /* --pipeline: in the log now, acknowledged by the callback */
-        int rc = cl_commit_async(c->impl, on_durable, c->ticket);
+    if (c->ticket) { /* --pipeline: in the log now, acknowledged (and timed) by the callback */
+        c->ticket->timed = 0;
+        int rc = cl_commit_async_timed(c->impl, on_durable, c->ticket);
         c->impl = NULL;
         if (rc == 0)
             c->ticket = NULL; /* the callback's now */
-        return rc ? fail(c, "cl_commit_async", rc) : BENCH_OK;
+        return rc ? fail(c, "cl_commit_async_timed", rc) : BENCH_OK;
     }
     int rc = cl_commit_timed(c->impl, &tm);
     c->impl = NULL;
-    c->phase_ns[BENCH_PH_LOCK] = tm.lock_ns;
-    c->phase_ns[BENCH_PH_APPEND] = tm.append_ns;
-    c->phase_ns[BENCH_PH_APPLY] = tm.apply_ns;
-    c->phase_ns[BENCH_PH_QUEUE] = tm.queue_ns;
-    c->phase_ns[BENCH_PH_WRITE] = tm.write_ns;
-    c->phase_ns[BENCH_PH_SYNC] = tm.sync_ns;
-    c->phase_ns[BENCH_PH_WAKEUP] = tm.wakeup_ns;
+    phases(c->phase_ns, &tm);
     return rc ? fail(c, "cl_commit", rc) : BENCH_OK;
 }
 
@@ -282,7 +294,7 @@ const struct bench_driver bench_driver_commitlab = {
     .times_commits = 1,
     .accepts = cl_accepts,
     .no_why = "applies to another engine",
-    .notes = "commits timed by phase (cl_commit_timed); counters from cl_stats",
+    .notes = "commits timed by phase (cl_commit_timed; pipelined: cl_commit_async_timed); counters from cl_stats",
     .describe = cl_describe,
     .open = cl_drv_open,
     .close = cl_drv_close,
