@@ -5,25 +5,67 @@
  * back with its exact value, and no other key exists (--verify).  Also a
  * short tpcb run per engine with 8 clients, whose --verify checks TPC-B's
  * consistency, --sync-latency paid by every engine's durable commits, and
- * each of RocksDB's write paths (--rocksdb-write).
+ * each of RocksDB's write paths (--rocksdb-write).  commitlab's
+ * pipelined commits (--pipeline) with their phases and batch sizes, and
+ * its refusals to open in the library's words: a database another
+ * process holds, an option refused, a kernel that refuses RWF_DSYNC.
  * Runs the real binary.
  */
 #include <check.h>
 #include <dirent.h>
 #include <jansson.h>
 #include <math.h>
+#include <sys/stat.h>
+
+#include "commitlab.h"
 
 #include "bench_run_util.h"
 
 static char *scratch;
+
+/* A process holding a database open (test_open_refused): it lets go when
+ * the pipe's write end closes, here or in teardown. */
+static pid_t holder;
+static int holder_fd = -1;
+
+static void release_holder(void)
+{
+    if (holder_fd >= 0)
+        close(holder_fd);
+    holder_fd = -1;
+    if (holder > 0)
+        waitpid(holder, NULL, 0);
+    holder = 0;
+}
 
 static void setup(void)
 {
     scratch = tu_mkdtemp("bench-drv");
 }
 
+/* The environment test_rwf_dsync_refused gives the command, taken back
+ * here too, so a failed assertion leaves no later run preloaded. */
+static char *saved_asan;
+static int env_changed;
+
+static void restore_env(void)
+{
+    if (!env_changed)
+        return;
+    unsetenv("LD_PRELOAD");
+    if (saved_asan)
+        setenv("ASAN_OPTIONS", saved_asan, 1);
+    else
+        unsetenv("ASAN_OPTIONS");
+    free(saved_asan);
+    saved_asan = NULL;
+    env_changed = 0;
+}
+
 static void teardown(void)
 {
+    restore_env();
+    release_holder();
     tu_rmdir(scratch);
     free(scratch);
 }
@@ -294,6 +336,122 @@ START_TEST(test_pipeline)
 }
 END_TEST
 
+/* Starts a process that opens the database in dir with libcommitlab and
+ * holds it until released; returns once it is open. */
+static void hold_database(const char *dir)
+{
+    int ready[2], hold[2];
+    char c = 0;
+    ck_assert_int_eq(pipe(ready), 0);
+    ck_assert_int_eq(pipe(hold), 0);
+    holder = fork();
+    ck_assert_int_ge(holder, 0);
+    if (holder == 0) {
+        struct cl_db *db;
+        close(ready[0]);
+        close(hold[1]);
+        int rc = cl_open(dir, NULL, &db, NULL);
+        if (write(ready[1], rc ? "e" : "r", 1) != 1 || rc)
+            _exit(1);
+        while (read(hold[0], &c, 1) > 0) /* until the test lets go */
+            ;
+        _exit(cl_close(db) ? 1 : 0);
+    }
+    close(ready[1]);
+    close(hold[0]);
+    holder_fd = hold[1];
+    ck_assert_msg(read(ready[0], &c, 1) == 1 && c == 'r', "the holder could not open %s", dir);
+    close(ready[0]);
+}
+
+/* When cl_open refuses, the run says what the library said: a database
+ * another process holds (bench --reuse on it) reads "database DIR is in
+ * use (process PID)", and exits 1 as any engine that cannot open does; an
+ * option the library refuses is named. */
+START_TEST(test_open_refused)
+{
+    char db[4200], want[128];
+    snprintf(db, sizeof db, "%s/d", scratch);
+    ck_assert_int_eq(mkdir(db, 0755), 0);
+    snprintf(db, sizeof db, "%s/d/commitlab.db", scratch);
+    hold_database(db);
+    const char *args[] = {"bench", "--engine", "commitlab", "--reuse", "--txns", "10", "--warmup", "0", "--keys",
+                          "100", "--dir", "d", "--out", "busy.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    snprintf(want, sizeof want, "is in use (process %ld)", (long)holder);
+    ck_assert_msg(r.status == 1, "exit %d: %s%s", r.status, r.out, r.err);
+    ck_assert_msg(strstr(r.out, "d/commitlab.db") && strstr(r.out, want), "no '%s' in: %s%s", want, r.out, r.err);
+    run_free(&r);
+    json_t *rows = load_jsonl(scratch, "busy.jsonl");
+    ck_assert_int_eq(json_array_size(rows), 1);
+    ck_assert_str_eq(json_string_value(at(json_array_get(rows, 0), "status")), "error");
+    ck_assert_msg(strstr(json_string_value(at(json_array_get(rows, 0), "reason")), want), "reason: %s",
+                  json_string_value(at(json_array_get(rows, 0), "reason")));
+    json_decref(rows);
+    release_holder();
+
+    /* let go of, it opens */
+    r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d once released: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+
+    const char *seg[] = {"bench", "--engine", "commitlab", "--segment-size", "100000", "--txns", "10",
+                         "--warmup", "0", "--keys", "100", "--dir", "s", NULL};
+    r = run_cl(scratch, seg);
+    ck_assert_msg(r.status == 1 && strstr(r.out, "option segment_size = 100000"), "exit %d: %s%s", r.status, r.out,
+                  r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* Where the kernel refuses RWF_DSYNC (a preloaded library makes it so),
+ * --sync-method rwf-dsync and --uring-sync rwf-dsync are n/a with the
+ * library's reason -- the kernel refused the flag -- not as a libcommitlab
+ * built without them. */
+START_TEST(test_rwf_dsync_refused)
+{
+    const char *asan = getenv("ASAN_OPTIONS");
+    char opts[1024];
+    saved_asan = asan ? strdup(asan) : NULL;
+    env_changed = 1;
+    /* a preloaded library comes before the sanitizer's runtime */
+    snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0", asan ? asan : "", asan && *asan ? ":" : "");
+    setenv("ASAN_OPTIONS", opts, 1);
+    setenv("LD_PRELOAD", CL_REFUSE_RWF_DSYNC, 1);
+    const char *method[] = {"bench", "--engine", "commitlab", "--sync", "commit", "--sync-method", "rwf-dsync",
+                            "--txns", "10", "--warmup", "0", "--keys", "100", "--dir", "d", "--out", "rwf.jsonl",
+                            NULL};
+    struct cl_run r = run_cl(scratch, method);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    const char *uring[] = {"bench", "--engine", "commitlab", "--sync", "uring", "--uring-sync", "rwf-dsync",
+                           "--txns", "10", "--warmup", "0", "--keys", "100", "--dir", "d", "--out", "rwf.jsonl",
+                           NULL};
+    r = run_cl(scratch, uring);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    restore_env();
+
+    json_t *rows = load_jsonl(scratch, "rwf.jsonl"), *o;
+    size_t i;
+    ck_assert_int_eq(json_array_size(rows), 2);
+    json_array_foreach(rows, i, o) {
+        const char *reason = json_string_value(at(o, "reason"));
+        ck_assert_str_eq(json_string_value(at(o, "status")), "n/a");
+        ck_assert_msg(reason, "run %zu: no reason", i + 1);
+        if (i == 1 && strstr(reason, "io_uring")) { /* io_uring itself refused here: that reason first */
+            fprintf(stderr, "uring is refused here: %s\n", reason);
+            continue;
+        }
+        ck_assert_msg(strstr(reason, "the kernel refuses pwritev2(RWF_DSYNC)") && !strstr(reason, "not built"),
+                      "run %zu: reason '%s'", i + 1, reason);
+        ck_assert_msg(strstr(reason, i == 0 ? "--sync-method rwf-dsync" : "--uring-sync rwf-dsync"),
+                      "run %zu: the knob is not named: '%s'", i + 1, reason);
+    }
+    json_decref(rows);
+}
+END_TEST
+
 /* raw, the floor: one write of as many bytes as commitlab's log record
  * for the same transaction and one sync per commit; none never syncs;
  * what it cannot run is n/a. */
@@ -528,6 +686,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_raw_floor);
     tcase_add_test(tc, test_counter_window_exact);
     tcase_add_test(tc, test_pipeline);
+    tcase_add_test(tc, test_open_refused);
+    tcase_add_test(tc, test_rwf_dsync_refused);
     tcase_add_test(tc, test_rocksdb_write_paths);
     tcase_add_test(tc, test_policy_not_substituted);
     suite_add_tcase(s, tc);

@@ -2,9 +2,12 @@
  * driver_commitlab.c -- the benchmark driver for commitlab's own engine,
  * through its public API (engine/commitlab.h) only.  Every commit-path
  * knob maps to a field of struct cl_options (cl_accepts, as --list-engines
- * prints them); a policy or option the library does not build makes
- * cl_open return CL_ENOTSUP, which the run reports as n/a with the
- * library's own message.
+ * prints them); a policy or option the library does not build, or that
+ * this kernel refuses (io_uring, RWF_DSYNC, O_DIRECT), makes cl_open
+ * return CL_ENOTSUP, which the run reports as n/a with the library's own
+ * reason (cl_error_detail).  Any other failure of cl_open is the run's
+ * error, with that reason too: the option out of range, the file refused,
+ * the process holding the database.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,17 +115,33 @@ static int cl_drv_open(struct bench_db *db)
         return rc;
     struct cl_recovery_info info;
     rc = cl_open(db->path, &o, &h, &info);
+    /* What the library says it refused (the option and its range, the
+     * file, the process holding the database, what the kernel refused),
+     * or "" when it has nothing to add to the code. */
+    const char *detail = cl_error_detail();
     if (rc == CL_ENOTSUP) {
         /* Name what was asked, so the n/a row says which knob. */
         char asked[160] = "";
         size_t n = 0;
         if (o.sync != CL_SYNC_NONE && o.sync != CL_SYNC_COMMIT)
             n += (size_t)snprintf(asked + n, sizeof asked - n, " --sync %s", db->cfg->sync);
+        if ((o.method == CL_METHOD_DIRECT || o.method == CL_METHOD_RWF_DSYNC) && n < sizeof asked)
+            n += (size_t)snprintf(asked + n, sizeof asked - n, " --sync-method %s", db->cfg->sync_method);
+        if (o.sync == CL_SYNC_URING && o.uring_sync != CL_URING_SYNC_FSYNC && n < sizeof asked)
+            n += (size_t)snprintf(asked + n, sizeof asked - n, " --uring-sync %s", db->cfg->uring_sync);
         if (o.sync_latency_us && n < sizeof asked)
             snprintf(asked + n, sizeof asked - n, " --sync-latency %u", o.sync_latency_us);
-        snprintf(db->err, sizeof db->err, "not built in this libcommitlab (cl_open: CL_ENOTSUP for%s)",
-                 asked[0] ? asked : " these options");
+        if (detail[0]) /* the library's reason: the kernel refused a flag, io_uring is refused, ... */
+            snprintf(db->err, sizeof db->err, "%.150s (cl_open: CL_ENOTSUP for%.70s)", detail,
+                     asked[0] ? asked : " these options");
+        else
+            snprintf(db->err, sizeof db->err, "not built in this libcommitlab (cl_open: CL_ENOTSUP for%s)",
+                     asked[0] ? asked : " these options");
         return BENCH_NA;
+    }
+    if (rc && detail[0]) {
+        snprintf(db->err, sizeof db->err, "cl_open: %.190s (%.50s)", detail, cl_strerror(rc));
+        return BENCH_ERR;
     }
     if (rc) {
         snprintf(db->err, sizeof db->err, "cl_open %.100s: %.60s%s%.80s", db->path, info.bad_file,
