@@ -13,7 +13,9 @@
  *     nobody else committing, also when it arrived during a leader's sync;
  *   - EIO or ENOSPC in the middle of a batch: every callback of the
  *     failed batch gets the error, none 0 after it; later commits are
- *     refused; a power failure then keeps every commit acknowledged with 0;
+ *     refused; a power failure then keeps every commit acknowledged with 0
+ *     -- with fsync-style syncs and with the write itself the sync
+ *     (rwf-dsync, uring_sync = rwf-dsync);
  *   - cl_commit_async_timed: every callback with its phases, within the
  *     time from the call to the callback, the covering sync in them;
  *   - inside a callback, committing, sync-waiting, checkpointing and
@@ -706,23 +708,46 @@ END_TEST
  * pipelined clients: every callback is called exactly once; once one got
  * the error none gets 0; the first error is the injected one; later
  * commits are refused; a power failure right after keeps every commit
- * acknowledged with 0. */
+ * acknowledged with 0.  Under the rwf-dsync method and uring_sync =
+ * rwf-dsync the write that carries RWF_DSYNC is the sync (the fault layer
+ * counts it as one, and fails it having written its bytes, which the
+ * crash then drops): its EIO fails its whole batch as a failed fsync
+ * does. */
 START_TEST(test_failure_mid_batch)
 {
-    static const enum cl_sync_policy pols[] = {CL_SYNC_GROUP, CL_SYNC_FLUSHER, CL_SYNC_URING, CL_SYNC_COMMIT,
-                                               CL_SYNC_PERIODIC};
+    static const struct {
+        enum cl_sync_policy p;
+        enum cl_sync_method m;
+        enum cl_uring_sync us;
+    } pols[] = {
+        {CL_SYNC_GROUP, CL_METHOD_FDATASYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_FLUSHER, CL_METHOD_FDATASYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_URING, CL_METHOD_FDATASYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_COMMIT, CL_METHOD_FDATASYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_PERIODIC, CL_METHOD_FDATASYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_GROUP, CL_METHOD_RWF_DSYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_FLUSHER, CL_METHOD_RWF_DSYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_URING, CL_METHOD_FDATASYNC, CL_URING_SYNC_RWF_DSYNC},
+    };
+    const uint64_t npols = sizeof pols / sizeof *pols;
     uint64_t base = tu_seed(3000);
-    for (uint64_t it = 0; it < 2 * sizeof pols / sizeof *pols; it++) {
-        enum cl_sync_policy p = pols[it % (sizeof pols / sizeof *pols)];
-        int enospc = (int)(it / (sizeof pols / sizeof *pols));
+    for (uint64_t it = 0; it < 2 * npols; it++) {
+        enum cl_sync_policy p = pols[it % npols].p;
+        int per_write = pols[it % npols].m == CL_METHOD_RWF_DSYNC || pols[it % npols].us == CL_URING_SYNC_RWF_DSYNC;
+        int enospc = (int)(it / npols);
         int want = enospc ? -ENOSPC : -EIO;
-        char what[64];
+        char what[96];
         char *dir = tu_mkdtemp("async-fail");
         struct vfs *fault = vfs_fault_new(vfs_posix());
         struct run *run = calloc(1, sizeof *run);
         struct cl_options o;
-        snprintf(what, sizeof what, "%s, %s", cl_sync_policy_name(p), enospc ? "ENOSPC" : "EIO");
+        snprintf(what, sizeof what, "%s%s%s, %s", cl_sync_policy_name(p),
+                 pols[it % npols].m == CL_METHOD_RWF_DSYNC ? " method=rwf-dsync" : "",
+                 pols[it % npols].us == CL_URING_SYNC_RWF_DSYNC ? " uring_sync=rwf-dsync" : "",
+                 enospc ? "ENOSPC" : "EIO");
         opts(&o, p);
+        o.method = pols[it % npols].m;
+        o.uring_sync = pols[it % npols].us;
         o.checkpoint_bytes = 0;
         o.segment_init = CL_SEGINIT_SPARSE;
         vfs_fault_ring_seed(fault, base + it);
@@ -763,6 +788,9 @@ START_TEST(test_failure_mid_batch)
         struct cl_stats st;
         cl_stats(run->db, &st);
         ck_assert_int_eq(st.broken, 1);
+        if (per_write && !enospc) /* no segment was made after the open: every sync was a record's write */
+            ck_assert_msg(st.segment_switches == 0 && st.syncs > 0, "%s: %" PRIu64 " switches, %" PRIu64 " syncs",
+                          what, st.segment_switches, st.syncs);
         ck_assert_int_eq(cl_checkpoint(run->db), CL_EBROKEN);
         /* the failed batch's writes are lost for good (fsyncgate): crash now */
         ck_assert_int_eq(vfs_fault_crash(fault, VFS_CRASH_DROP, base + it), 0);
