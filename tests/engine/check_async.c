@@ -684,7 +684,8 @@ START_TEST(test_timed_async)
     ck_assert_int_eq(cl_put(t, "k", 1, &v, sizeof v), 0);
     r.submitted_ns = mono_ns();
     ck_assert_int_eq(cl_commit_async_timed(t, on_timed, &r), 0);
-    ck_assert_msg(r.calls == 1 && r.rc == 0 && r.had_times, "elr off: %d calls, rc %d", r.calls, r.rc);
+    int calls = __atomic_load_n(&r.calls, __ATOMIC_ACQUIRE);
+    ck_assert_msg(calls == 1 && r.rc == 0 && r.had_times, "elr off: %d calls, rc %d", calls, r.rc);
     ck_assert_msg(r.tm.sync_ns >= 2000000, "elr off: sync %" PRIu64 " ns on a 2 ms sync", r.tm.sync_ns);
     ck_assert_uint_le(phases_sum(&r.tm), r.called_ns - r.submitted_ns);
     ck_assert_int_eq(cl_txn_begin(db, CL_TXN_RDONLY, &t), 0);
