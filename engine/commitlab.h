@@ -371,11 +371,36 @@ CL_API int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm);
  * Readers still see only what cl_commit would let them see; nothing is
  * pipelined.
  *
- * cl_commit_timed's phase breakdown is for synchronous commits; the batch
- * histogram (cl_stats.batch_hist), commits and commits_per_sync count
- * asynchronous commits too (commits when acknowledged). */
+ * The batch histogram (cl_stats.batch_hist), commits and commits_per_sync
+ * count asynchronous commits too (commits when acknowledged);
+ * cl_commit_async_timed below times them as cl_commit_timed times a
+ * synchronous one. */
 typedef void (*cl_durable_fn)(void *arg, int rc);
 CL_API int cl_commit_async(struct cl_txn *t, cl_durable_fn fn, void *arg);
+
+/* As cl_commit_async, and fn gets where the commit's time went, as
+ * cl_commit_timed's phases (tm, valid during the call; NULL when rc is
+ * not 0):
+ *   lock, append, apply   measured in cl_commit_async_timed, as in
+ *                         cl_commit_timed;
+ *   queue, write, sync    from the commit being handed to the log (after
+ *                         apply) until the log was durable for it: the
+ *                         I/O of the durable advance that covered it, as
+ *                         far as it fell after the hand-over, and before
+ *                         it the wait for that I/O (for the leader, the
+ *                         flusher, the periodic thread, a batch ahead);
+ *   wakeup                from the log being durable to fn being called.
+ * Under none the callback comes at the write: all of the hand-over is
+ * write, as cl_commit_timed reports it.  Under periodic the phases are
+ * those of the periodic sync that covered the commit (cl_commit_timed's
+ * are its write(2) alone: it returns before that sync).  With early lock
+ * release off the commit waits in cl_commit_async_timed, and the phases
+ * are cl_commit_timed's (apply after the wait; wakeup ends when the wait
+ * does).  A transaction with nothing to log reports zeros.  The timing
+ * costs a small allocation and a few clock reads per commit, which
+ * cl_commit_async does not pay. */
+typedef void (*cl_durable_timed_fn)(void *arg, int rc, const struct cl_commit_times *tm);
+CL_API int cl_commit_async_timed(struct cl_txn *t, cl_durable_timed_fn fn, void *arg);
 
 /* Returns once every transaction committed before the call (by cl_commit
  * or cl_commit_async) is durable as the policy promises and every callback

@@ -343,10 +343,41 @@ void cl_abort(struct cl_txn *t)
 
 int cl_commit(struct cl_txn *t) { return cl_commit_timed(t, NULL); }
 
+/* A timed asynchronous commit (cl_commit_async_timed): the caller's
+ * callback, the phases measured before the hand-over to the log, and the
+ * log's split of the wait after it, filled just before the callback is
+ * called (wal_async_time).  Allocated only for a timed commit, so that an
+ * untimed one pays nothing for it. */
+struct timed_commit {
+    cl_durable_timed_fn fn;
+    void *arg;
+    struct cl_commit_times tm;
+    struct wal_commit_times wt;
+    int wait_by_log;   /* the log times the wait (wt); else tm is whole already */
+};
+
+static void timed_commit_done(void *arg, int rc)
+{
+    struct timed_commit *x = arg;
+    if (rc == 0 && x->wait_by_log) {
+        x->tm.queue_ns = x->wt.queue_ns;
+        x->tm.write_ns = x->wt.write_ns;
+        x->tm.sync_ns = x->wt.sync_ns;
+        x->tm.wakeup_ns = x->wt.wakeup_ns;
+    }
+    x->fn(x->arg, rc, rc ? NULL : &x->tm);
+    free(x);
+}
+
 /* The commit protocol, C1-C5: synchronous (fn NULL: returns once durable
- * as the policy promises) or asynchronous (returns once appended, applied
- * and its callback registered; fn(arg, rc) comes from the log). */
-static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_fn fn, void *arg)
+ * as the policy promises; *tm filled when tm is not NULL) or asynchronous
+ * (returns once appended, applied and its callback registered; fn(arg, rc)
+ * comes from the log).  An asynchronous commit is timed when tc is not
+ * NULL (fn and arg are then timed_commit_done and tc, tm is &tc->tm):
+ * every phase is written before the callback is registered, since it may
+ * be called, and tc freed, at once. */
+static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_fn fn, void *arg,
+                      struct timed_commit *tc)
 {
     struct cl_db *db;
     struct wal_op *wops = NULL;
@@ -413,6 +444,13 @@ static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_f
     if (rc == 0 && db->opt.elr) { /* C2 */
         rc = store_apply(db->store, sops, t->n, lsn);
         if (rc == 0 && cb) {
+            if (tc) { /* the phases so far; the log times the wait from its hand-over */
+                tc->tm.lock_ns = t2 - t1;
+                tc->tm.append_ns = t3 - t2;
+                tc->tm.apply_ns = cl_now_ns() - t3;
+                tc->wait_by_log = 1;
+                wal_async_time(cb, &tc->wt);
+            }
             /* under the writer lock: callbacks in log order, each after its
              * transaction is visible */
             wal_async_add(db->wal, cb, lsn);
@@ -426,9 +464,15 @@ static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_f
         else if (rc == 0)
             rc = wal_commit_timed(db->wal, lsn, wtp);
     } else if (rc == 0 && cb) { /* C3, asynchronous: the lock is held until durable, as for cl_commit */
-        int synced = wal_make_durable(db->wal, lsn);
+        int synced = wal_make_durable_timed(db->wal, lsn, tc ? &wt : NULL);
+        uint64_t ta = cl_now_ns();
         if (synced == 0)
             rc = store_apply(db->store, sops, t->n, lsn);
+        if (rc == 0 && tc && synced == 0) /* as cl_commit_timed's C3: the wait, then apply */
+            tc->tm = (struct cl_commit_times){.lock_ns = t2 - t1, .append_ns = t3 - t2,
+                                              .apply_ns = cl_now_ns() - ta, .queue_ns = wt.queue_ns,
+                                              .write_ns = wt.write_ns, .sync_ns = wt.sync_ns,
+                                              .wakeup_ns = wt.wakeup_ns};
         if (rc == 0) {
             /* durable (the callback gets 0), or the log broke (it gets the error) */
             wal_async_add(db->wal, cb, lsn);
@@ -452,7 +496,7 @@ static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_f
     }
     if (!registered)
         __atomic_add_fetch(&db->commits, 1, __ATOMIC_RELAXED); /* an asynchronous one counts when acknowledged */
-    if (tm)
+    if (tm && !fn) /* an asynchronous commit's are written before it was registered */
         *tm = (struct cl_commit_times){.lock_ns = t2 - t1, .append_ns = t3 - t2, .apply_ns = apply_ns,
                                        .queue_ns = wt.queue_ns, .write_ns = wt.write_ns, .sync_ns = wt.sync_ns,
                                        .wakeup_ns = wt.wakeup_ns};
@@ -471,7 +515,7 @@ out:
     return rc;
 }
 
-int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm) { return commit_txn(t, tm, NULL, NULL); }
+int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm) { return commit_txn(t, tm, NULL, NULL, NULL); }
 
 int cl_commit_async(struct cl_txn *t, cl_durable_fn fn, void *arg)
 {
@@ -479,7 +523,25 @@ int cl_commit_async(struct cl_txn *t, cl_durable_fn fn, void *arg)
         txn_free(t); /* consumed, also on error */
         return CL_EINVAL;
     }
-    return commit_txn(t, NULL, fn, arg);
+    return commit_txn(t, NULL, fn, arg, NULL);
+}
+
+int cl_commit_async_timed(struct cl_txn *t, cl_durable_timed_fn fn, void *arg)
+{
+    struct timed_commit *x;
+    int rc;
+    if (!t)
+        return CL_EINVAL;
+    if (!fn || !(x = calloc(1, sizeof *x))) {
+        txn_free(t); /* consumed, also on error */
+        return fn ? CL_ENOMEM : CL_EINVAL;
+    }
+    x->fn = fn;
+    x->arg = arg;
+    rc = commit_txn(t, &x->tm, timed_commit_done, x, x);
+    if (rc)
+        free(x); /* refused: the callback is never called */
+    return rc;
 }
 
 int cl_sync_wait(struct cl_db *db)

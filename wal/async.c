@@ -17,6 +17,11 @@
  * without the queue's lock; another thread that finds a deliverer at work
  * leaves its callbacks to it.
  *
+ * A timed entry (wal_async_time; cl_commit_async_timed) notes when it was
+ * added, and the deliverer splits its wait by the record of durable
+ * advances (wal_split_commit_time) just before calling it; an untimed one
+ * costs neither a clock reading nor the look-up.
+ *
  * Invariants (CL_INVARIANT checks A1 and A2):
  *   A1  entries are in LSN order: each one's LSN is at or above the one
  *       before (an entry with no log position takes its predecessor's);
@@ -83,6 +88,8 @@ struct wal_async_entry *wal_async_entry_new(wal_durable_fn fn, void *arg)
 
 void wal_async_entry_free(struct wal_async_entry *e) { free(e); }
 
+void wal_async_time(struct wal_async_entry *e, struct wal_commit_times *out) { e->times = out; }
+
 /* The LSN up to which a commit is acknowledged: durable, or written under
  * a policy that acknowledges the write (none). */
 static uint64_t ready_lsn(struct wal *w)
@@ -93,6 +100,8 @@ static uint64_t ready_lsn(struct wal *w)
 void wal_async_add(struct wal *w, struct wal_async_entry *e, uint64_t commit_lsn)
 {
     struct wal_async *a = &w->async;
+    if (e->times)
+        e->t0 = cl_now_ns(); /* the commit is the log's from here */
     pthread_mutex_lock(&a->mu);
     CL_INVARIANT("A1", commit_lsn == 0 || commit_lsn >= a->tail_lsn);
     e->logged = commit_lsn != 0;
@@ -161,6 +170,8 @@ static void deliver(struct wal *w, int final)
             wal_add64(&w->st.commits, 1);
             wal_add64(&w->st.async_commits, 1);
         }
+        if (rc == 0 && e->times) /* its wait, from the record of the advance that covered it */
+            wal_split_commit_time(w, e->lsn, e->t0, cl_now_ns(), w->policy->ack_written, e->times);
         call(w, e, rc);
         free(e);
         pthread_mutex_lock(&a->mu);
@@ -194,11 +205,18 @@ void wal_async_deliver(struct wal *w)
 
 void wal_async_finish(struct wal *w) { deliver(w, 1); }
 
-int wal_make_durable(struct wal *w, uint64_t lsn)
+int wal_make_durable_timed(struct wal *w, uint64_t lsn, struct wal_commit_times *out)
 {
+    uint64_t t0 = out ? cl_now_ns() : 0;
     int rc = wal_broken(w);
-    return rc ? rc : w->policy->commit(w, lsn);
+    if (rc == 0)
+        rc = w->policy->commit(w, lsn);
+    if (rc == 0 && out)
+        wal_split_commit_time(w, lsn, t0, cl_now_ns(), !w->policy->durable, out);
+    return rc;
 }
+
+int wal_make_durable(struct wal *w, uint64_t lsn) { return wal_make_durable_timed(w, lsn, NULL); }
 
 void wal_commit_async(struct wal *w, uint64_t commit_lsn)
 {

@@ -248,12 +248,22 @@ void wal_async_entry_free(struct wal_async_entry *e);
  * before; 0 for a commit with no log position (nothing written): it is
  * due with the entry before it. */
 void wal_async_add(struct wal *w, struct wal_async_entry *e, uint64_t commit_lsn);
+/* Before wal_async_add: times e's commit.  When its callback is called
+ * with 0, *out (which must stay valid until then) holds the time from
+ * wal_async_add to the call, split as wal_commit_timed splits a wait: by
+ * the durable advance that covered commit_lsn (the I/O of the periodic
+ * thread's sync included), all of it write under a policy that answers
+ * at the write (none).  Untimed entries cost nothing of this. */
+void wal_async_time(struct wal_async_entry *e, struct wal_commit_times *out);
 /* The policy's commit_async (see above): starts making commit_lsn durable;
  * a failure breaks the log, and the callback reports it. */
 void wal_commit_async(struct wal *w, uint64_t commit_lsn);
 /* The policy's commit for lsn, not counted as an acknowledgement: 0 once
- * durable as the policy promises, or the error that broke the log. */
+ * durable as the policy promises, or the error that broke the log.  The
+ * timed form splits its wait into *out as wal_commit_timed does (out may
+ * be NULL). */
 int wal_make_durable(struct wal *w, uint64_t lsn);
+int wal_make_durable_timed(struct wal *w, uint64_t lsn, struct wal_commit_times *out);
 /* Calls the callbacks that are due, unless another thread is calling them
  * (it calls these too).  Cheap when none is due. */
 void wal_async_deliver(struct wal *w);

@@ -84,6 +84,8 @@ struct wal_async_entry {
     int logged;                  /* a transaction of the log (counted when acknowledged) */
     wal_durable_fn fn;
     void *arg;
+    struct wal_commit_times *times; /* wal_async_time: filled before a call with 0; NULL: untimed */
+    uint64_t t0;                 /* timed: when it was added */
     struct wal_async_entry *next;
 };
 struct wal_async {
@@ -223,6 +225,12 @@ int wal_open_segment_locked(struct wal *w, uint64_t segno);
 /* mu held (and io_mu): records a durable advance to lsn with the I/O time
  * gathered since the last one, for wal_commit_timed. */
 void wal_note_batch_locked(struct wal *w, uint64_t lsn);
+/* Neither mu nor async.mu held: splits the wait [t0, t1) of the commit
+ * ending at lsn into *out by the first recorded durable advance that
+ * covered it (wal_commit_timed's split); at_write: the commit was answered
+ * at its write, which is then all of it. */
+void wal_split_commit_time(struct wal *w, uint64_t lsn, uint64_t t0, uint64_t t1, int at_write,
+                           struct wal_commit_times *out);
 int wal_create_segments_locked(struct wal *w, uint64_t target);
 void wal_ring_get(const struct wal *w, uint8_t *dst, uint64_t lsn, size_t len);
 size_t wal_stage_direct(struct wal *w, uint8_t *dst, uint64_t a, uint64_t stop);

@@ -576,15 +576,18 @@ int wal_append_txn(struct wal *w, uint64_t txn_id, const struct wal_op *ops, siz
 
 /* Splits a commit's time [t0, t1) by the first durable advance that
  * covered lsn: its I/O, as far as it fell after t0, then the wake-up; the
- * rest is queueing. */
-static void split_commit_time(struct wal *w, uint64_t lsn, uint64_t t0, uint64_t t1, struct wal_commit_times *out)
+ * rest is queueing.  at_write: the commit was answered at its write(2)
+ * (a synchronous commit under none or periodic, an asynchronous one under
+ * none), which is then all of it. */
+void wal_split_commit_time(struct wal *w, uint64_t lsn, uint64_t t0, uint64_t t1, int at_write,
+                           struct wal_commit_times *out)
 {
     struct wal_batch b = {0};
     int found = 0;
     uint64_t total = t1 - t0;
 
     memset(out, 0, sizeof *out);
-    if (!w->policy->durable) { /* none, periodic: the commit is its write(2) */
+    if (at_write) {
         out->write_ns = total;
         return;
     }
@@ -620,7 +623,7 @@ int wal_commit_timed(struct wal *w, uint64_t commit_lsn, struct wal_commit_times
         wal_add64(&w->st.commits, 1);
     wal_add64(&w->st.wait_ns, t1 - t0);
     if (rc == 0 && out)
-        split_commit_time(w, commit_lsn, t0, t1, out);
+        wal_split_commit_time(w, commit_lsn, t0, t1, !w->policy->durable, out);
     return rc;
 }
 

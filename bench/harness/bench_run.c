@@ -180,6 +180,9 @@ static void pipe_complete(struct pipe_ticket *tk, int rc, const char *err)
     pthread_mutex_lock(&c->pmu);
     if (!rc && tk->measured) {
         hist_record(&c->lat, e - tk->t);
+        if (c->phase && tk->base.timed) /* its phases, up to the acknowledgement */
+            for (int p = 0; p < BENCH_PHASES; p++)
+                hist_record(&c->phase[p], tk->base.phase_ns[p]);
         c->txns++;
         c->last_end_ns = e;
         timeline_record(c->sh, e, e - tk->t);
@@ -526,13 +529,14 @@ static int run_connect_clients(struct run *rn)
         c->w.zipf = sh->zipf;
         c->w.written = sh->written;
         hist_init(&c->lat);
-        if (cfg->pipeline > 1) { /* the phases of a commit are a blocking commit's: none here */
+        if (cfg->pipeline > 1) { /* a commit's phases then come with its acknowledgement */
             c->ring = calloc(cfg->pipeline, sizeof *c->ring);
             if (!c->ring)
                 return run_fail(rn, RUN_ERROR, "client %u: out of memory", i);
             pthread_mutex_init(&c->pmu, NULL);
             pthread_cond_init(&c->pcv, NULL);
-        } else if (rn->drv->times_commits) {
+        }
+        if (rn->drv->times_commits) {
             c->phase = malloc(BENCH_PHASES * sizeof *c->phase);
             if (!c->phase)
                 return run_fail(rn, RUN_ERROR, "client %u: out of memory", i);

@@ -157,9 +157,10 @@ static const char *const documented[] = {
     "config.dir", "config.reuse", "config.preload", "config.verify", "config.seed", "config.value_size",
     "config.key_size", "config.keys", "config.dist", "config.zipf_theta", "config.ops_per_txn",
     "config.read_ratio", "config.scale", "config.sync", "config.sync_durable", "config.sync_method",
-    "config.elr", "config.segments", "config.segment_init", "config.segment_size", "config.prealloc",
+    "config.rate_tps", "config.elr", "config.segments", "config.segment_init", "config.segment_size",
+    "config.prealloc", "config.recycle_max", "config.cold_recycle", "config.checkpoint_bytes",
     "config.commit_delay_us", "config.commit_siblings", "config.interval_ms", "config.uring_depth",
-    "config.max_batch", "config.flusher_spin_us",
+    "config.uring_sync", "config.pipeline", "config.max_batch", "config.flusher_spin_us",
     "config.sync_latency_us", "config.cache_bytes", "config.sync_latency_emulated", "config.lmdb_flags",
     "config.sqlite_sync", "config.rocksdb_write",
     "metrics.txns", "metrics.ops", "metrics.seconds", "metrics.tps", "metrics.latency_us.min",
@@ -189,6 +190,17 @@ START_TEST(test_json_lines)
     json_array_foreach(rows, n, o) {
         for (size_t i = 0; i < sizeof documented / sizeof *documented; i++)
             ck_assert_msg(at(o, documented[i]) != NULL, "line %zu lacks %s", n + 1, documented[i]);
+        /* and the other way: every field of config is one docs/bench.md documents */
+        const char *key;
+        json_t *v;
+        json_object_foreach(at(o, "config"), key, v) {
+            char path[96];
+            size_t i = 0;
+            snprintf(path, sizeof path, "config.%s", key);
+            while (i < sizeof documented / sizeof *documented && strcmp(documented[i], path) != 0)
+                i++;
+            ck_assert_msg(i < sizeof documented / sizeof *documented, "line %zu: %s is not documented", n + 1, path);
+        }
         ck_assert_str_eq(json_string_value(at(o, "schema")), "commitlab-bench/1");
         const char *status = json_string_value(at(o, "status"));
         if (strcmp(status, "ok") == 0) {

@@ -5,24 +5,67 @@
  * back with its exact value, and no other key exists (--verify).  Also a
  * short tpcb run per engine with 8 clients, whose --verify checks TPC-B's
  * consistency, --sync-latency paid by every engine's durable commits, and
- * each of RocksDB's write paths (--rocksdb-write).
+ * each of RocksDB's write paths (--rocksdb-write).  commitlab's
+ * pipelined commits (--pipeline) with their phases and batch sizes, and
+ * its refusals to open in the library's words: a database another
+ * process holds, an option refused, a kernel that refuses RWF_DSYNC.
  * Runs the real binary.
  */
 #include <check.h>
 #include <dirent.h>
 #include <jansson.h>
+#include <math.h>
+#include <sys/stat.h>
+
+#include "commitlab.h"
 
 #include "bench_run_util.h"
 
 static char *scratch;
+
+/* A process holding a database open (test_open_refused): it lets go when
+ * the pipe's write end closes, here or in teardown. */
+static pid_t holder;
+static int holder_fd = -1;
+
+static void release_holder(void)
+{
+    if (holder_fd >= 0)
+        close(holder_fd);
+    holder_fd = -1;
+    if (holder > 0)
+        waitpid(holder, NULL, 0);
+    holder = 0;
+}
 
 static void setup(void)
 {
     scratch = tu_mkdtemp("bench-drv");
 }
 
+/* The environment test_rwf_dsync_refused gives the command, taken back
+ * here too, so a failed assertion leaves no later run preloaded. */
+static char *saved_asan;
+static int env_changed;
+
+static void restore_env(void)
+{
+    if (!env_changed)
+        return;
+    unsetenv("LD_PRELOAD");
+    if (saved_asan)
+        setenv("ASAN_OPTIONS", saved_asan, 1);
+    else
+        unsetenv("ASAN_OPTIONS");
+    free(saved_asan);
+    saved_asan = NULL;
+    env_changed = 0;
+}
+
 static void teardown(void)
 {
+    restore_env();
+    release_holder();
     tu_rmdir(scratch);
     free(scratch);
 }
@@ -172,11 +215,39 @@ START_TEST(test_counter_window_exact)
 }
 END_TEST
 
+/* A commitlab run's commit phases: each present, its mean and p99 finite
+ * and >= 0, and their means adding up to no more than the mean latency
+ * (each commit's phases fall within its latency: they are counted over
+ * the same commits; 1 us for the rounding of the means). */
+static void check_phases(json_t *o, size_t run)
+{
+    static const char *const names[] = {"lock", "append", "apply", "queue", "write", "sync", "wakeup"};
+    json_t *ph = at(o, "metrics.commit_phases_us");
+    double sum = 0;
+    ck_assert_msg(json_is_object(ph), "run %zu: no commit phases", run);
+    ck_assert_uint_eq(json_object_size(ph), sizeof names / sizeof *names);
+    for (size_t p = 0; p < sizeof names / sizeof *names; p++) {
+        json_t *x = json_object_get(ph, names[p]);
+        json_t *mean = json_object_get(x, "mean"), *p99 = json_object_get(x, "p99");
+        ck_assert_msg(json_is_number(mean) && json_is_number(p99), "run %zu: phase %s missing", run, names[p]);
+        double m = json_number_value(mean), q = json_number_value(p99);
+        ck_assert_msg(isfinite(m) && m >= 0 && isfinite(q) && q >= 0, "run %zu: phase %s: mean %g, p99 %g", run,
+                      names[p], m, q);
+        sum += m;
+    }
+    double lat = json_number_value(at(o, "metrics.latency_us.mean"));
+    ck_assert_msg(sum <= lat + 1.0, "run %zu: the phases add up to %.1f us, the mean latency is %.1f us", run, sum,
+                  lat);
+}
+
 /* --pipeline: each client keeps commits awaiting durability through
- * cl_commit_async; every measured one is acknowledged (engine commits
- * equal the measured transactions, in both modes), latency is measured to
- * the acknowledgement, the run has no commit phases (those are a blocking
- * commit's), and another engine is n/a. */
+ * cl_commit_async_timed; every measured one is acknowledged (engine
+ * commits equal the measured transactions, in both modes), latency is
+ * measured to the acknowledgement, the commit phases are there and fall
+ * within it as a blocking commit's do, and another engine is n/a.  With
+ * 2 clients x 16 in flight on a 2 ms sync (emulated), group commit and
+ * the flusher put several commits on each sync, and the batch sizes
+ * account for every commit, none above the 32 that can await at once. */
 START_TEST(test_pipeline)
 {
     const char *args[] = {"bench", "--engine", "commitlab,lmdb", "--sync", "group,flusher", "--clients", "2",
@@ -209,9 +280,9 @@ START_TEST(test_pipeline)
         json_int_t commits = json_integer_value(at(o, "metrics.engine_commits"));
         ck_assert_msg(txns > 0 && commits <= txns && commits >= txns * 6 / 10,
                       "run %zu: %lld engine commits for %lld transactions", i + 1, (long long)commits, (long long)txns);
+        check_phases(o, i + 1);
         if (pipeline > 1) {
             piped++;
-            ck_assert_msg(json_is_null(at(o, "metrics.commit_phases_us")), "run %zu: phases of a pipelined run", i + 1);
             ck_assert_msg(strstr(json_string_value(at(o, "engine_settings")), "pipeline="), "run %zu: settings", i + 1);
             ck_assert(json_real_value(at(o, "metrics.latency_us.p50")) > 0);
         }
@@ -221,6 +292,162 @@ START_TEST(test_pipeline)
     }
     ck_assert_uint_eq(na, 2);
     ck_assert_uint_eq(piped, 5);
+    json_decref(rows);
+
+    const char *slow[] = {"bench", "--engine", "commitlab", "--sync", "group,flusher", "--clients", "2",
+                          "--pipeline", "16", "--sync-latency", "2000", "--txns", "400", "--warmup", "0.1",
+                          "--keys", "1000", "--quiet", "--dir", "d", "--out", "slow.jsonl", NULL};
+    r = run_cl(scratch, slow);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    rows = load_jsonl(scratch, "slow.jsonl");
+    ck_assert_int_eq(json_array_size(rows), 2);
+    json_array_foreach(rows, i, o) {
+        const char *sync = json_string_value(at(o, "config.sync"));
+        ck_assert_msg(!strcmp(json_string_value(at(o, "status")), "ok"), "%s: %s", sync,
+                      json_string_value(at(o, "reason")));
+        check_phases(o, i + 1);
+        json_int_t commits = json_integer_value(at(o, "metrics.engine_commits"));
+        double per_sync = json_real_value(at(o, "metrics.commits_per_sync"));
+        ck_assert_msg(per_sync > 1, "%s: %.2f commits per sync with 32 in flight on a 2 ms sync", sync, per_sync);
+        ck_assert_msg(json_real_value(at(o, "metrics.commit_phases_us.sync.mean")) > 0, "%s: no sync time", sync);
+        json_t *dist = at(o, "metrics.commits_per_sync_dist");
+        ck_assert_msg(json_is_object(dist), "%s: no batch sizes", sync);
+        json_int_t max = json_integer_value(json_object_get(dist, "max"));
+        ck_assert_msg(json_integer_value(json_object_get(dist, "syncs")) > 0 &&
+                          json_integer_value(json_object_get(dist, "p50")) >= 1 && max > 1 && max <= 32 &&
+                          json_is_false(json_object_get(dist, "max_is_lower_bound")),
+                      "%s: batch sizes p50 %lld, max %lld", sync,
+                      (long long)json_integer_value(json_object_get(dist, "p50")), (long long)max);
+        /* each commit in exactly one batch (a segment switch's sync counts
+         * its commits with the next batch: none here, in 16 MiB segments) */
+        json_t *hist = json_object_get(dist, "hist"), *v;
+        const char *n;
+        json_int_t covered = 0;
+        json_object_foreach(hist, n, v) {
+            ck_assert_msg(strcmp(n, "257+") != 0, "%s: a batch above 256", sync);
+            covered += strtoll(n, NULL, 10) * json_integer_value(v);
+        }
+        ck_assert_int_eq(json_integer_value(at(o, "metrics.segments.switches")), 0);
+        ck_assert_msg(covered == commits, "%s: batches cover %lld of %lld commits", sync, (long long)covered,
+                      (long long)commits);
+    }
+    json_decref(rows);
+}
+END_TEST
+
+/* Starts a process that opens the database in dir with libcommitlab and
+ * holds it until released; returns once it is open. */
+static void hold_database(const char *dir)
+{
+    int ready[2], hold[2];
+    char c = 0;
+    ck_assert_int_eq(pipe(ready), 0);
+    ck_assert_int_eq(pipe(hold), 0);
+    holder = fork();
+    ck_assert_int_ge(holder, 0);
+    if (holder == 0) {
+        struct cl_db *db;
+        close(ready[0]);
+        close(hold[1]);
+        int rc = cl_open(dir, NULL, &db, NULL);
+        if (write(ready[1], rc ? "e" : "r", 1) != 1 || rc)
+            _exit(1);
+        while (read(hold[0], &c, 1) > 0) /* until the test lets go */
+            ;
+        _exit(cl_close(db) ? 1 : 0);
+    }
+    close(ready[1]);
+    close(hold[0]);
+    holder_fd = hold[1];
+    ck_assert_msg(read(ready[0], &c, 1) == 1 && c == 'r', "the holder could not open %s", dir);
+    close(ready[0]);
+}
+
+/* When cl_open refuses, the run says what the library said: a database
+ * another process holds (bench --reuse on it) reads "database DIR is in
+ * use (process PID)", and exits 1 as any engine that cannot open does; an
+ * option the library refuses is named. */
+START_TEST(test_open_refused)
+{
+    char db[4200], want[128];
+    snprintf(db, sizeof db, "%s/d", scratch);
+    ck_assert_int_eq(mkdir(db, 0755), 0);
+    snprintf(db, sizeof db, "%s/d/commitlab.db", scratch);
+    hold_database(db);
+    const char *args[] = {"bench", "--engine", "commitlab", "--reuse", "--txns", "10", "--warmup", "0", "--keys",
+                          "100", "--dir", "d", "--out", "busy.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    snprintf(want, sizeof want, "is in use (process %ld)", (long)holder);
+    ck_assert_msg(r.status == 1, "exit %d: %s%s", r.status, r.out, r.err);
+    ck_assert_msg(strstr(r.out, "d/commitlab.db") && strstr(r.out, want), "no '%s' in: %s%s", want, r.out, r.err);
+    run_free(&r);
+    json_t *rows = load_jsonl(scratch, "busy.jsonl");
+    ck_assert_int_eq(json_array_size(rows), 1);
+    ck_assert_str_eq(json_string_value(at(json_array_get(rows, 0), "status")), "error");
+    ck_assert_msg(strstr(json_string_value(at(json_array_get(rows, 0), "reason")), want), "reason: %s",
+                  json_string_value(at(json_array_get(rows, 0), "reason")));
+    json_decref(rows);
+    release_holder();
+
+    /* let go of, it opens */
+    r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d once released: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+
+    const char *seg[] = {"bench", "--engine", "commitlab", "--segment-size", "100000", "--txns", "10",
+                         "--warmup", "0", "--keys", "100", "--dir", "s", NULL};
+    r = run_cl(scratch, seg);
+    ck_assert_msg(r.status == 1 && strstr(r.out, "option segment_size = 100000"), "exit %d: %s%s", r.status, r.out,
+                  r.err);
+    run_free(&r);
+}
+END_TEST
+
+/* Where the kernel refuses RWF_DSYNC (a preloaded library makes it so),
+ * --sync-method rwf-dsync and --uring-sync rwf-dsync are n/a with the
+ * library's reason -- the kernel refused the flag -- not as a libcommitlab
+ * built without them. */
+START_TEST(test_rwf_dsync_refused)
+{
+    const char *asan = getenv("ASAN_OPTIONS");
+    char opts[1024];
+    saved_asan = asan ? strdup(asan) : NULL;
+    env_changed = 1;
+    /* a preloaded library comes before the sanitizer's runtime */
+    snprintf(opts, sizeof opts, "%s%sverify_asan_link_order=0", asan ? asan : "", asan && *asan ? ":" : "");
+    setenv("ASAN_OPTIONS", opts, 1);
+    setenv("LD_PRELOAD", CL_REFUSE_RWF_DSYNC, 1);
+    const char *method[] = {"bench", "--engine", "commitlab", "--sync", "commit", "--sync-method", "rwf-dsync",
+                            "--txns", "10", "--warmup", "0", "--keys", "100", "--dir", "d", "--out", "rwf.jsonl",
+                            NULL};
+    struct cl_run r = run_cl(scratch, method);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    const char *uring[] = {"bench", "--engine", "commitlab", "--sync", "uring", "--uring-sync", "rwf-dsync",
+                           "--txns", "10", "--warmup", "0", "--keys", "100", "--dir", "d", "--out", "rwf.jsonl",
+                           NULL};
+    r = run_cl(scratch, uring);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    restore_env();
+
+    json_t *rows = load_jsonl(scratch, "rwf.jsonl"), *o;
+    size_t i;
+    ck_assert_int_eq(json_array_size(rows), 2);
+    json_array_foreach(rows, i, o) {
+        const char *reason = json_string_value(at(o, "reason"));
+        ck_assert_str_eq(json_string_value(at(o, "status")), "n/a");
+        ck_assert_msg(reason, "run %zu: no reason", i + 1);
+        if (i == 1 && strstr(reason, "io_uring")) { /* io_uring itself refused here: that reason first */
+            fprintf(stderr, "uring is refused here: %s\n", reason);
+            continue;
+        }
+        ck_assert_msg(strstr(reason, "the kernel refuses pwritev2(RWF_DSYNC)") && !strstr(reason, "not built"),
+                      "run %zu: reason '%s'", i + 1, reason);
+        ck_assert_msg(strstr(reason, i == 0 ? "--sync-method rwf-dsync" : "--uring-sync rwf-dsync"),
+                      "run %zu: the knob is not named: '%s'", i + 1, reason);
+    }
     json_decref(rows);
 }
 END_TEST
@@ -459,6 +686,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_raw_floor);
     tcase_add_test(tc, test_counter_window_exact);
     tcase_add_test(tc, test_pipeline);
+    tcase_add_test(tc, test_open_refused);
+    tcase_add_test(tc, test_rwf_dsync_refused);
     tcase_add_test(tc, test_rocksdb_write_paths);
     tcase_add_test(tc, test_policy_not_substituted);
     suite_add_tcase(s, tc);

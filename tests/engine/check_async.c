@@ -13,7 +13,11 @@
  *     nobody else committing, also when it arrived during a leader's sync;
  *   - EIO or ENOSPC in the middle of a batch: every callback of the
  *     failed batch gets the error, none 0 after it; later commits are
- *     refused; a power failure then keeps every commit acknowledged with 0;
+ *     refused; a power failure then keeps every commit acknowledged with 0
+ *     -- with fsync-style syncs and with the write itself the sync
+ *     (rwf-dsync, uring_sync = rwf-dsync);
+ *   - cl_commit_async_timed: every callback with its phases, within the
+ *     time from the call to the callback, the covering sync in them;
  *   - inside a callback, committing, sync-waiting, checkpointing and
  *     closing the same database return CL_EBUSY.
  */
@@ -541,29 +545,210 @@ START_TEST(test_lone_async_commit)
 }
 END_TEST
 
+/* ---- timed asynchronous commits ------------------------------------------------ */
+
+struct timed_rec {
+    uint64_t submitted_ns, called_ns;
+    int calls, rc, had_times;
+    struct cl_commit_times tm;
+};
+
+struct timed_run {
+    struct cl_db *db;
+    struct timed_rec rec[2][40];
+    int outstanding[2]; /* atomic */
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void on_timed(void *arg, int rc, const struct cl_commit_times *tm)
+{
+    struct timed_rec *r = arg;
+    r->called_ns = mono_ns();
+    r->rc = rc;
+    r->had_times = tm != NULL;
+    if (tm)
+        r->tm = *tm;
+    __atomic_add_fetch(&r->calls, 1, __ATOMIC_RELEASE); /* its client waits for it */
+}
+
+static uint64_t phases_sum(const struct cl_commit_times *tm)
+{
+    return tm->lock_ns + tm->append_ns + tm->apply_ns + tm->queue_ns + tm->write_ns + tm->sync_ns + tm->wakeup_ns;
+}
+
+struct timed_client {
+    struct timed_run *run;
+    int id;
+};
+
+static void *timed_client_main(void *arg)
+{
+    struct timed_client *tc = arg;
+    struct timed_run *run = tc->run;
+    for (int n = 0; n < 40; n++) {
+        struct timed_rec *r = &run->rec[tc->id][n];
+        struct cl_txn *t;
+        uint64_t v = (uint64_t)n;
+        char k[16];
+        while (n >= 8 && !__atomic_load_n(&run->rec[tc->id][n - 8].calls, __ATOMIC_ACQUIRE))
+            sleep_ms(1); /* 8 in flight */
+        snprintf(k, sizeof k, "t-%d", tc->id);
+        ck_assert_int_eq(cl_txn_begin(run->db, 0, &t), 0);
+        ck_assert_int_eq(cl_put(t, k, strlen(k), &v, sizeof v), 0);
+        r->submitted_ns = mono_ns();
+        ck_assert_int_eq(cl_commit_async_timed(t, on_timed, r), 0);
+    }
+    return NULL;
+}
+
+/* cl_commit_async_timed under every policy, 2 clients with 8 commits in
+ * flight each on a 2 ms sync (emulated): every callback gets its phases
+ * with its 0, and they add up to no more than the time from the call to
+ * the callback; a durable policy's and periodic's phases hold the sync
+ * that covered the commit (periodic's, unlike cl_commit_timed's, which
+ * returns at the write), none's are all write.  With early lock release
+ * off, the commit's own sync is in them too; a read-only transaction's
+ * phases are zeros; a timed commit refused inside a callback is never
+ * called back. */
+START_TEST(test_timed_async)
+{
+    for (int p = 0; p < CL_SYNC_NPOLICIES; p++) {
+        const char *name = cl_sync_policy_name((enum cl_sync_policy)p);
+        char *dir = tu_mkdtemp("async-timed");
+        struct timed_run *run = calloc(1, sizeof *run);
+        struct cl_options o;
+        opts(&o, (enum cl_sync_policy)p);
+        o.sync_latency_us = 2000;
+        o.checkpoint_bytes = 0;
+        int rc = cl_open(dir, &o, &run->db, NULL);
+        if (uring_refused(rc, (enum cl_sync_policy)p)) {
+            free(run);
+            tu_rmdir(dir);
+            free(dir);
+            continue;
+        }
+        ck_assert_int_eq(rc, 0);
+        pthread_t th[2];
+        struct timed_client tc[2];
+        for (int i = 0; i < 2; i++) {
+            tc[i] = (struct timed_client){run, i};
+            ck_assert_int_eq(pthread_create(&th[i], NULL, timed_client_main, &tc[i]), 0);
+        }
+        for (int i = 0; i < 2; i++)
+            pthread_join(th[i], NULL);
+        ck_assert_int_eq(cl_sync_wait(run->db), 0);
+        uint64_t max_sync = 0;
+        for (int i = 0; i < 2; i++)
+            for (int n = 0; n < 40; n++) {
+                const struct timed_rec *r = &run->rec[i][n];
+                ck_assert_msg(r->calls == 1 && r->rc == 0 && r->had_times, "%s: commit %d.%d: %d calls, rc %d%s",
+                              name, i, n, r->calls, r->rc, r->had_times ? "" : ", no times");
+                uint64_t took = r->called_ns - r->submitted_ns, sum = phases_sum(&r->tm);
+                ck_assert_msg(sum <= took, "%s: commit %d.%d: phases %" PRIu64 " ns in %" PRIu64 " ns", name, i, n,
+                              sum, took);
+                if (p == CL_SYNC_NONE)
+                    ck_assert_msg(r->tm.queue_ns + r->tm.sync_ns + r->tm.wakeup_ns == 0,
+                                  "none: answered at the write, yet queue %" PRIu64 " sync %" PRIu64
+                                  " wakeup %" PRIu64 " ns",
+                                  r->tm.queue_ns, r->tm.sync_ns, r->tm.wakeup_ns);
+                if (r->tm.sync_ns > max_sync)
+                    max_sync = r->tm.sync_ns;
+            }
+        if (p != CL_SYNC_NONE)
+            ck_assert_msg(max_sync >= 2000000, "%s: the longest sync in a commit's phases is %" PRIu64
+                          " ns on a 2 ms sync", name, max_sync);
+        ck_assert_int_eq(cl_close(run->db), 0);
+        free(run);
+        tu_rmdir(dir);
+        free(dir);
+    }
+
+    /* elr off: the commit waits for its own sync in the call; read only: zeros */
+    char *dir = tu_mkdtemp("async-timed");
+    struct cl_options o;
+    struct cl_db *db;
+    struct cl_txn *t;
+    struct timed_rec r = {0}, ro = {0};
+    uint64_t v = 1;
+    opts(&o, CL_SYNC_GROUP);
+    o.elr = 0;
+    o.sync_latency_us = 2000;
+    ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+    ck_assert_int_eq(cl_txn_begin(db, 0, &t), 0);
+    ck_assert_int_eq(cl_put(t, "k", 1, &v, sizeof v), 0);
+    r.submitted_ns = mono_ns();
+    ck_assert_int_eq(cl_commit_async_timed(t, on_timed, &r), 0);
+    int calls = __atomic_load_n(&r.calls, __ATOMIC_ACQUIRE);
+    ck_assert_msg(calls == 1 && r.rc == 0 && r.had_times, "elr off: %d calls, rc %d", calls, r.rc);
+    ck_assert_msg(r.tm.sync_ns >= 2000000, "elr off: sync %" PRIu64 " ns on a 2 ms sync", r.tm.sync_ns);
+    ck_assert_uint_le(phases_sum(&r.tm), r.called_ns - r.submitted_ns);
+    ck_assert_int_eq(cl_txn_begin(db, CL_TXN_RDONLY, &t), 0);
+    ro.tm.sync_ns = 1;
+    ck_assert_int_eq(cl_commit_async_timed(t, on_timed, &ro), 0);
+    ck_assert_int_eq(cl_sync_wait(db), 0);
+    ck_assert_msg(ro.calls == 1 && ro.rc == 0 && ro.had_times && phases_sum(&ro.tm) == 0,
+                  "read only: %d calls, rc %d, phases %" PRIu64 " ns", ro.calls, ro.rc, phases_sum(&ro.tm));
+    ck_assert_int_eq(cl_txn_begin(db, 0, &t), 0);
+    ck_assert_int_eq(cl_commit_async_timed(t, NULL, NULL), CL_EINVAL); /* consumed all the same */
+    ck_assert_int_eq(cl_commit_async_timed(NULL, on_timed, &r), CL_EINVAL);
+    ck_assert_int_eq(cl_close(db), 0);
+    tu_rmdir(dir);
+    free(dir);
+}
+END_TEST
+
 /* ---- failures --------------------------------------------------------------- */
 
 /* EIO on a sync or ENOSPC on a write in the middle of the run, with 4
  * pipelined clients: every callback is called exactly once; once one got
  * the error none gets 0; the first error is the injected one; later
  * commits are refused; a power failure right after keeps every commit
- * acknowledged with 0. */
+ * acknowledged with 0.  Under the rwf-dsync method and uring_sync =
+ * rwf-dsync the write that carries RWF_DSYNC is the sync (the fault layer
+ * counts it as one, and fails it having written its bytes, which the
+ * crash then drops): its EIO fails its whole batch as a failed fsync
+ * does. */
 START_TEST(test_failure_mid_batch)
 {
-    static const enum cl_sync_policy pols[] = {CL_SYNC_GROUP, CL_SYNC_FLUSHER, CL_SYNC_URING, CL_SYNC_COMMIT,
-                                               CL_SYNC_PERIODIC};
+    static const struct {
+        enum cl_sync_policy p;
+        enum cl_sync_method m;
+        enum cl_uring_sync us;
+    } pols[] = {
+        {CL_SYNC_GROUP, CL_METHOD_FDATASYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_FLUSHER, CL_METHOD_FDATASYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_URING, CL_METHOD_FDATASYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_COMMIT, CL_METHOD_FDATASYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_PERIODIC, CL_METHOD_FDATASYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_GROUP, CL_METHOD_RWF_DSYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_FLUSHER, CL_METHOD_RWF_DSYNC, CL_URING_SYNC_FSYNC},
+        {CL_SYNC_URING, CL_METHOD_FDATASYNC, CL_URING_SYNC_RWF_DSYNC},
+    };
+    const uint64_t npols = sizeof pols / sizeof *pols;
     uint64_t base = tu_seed(3000);
-    for (uint64_t it = 0; it < 2 * sizeof pols / sizeof *pols; it++) {
-        enum cl_sync_policy p = pols[it % (sizeof pols / sizeof *pols)];
-        int enospc = (int)(it / (sizeof pols / sizeof *pols));
+    for (uint64_t it = 0; it < 2 * npols; it++) {
+        enum cl_sync_policy p = pols[it % npols].p;
+        int per_write = pols[it % npols].m == CL_METHOD_RWF_DSYNC || pols[it % npols].us == CL_URING_SYNC_RWF_DSYNC;
+        int enospc = (int)(it / npols);
         int want = enospc ? -ENOSPC : -EIO;
-        char what[64];
+        char what[96];
         char *dir = tu_mkdtemp("async-fail");
         struct vfs *fault = vfs_fault_new(vfs_posix());
         struct run *run = calloc(1, sizeof *run);
         struct cl_options o;
-        snprintf(what, sizeof what, "%s, %s", cl_sync_policy_name(p), enospc ? "ENOSPC" : "EIO");
+        snprintf(what, sizeof what, "%s%s%s, %s", cl_sync_policy_name(p),
+                 pols[it % npols].m == CL_METHOD_RWF_DSYNC ? " method=rwf-dsync" : "",
+                 pols[it % npols].us == CL_URING_SYNC_RWF_DSYNC ? " uring_sync=rwf-dsync" : "",
+                 enospc ? "ENOSPC" : "EIO");
         opts(&o, p);
+        o.method = pols[it % npols].m;
+        o.uring_sync = pols[it % npols].us;
         o.checkpoint_bytes = 0;
         o.segment_init = CL_SEGINIT_SPARSE;
         vfs_fault_ring_seed(fault, base + it);
@@ -604,6 +789,9 @@ START_TEST(test_failure_mid_batch)
         struct cl_stats st;
         cl_stats(run->db, &st);
         ck_assert_int_eq(st.broken, 1);
+        if (per_write && !enospc) /* no segment was made after the open: every sync was a record's write */
+            ck_assert_msg(st.segment_switches == 0 && st.syncs > 0, "%s: %" PRIu64 " switches, %" PRIu64 " syncs",
+                          what, st.segment_switches, st.syncs);
         ck_assert_int_eq(cl_checkpoint(run->db), CL_EBROKEN);
         /* the failed batch's writes are lost for good (fsyncgate): crash now */
         ck_assert_int_eq(vfs_fault_crash(fault, VFS_CRASH_DROP, base + it), 0);
@@ -622,7 +810,7 @@ END_TEST
 
 struct nested {
     struct cl_db *db;
-    int commit_rc, async_rc, wait_rc, ckpt_rc, close_rc, read_rc, calls, inner_calls;
+    int commit_rc, async_rc, timed_rc, wait_rc, ckpt_rc, close_rc, read_rc, calls, inner_calls;
 };
 
 static void on_nested_inner(void *arg, int rc)
@@ -630,6 +818,12 @@ static void on_nested_inner(void *arg, int rc)
     struct nested *x = arg;
     (void)rc;
     x->inner_calls++; /* a refused commit's callback: must never come */
+}
+
+static void on_nested_inner_timed(void *arg, int rc, const struct cl_commit_times *tm)
+{
+    (void)tm;
+    on_nested_inner(arg, rc);
 }
 
 /* Runs on whatever thread calls the callbacks: records, asserts nothing. */
@@ -641,11 +835,13 @@ static void on_nested(void *arg, int rc)
     size_t vl;
     (void)rc;
     x->calls++;
-    x->commit_rc = x->async_rc = x->read_rc = -1;
+    x->commit_rc = x->async_rc = x->timed_rc = x->read_rc = -1;
     if (cl_txn_begin(x->db, 0, &t) == 0 && cl_put(t, "n", 1, &v, sizeof v) == 0)
         x->commit_rc = cl_commit(t);
     if (cl_txn_begin(x->db, 0, &t) == 0 && cl_put(t, "n", 1, &v, sizeof v) == 0)
         x->async_rc = cl_commit_async(t, on_nested_inner, x);
+    if (cl_txn_begin(x->db, 0, &t) == 0 && cl_put(t, "n", 1, &v, sizeof v) == 0)
+        x->timed_rc = cl_commit_async_timed(t, on_nested_inner_timed, x);
     x->wait_rc = cl_sync_wait(x->db);
     x->ckpt_rc = cl_checkpoint(x->db);
     x->close_rc = cl_close(x->db);
@@ -673,6 +869,7 @@ START_TEST(test_callback_may_not_reenter)
         ck_assert_int_eq(x.calls, 1);
         ck_assert_int_eq(x.commit_rc, CL_EBUSY);
         ck_assert_int_eq(x.async_rc, CL_EBUSY);
+        ck_assert_int_eq(x.timed_rc, CL_EBUSY);
         ck_assert_int_eq(x.wait_rc, CL_EBUSY);
         ck_assert_int_eq(x.ckpt_rc, CL_EBUSY);
         ck_assert_int_eq(x.close_rc, CL_EBUSY);
@@ -694,6 +891,7 @@ int main(void)
     tcase_add_test(tc, test_when_the_callback_comes);
     tcase_add_test(tc, test_close_with_callbacks_outstanding);
     tcase_add_test(tc, test_lone_async_commit);
+    tcase_add_test(tc, test_timed_async);
     tcase_add_test(tc, test_failure_mid_batch);
     tcase_add_test(tc, test_callback_may_not_reenter);
     suite_add_tcase(s, tc);

@@ -52,9 +52,14 @@ struct bench_db {
 };
 
 /* A pipelined commit's acknowledgement (bench_conn.ticket), embedded
- * first in the caller's own record of it. */
+ * first in the caller's own record of it.  A driver that times commits
+ * (times_commits) fills phase_ns and sets timed before it calls done(t,
+ * 0): the commit's phases, as bench_conn.phase_ns holds a blocking
+ * commit's, the wait being the one until the acknowledgement. */
 struct bench_ticket {
     void (*done)(struct bench_ticket *t, int rc);
+    uint64_t phase_ns[BENCH_PHASES];
+    int timed;
 };
 
 struct bench_conn {

@@ -2,9 +2,12 @@
  * driver_commitlab.c -- the benchmark driver for commitlab's own engine,
  * through its public API (engine/commitlab.h) only.  Every commit-path
  * knob maps to a field of struct cl_options (cl_accepts, as --list-engines
- * prints them); a policy or option the library does not build makes
- * cl_open return CL_ENOTSUP, which the run reports as n/a with the
- * library's own message.
+ * prints them); a policy or option the library does not build, or that
+ * this kernel refuses (io_uring, RWF_DSYNC, O_DIRECT), makes cl_open
+ * return CL_ENOTSUP, which the run reports as n/a with the library's own
+ * reason (cl_error_detail).  Any other failure of cl_open is the run's
+ * error, with that reason too: the option out of range, the file refused,
+ * the process holding the database.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +74,7 @@ static const struct bench_accept cl_accepts[] = {
     {K_INTERVAL, NULL, "cl_options.interval_ms", NULL},
     {K_URING_DEPTH, NULL, "cl_options.uring_depth", NULL},
     {K_URING_SYNC, NULL, "cl_options.uring_sync", NULL},
-    {K_PIPELINE, NULL, "cl_commit_async, at most N awaiting durability per client (1: cl_commit)", NULL},
+    {K_PIPELINE, NULL, "cl_commit_async_timed, at most N awaiting durability per client (1: cl_commit)", NULL},
     {K_MAX_BATCH, NULL, "cl_options.max_batch", NULL},
     {K_FLUSHER_SPIN, NULL, "cl_options.flusher_spin_us", NULL},
     {K_SYNC_LATENCY, NULL, "cl_options.sync_latency_us (the library's latency layer, its io_uring syncs included)",
@@ -112,17 +115,33 @@ static int cl_drv_open(struct bench_db *db)
         return rc;
     struct cl_recovery_info info;
     rc = cl_open(db->path, &o, &h, &info);
+    /* What the library says it refused (the option and its range, the
+     * file, the process holding the database, what the kernel refused),
+     * or "" when it has nothing to add to the code. */
+    const char *detail = cl_error_detail();
     if (rc == CL_ENOTSUP) {
         /* Name what was asked, so the n/a row says which knob. */
         char asked[160] = "";
         size_t n = 0;
         if (o.sync != CL_SYNC_NONE && o.sync != CL_SYNC_COMMIT)
             n += (size_t)snprintf(asked + n, sizeof asked - n, " --sync %s", db->cfg->sync);
+        if ((o.method == CL_METHOD_DIRECT || o.method == CL_METHOD_RWF_DSYNC) && n < sizeof asked)
+            n += (size_t)snprintf(asked + n, sizeof asked - n, " --sync-method %s", db->cfg->sync_method);
+        if (o.sync == CL_SYNC_URING && o.uring_sync != CL_URING_SYNC_FSYNC && n < sizeof asked)
+            n += (size_t)snprintf(asked + n, sizeof asked - n, " --uring-sync %s", db->cfg->uring_sync);
         if (o.sync_latency_us && n < sizeof asked)
             snprintf(asked + n, sizeof asked - n, " --sync-latency %u", o.sync_latency_us);
-        snprintf(db->err, sizeof db->err, "not built in this libcommitlab (cl_open: CL_ENOTSUP for%s)",
-                 asked[0] ? asked : " these options");
+        if (detail[0]) /* the library's reason: the kernel refused a flag, io_uring is refused, ... */
+            snprintf(db->err, sizeof db->err, "%.150s (cl_open: CL_ENOTSUP for%.70s)", detail,
+                     asked[0] ? asked : " these options");
+        else
+            snprintf(db->err, sizeof db->err, "not built in this libcommitlab (cl_open: CL_ENOTSUP for%s)",
+                     asked[0] ? asked : " these options");
         return BENCH_NA;
+    }
+    if (rc && detail[0]) {
+        snprintf(db->err, sizeof db->err, "cl_open: %.190s (%.50s)", detail, cl_strerror(rc));
+        return BENCH_ERR;
     }
     if (rc) {
         snprintf(db->err, sizeof db->err, "cl_open %.100s: %.60s%s%.80s", db->path, info.bad_file,
@@ -194,31 +213,43 @@ static int cl_drv_del(struct bench_conn *c, const void *k, size_t kl)
     return rc ? fail(c, "cl_del", rc) : BENCH_OK;
 }
 
-static void on_durable(void *ticket, int rc)
+static void phases(uint64_t *ns, const struct cl_commit_times *tm)
+{
+    ns[BENCH_PH_LOCK] = tm->lock_ns;
+    ns[BENCH_PH_APPEND] = tm->append_ns;
+    ns[BENCH_PH_APPLY] = tm->apply_ns;
+    ns[BENCH_PH_QUEUE] = tm->queue_ns;
+    ns[BENCH_PH_WRITE] = tm->write_ns;
+    ns[BENCH_PH_SYNC] = tm->sync_ns;
+    ns[BENCH_PH_WAKEUP] = tm->wakeup_ns;
+}
+
+/* A pipelined commit acknowledged, with its phases (tm NULL when rc is
+ * not 0). */
+static void on_durable(void *ticket, int rc, const struct cl_commit_times *tm)
 {
     struct bench_ticket *t = ticket;
+    if (tm) {
+        phases(t->phase_ns, tm);
+        t->timed = 1;
+    }
     t->done(t, rc);
 }
 
 static int cl_drv_commit(struct bench_conn *c)
 {
     struct cl_commit_times tm;
-    if (c->ticket) { /* --pipeline: in the log now, acknowledged by the callback */
-        int rc = cl_commit_async(c->impl, on_durable, c->ticket);
+    if (c->ticket) { /* --pipeline: in the log now, acknowledged (and timed) by the callback */
+        c->ticket->timed = 0;
+        int rc = cl_commit_async_timed(c->impl, on_durable, c->ticket);
         c->impl = NULL;
         if (rc == 0)
             c->ticket = NULL; /* the callback's now */
-        return rc ? fail(c, "cl_commit_async", rc) : BENCH_OK;
+        return rc ? fail(c, "cl_commit_async_timed", rc) : BENCH_OK;
     }
     int rc = cl_commit_timed(c->impl, &tm);
     c->impl = NULL;
-    c->phase_ns[BENCH_PH_LOCK] = tm.lock_ns;
-    c->phase_ns[BENCH_PH_APPEND] = tm.append_ns;
-    c->phase_ns[BENCH_PH_APPLY] = tm.apply_ns;
-    c->phase_ns[BENCH_PH_QUEUE] = tm.queue_ns;
-    c->phase_ns[BENCH_PH_WRITE] = tm.write_ns;
-    c->phase_ns[BENCH_PH_SYNC] = tm.sync_ns;
-    c->phase_ns[BENCH_PH_WAKEUP] = tm.wakeup_ns;
+    phases(c->phase_ns, &tm);
     return rc ? fail(c, "cl_commit", rc) : BENCH_OK;
 }
 
@@ -282,7 +313,7 @@ const struct bench_driver bench_driver_commitlab = {
     .times_commits = 1,
     .accepts = cl_accepts,
     .no_why = "applies to another engine",
-    .notes = "commits timed by phase (cl_commit_timed); counters from cl_stats",
+    .notes = "commits timed by phase (cl_commit_timed; pipelined: cl_commit_async_timed); counters from cl_stats",
     .describe = cl_describe,
     .open = cl_drv_open,
     .close = cl_drv_close,
