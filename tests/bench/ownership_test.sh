@@ -80,7 +80,9 @@ kill -9 "$victim"; wait "$victim" 2>/dev/null
 "$bin" bench --duration 3 --warmup 0 --clients 1,2 --dir intr --out intr.jsonl --quiet >/dev/null 2>&1 &
 b=$!
 pids+=("$b")
-sleep 4.5
+# the signal comes in the second run: once the first one's line is out
+for _ in $(seq 600); do [ -s intr.jsonl ] && break; sleep 0.1; done
+sleep 0.5
 kill -INT "$b"; wait "$b"; rc=$?
 [ $rc -eq 130 ] || fail "bench after SIGINT: exit $rc"
 [ ! -e intr ] || fail "SIGINT left $(find intr)"
