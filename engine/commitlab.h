@@ -110,12 +110,14 @@ extern "C" {
 /* When and by whom the log is made durable: the sync policies, in one
  * list (X(ENUM_SUFFIX, name)).  Each is one file wal/policy_<name>.c whose
  * table, wal_policy_<name>, states what it promises when cl_commit returns
- * 0; adding a policy is adding that file and one line here.
+ * 0; adding a policy is adding that file and one line here (and a row in
+ * the table of options for each option only it reads: cl_option_info).
  *   none      write(2) only: survives a process crash, not power loss
  *   periodic  write only; a background thread syncs every interval_ms
  *   commit    each commit writes and syncs its own record
  *   group     leader/follower group commit
- *   uring     io_uring linked write->fsync chains, several in flight */
+ *   uring     io_uring linked write->fsync chains, several in flight
+ *   flusher   one dedicated thread writes and syncs for every committer */
 #define CL_SYNC_POLICIES(X) \
     X(NONE, none)           \
     X(PERIODIC, periodic)   \
@@ -176,7 +178,8 @@ struct cl_options {
                                       * 4096, default 16 MiB; fixed at creation (a later open uses the
                                       * stored size) */
     uint64_t cache_size;             /* page cache bytes, 64 KiB..64 GiB, default 64 MiB */
-    uint64_t checkpoint_bytes;       /* WAL bytes between checkpoints, default 64 MiB; 0 = only on demand/close */
+    uint64_t checkpoint_bytes;       /* WAL bytes between checkpoints, 0..1 TiB, default 64 MiB; 0 = only on
+                                      * demand/close */
     uint32_t interval_ms;            /* periodic policy: 1..60000, default 200 */
     uint32_t commit_delay_us;        /* group policy: 0..100000 (PostgreSQL's range), default 0 */
     uint32_t commit_siblings;        /* group policy: 0..1000 (PostgreSQL's range), default 5 */
@@ -195,6 +198,60 @@ struct cl_options {
 
 /* Fills *o with the defaults above. */
 CL_API void cl_options_init(struct cl_options *o);
+
+/* ---- the options, described by the library (since 0.2) ----------------------
+ * Every field of struct cl_options is one row of the library's own table,
+ * in the struct's order: its name, the sync policy it tunes, the range
+ * cl_open accepts, the default cl_options_init fills and one line of help.
+ * The table is what cl_options_init and cl_open use themselves, so a
+ * program that offers the options to its users -- `commitlab bench` makes
+ * its flags from it -- reads them here rather than copying them, and its
+ * defaults, ranges and help follow the library it runs with:
+ *
+ *     for (int i = 0; i < cl_option_count(); i++) {
+ *         const struct cl_option_info *o = cl_option_info(i);
+ *         if (o->type == CL_OPTION_NUMBER)
+ *             printf("%-16s %s (%llu..%llu %s, default %llu)\n", o->name, o->help,
+ *                    (unsigned long long)o->min, (unsigned long long)o->max, o->unit,
+ *                    (unsigned long long)o->dflt);
+ *     }
+ *
+ * A range is not the whole check: cl_open also refuses a segment_size
+ * that is not a multiple of 4096 and uring_sync rwf-dsync with the dsync
+ * or direct method (the fields' comments above). */
+enum cl_option_type {
+    CL_OPTION_NUMBER = 0, /* an unsigned integer in [min, max], counted in unit */
+    CL_OPTION_FLAG,       /* 0 or 1 */
+    CL_OPTION_ENUM        /* an enum of this header, one of names[min..max] */
+};
+
+/* cl_option_info.policy of an option every policy reads. */
+#define CL_OPTION_ALL_POLICIES (-1)
+
+struct cl_option_info {
+    const char *name;          /* the field of struct cl_options: "commit_delay_us" */
+    enum cl_option_type type;
+    int policy;                /* the enum cl_sync_policy that reads it (the others ignore it), or
+                                * CL_OPTION_ALL_POLICIES */
+    uint64_t min, max;         /* the range cl_open accepts, both ends included */
+    uint64_t dflt;             /* the default (cl_options_init) */
+    const char *unit;          /* what the range counts: "us", "bytes", "segments", ...; "flag" for a
+                                * flag; for an enum, what its values are ("policy", "method", "mode") */
+    const char *const *names;  /* CL_OPTION_ENUM: names[v] names value v, as the CLI and the _name
+                                * functions spell it, NULL after the last; NULL for the other types */
+    const char *help;          /* one line of English, without the option's name or policy */
+};
+
+/* The number of rows of the table: cl_option_info(0) .. cl_option_info(count - 1). */
+CL_API int cl_option_count(void);
+
+/* Row i of the table of options, or NULL when i is not in
+ * [0, cl_option_count()).  The rows are the library's static memory,
+ * valid for the life of the process; never free or write them.  The
+ * struct may grow at its end in a later version: read it through the
+ * pointer, and never copy it by value or step from one row to the next
+ * with pointer arithmetic. */
+CL_API const struct cl_option_info *cl_option_info(int i);
 
 /* ---- structures that grow ---------------------------------------------------
  * struct cl_options, cl_recovery_info and cl_stats are allocated by the

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "atomic.h"
 #include "commitlab.h"
 #include "wal.h"
 
@@ -63,13 +64,6 @@ struct cl_db {
     uint64_t commits, checkpoints, pause_ns; /* atomic */
     uint64_t max_switch_commit_ns;          /* atomic */
 };
-
-static inline void db_atomic_max(uint64_t *p, uint64_t v)
-{
-    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
-}
 
 /* The first failure, the handle's or its log's: a write or sync that
  * failed under an asynchronous commit breaks the log with nobody in

@@ -29,16 +29,17 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
  * struct is larger than this library's and the bytes beyond are not zero. */
 int cl_options_import(const struct cl_options *in, size_t size, struct cl_options *out);
 
-/* One option of struct cl_options (engine/options.c): where it lives, its
- * accepted range [min, max] and default, and the unit the range is in. */
+/* One option of struct cl_options (engine/options.c): what the public API
+ * says of it (cl_option_info), and where it lives in the struct. */
 struct cl_option_desc {
-    const char *name;   /* the field's name */
+    struct cl_option_info info;
     size_t offset, size;
-    uint64_t min, max, dflt;
-    const char *unit;
 };
 /* The table, in struct order; *n gets its length. */
 const struct cl_option_desc *cl_option_table(size_t *n);
+/* The sync methods' names, in enum order, NULL after the last (the
+ * method option's names). */
+extern const char *const cl_method_names[];
 /* 0, or CL_EINVAL naming the first option out of range in
  * cl_error_detail() (CL_ENOTSUP for a policy not built). */
 int cl_options_check(const struct cl_options *o);

@@ -52,7 +52,6 @@ const char *cl_strerror(int err)
     return "unknown error";
 }
 
-static const char *const method_names[] = {"fdatasync", "fsync", "dsync", "direct", "rwf-dsync"};
 
 /* The policies' names and durability are their tables' (wal/policy.c). */
 const char *cl_sync_policy_name(enum cl_sync_policy p)
@@ -69,7 +68,7 @@ int cl_sync_policy_is_durable(enum cl_sync_policy p)
 
 const char *cl_sync_method_name(enum cl_sync_method m)
 {
-    return (unsigned)m < sizeof method_names / sizeof *method_names ? method_names[m] : "?";
+    return (unsigned)m <= CL_METHOD_RWF_DSYNC ? cl_method_names[m] : "?";
 }
 
 int cl_sync_policy_parse(const char *s, enum cl_sync_policy *out)
@@ -84,8 +83,8 @@ int cl_sync_policy_parse(const char *s, enum cl_sync_policy *out)
 
 int cl_sync_method_parse(const char *s, enum cl_sync_method *out)
 {
-    for (unsigned i = 0; i < sizeof method_names / sizeof *method_names; i++)
-        if (strcmp(s, method_names[i]) == 0) {
+    for (unsigned i = 0; cl_method_names[i]; i++)
+        if (strcmp(s, cl_method_names[i]) == 0) {
             *out = (enum cl_sync_method)i;
             return 0;
         }

@@ -501,7 +501,7 @@ static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_f
                                        .queue_ns = wt.queue_ns, .write_ns = wt.write_ns, .sync_ns = wt.sync_ns,
                                        .wakeup_ns = wt.wakeup_ns};
     if (wal_segment_switches(db->wal) != switches0)
-        db_atomic_max(&db->max_switch_commit_ns, cl_now_ns() - t0);
+        cl_atomic_max64(&db->max_switch_commit_ns, cl_now_ns() - t0);
     db_maybe_request_checkpoint(db, lsn);
 out:
     wal_async_entry_free(cb); /* not registered: the commit was refused, fn is never called */

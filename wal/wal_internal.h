@@ -175,7 +175,6 @@ struct wal {
 static inline uint64_t wal_load64(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void wal_store64(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static inline void wal_add64(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
-void wal_max64(uint64_t *p, uint64_t v);
 
 /* During wal_open (and a policy's start): says why it is about to return
  * CL_ENOTSUP, printf-style, if the caller asked (the first reason stays). */

@@ -31,19 +31,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "atomic.h"
 #include "crc32c.h"
 #include "endian.h"
 #include "invariant.h"
 #include "wal_internal.h"
 
 /* ---- small helpers -------------------------------------------------------- */
-
-void wal_max64(uint64_t *p, uint64_t v)
-{
-    uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
-    while (v > cur && !__atomic_compare_exchange_n(p, &cur, v, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
-}
 
 int wal_set_broken(struct wal *w, int err)
 {
@@ -235,7 +229,7 @@ void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns)
 {
     uint64_t n = txns - w->durable_txns;
     w->durable_txns = txns;
-    wal_max64(&w->st.max_commits_per_sync, n);
+    cl_atomic_max64(&w->st.max_commits_per_sync, n);
     if (n)
         wal_add64(&w->st.batch_hist[n < CL_BATCH_HIST - 1 ? n : CL_BATCH_HIST - 1], 1);
     /* W1: written_lsn is stable under io_mu, which the caller holds */

@@ -3,8 +3,9 @@
  * real comparison of commit paths on the filesystem of the current
  * directory, through the same harness as `commitlab bench`.
  *
- * Rows: commitlab with every durable sync policy (a policy the library
- * does not build yet is one n/a row) and with none; LMDB durable and
+ * Rows: commitlab with the durable sync policies commit, group and uring
+ * (flusher is left to `commitlab bench`; a policy the library does not
+ * build is one n/a row) and with none; LMDB durable and
  * MDB_NOSYNC; RocksDB sync=true; SQLite synchronous=FULL when built.  Each
  * at 1, 16 and 64 clients; then commitlab group commit at 16 clients with
  * 1 MiB segments and a checkpoint every 4 MiB, fresh versus recycled

@@ -61,14 +61,19 @@ struct crash_opts {
     unsigned txns, jobs;
     const char *dir, *out, *plugin_dir;
     const char *lmdb_flags, *sqlite_sync; /* one value each, for their engines' rows */
+    char lmdb_buf[64];
     uint64_t cut_max;
     int cut_max_given;
     unsigned pipeline;            /* --pipeline: one value, 1 when not given */
+    const char *uring_sync;       /* --uring-sync: one value, the library's default when not given */
+    struct bench_cli knobs;       /* the knobs shared with bench, as the harness parsed them */
 };
 
 /* A comma list of flag's values, each checked by ok -- or, with ok NULL,
  * as bench checks the knob of the same flag (the table of knobs), and
- * refused naming what that knob accepts. */
+ * refused naming what that knob accepts: the campaign's defaults, and
+ * --model.  (What the user gives of the knobs shared with bench is parsed
+ * by the harness: parse.) */
 static void list_split(struct list *l, const char *flag, const char *arg, int (*ok)(const char *))
 {
     char *copy = strdup(arg), *save = NULL;
@@ -222,6 +227,8 @@ static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
         fprintf(f, " --sqlite-sync %s", c->sqlite_sync);
     if (c->pipeline > 1)
         fprintf(f, " --pipeline %u", c->pipeline);
+    if (c->drv == &bench_driver_commitlab && c->uring_sync && strcmp(c->uring_sync, bench_knob(K_URING_SYNC)->dflt))
+        fprintf(f, " --uring-sync %s", c->uring_sync);
     if (c->mode == CRASH_CUT && c->cut_max != CUT_MAX_DEFAULT) {
         char size[32];
         crash_size_name(c->cut_max, size, sizeof size);
@@ -328,7 +335,8 @@ static void usage(FILE *f)
             "  --pipeline N         commitlab: each client keeps up to N commits awaiting durability\n"
             "                       (cl_commit_async), each acknowledged by its callback (default 1)\n"
             "  --sync LIST          sync policies (default %s)\n"
-            "  --sync-method LIST   fdatasync (default), fsync, dsync, direct\n"
+            "  --sync-method LIST   fdatasync (default), fsync, dsync, direct, rwf-dsync\n"
+            "  --uring-sync WORD    uring: fsync (default) or rwf-dsync, for the whole campaign\n"
             "  --segments LIST      fresh (default), recycle\n"
             "  --segment-init LIST  zero (default), sparse, fallocate\n"
             "  --prealloc LIST      segments prepared ahead (default 0)\n"
@@ -366,6 +374,7 @@ static void free_opts(struct crash_opts *o)
                          &o->elr,  &o->model,  &o->clients,  &o->engine, &o->workload};
     for (size_t i = 0; i < sizeof ls / sizeof *ls; i++)
         list_free(ls[i]);
+    bench_cli_free(&o->knobs);
 }
 
 /* Each --engine plugin:... loaded (its table checked; a bad one is one
@@ -390,29 +399,71 @@ static void load_plugins(struct crash_opts *co)
     }
 }
 
+/* The knobs crash shares with bench, read by the harness's one parser
+ * (bench_cli_parse_knob) as bench reads them: the lists the campaign
+ * sweeps (--clients at most CRASH_MAX_CLIENTS, the witness's size), and
+ * those it takes one value of for the whole campaign.  Its --txns
+ * (transactions per client at most) is its own, not bench's. */
+static const struct bench_knob_take shared_knobs[] = {
+    {K_SYNC, 0},     {K_SYNC_METHOD, 0}, {K_SEGMENTS, 0},   {K_SEGMENT_INIT, 0}, {K_PREALLOC, 0},
+    {K_ELR, 0},      {K_CLIENTS, 0, CRASH_MAX_CLIENTS}, {K_ENGINE, 0}, {K_WORKLOAD, 0}, {K_DIR, 0},
+    {K_PIPELINE, 1}, {K_URING_SYNC, 1},  {K_LMDB_FLAGS, 1}, {K_SQLITE_SYNC, 1},
+};
+
+/* The shared knobs as the harness parsed them, into the campaign: a list
+ * given replaces the campaign's default list; then what crash requires of
+ * an engine beyond what bench checks (built, and keeping data). */
+static void take_shared(struct crash_opts *co)
+{
+    struct bench_cli *kc = &co->knobs;
+    const struct {
+        enum bench_knob k;
+        struct list *l;
+    } lists[] = {{K_SYNC, &co->sync},       {K_SYNC_METHOD, &co->method}, {K_SEGMENTS, &co->segments},
+                 {K_SEGMENT_INIT, &co->init}, {K_PREALLOC, &co->prealloc}, {K_ELR, &co->elr},
+                 {K_CLIENTS, &co->clients}, {K_ENGINE, &co->engine},     {K_WORKLOAD, &co->workload}};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) {
+        struct knob_values *kv = &kc->vals[lists[i].k];
+        if (!kv->n)
+            continue;
+        list_free(lists[i].l);
+        lists[i].l->v = kv->v;
+        lists[i].l->n = kv->n;
+        kv->v = NULL;
+        kv->n = 0;
+    }
+    for (size_t i = 0; i < co->engine.n; i++)
+        if (!ok_engine(co->engine.v[i]))
+            ut_usage_error("crash", "--engine: '%s' is not accepted: not built into this binary", co->engine.v[i]);
+    if (kc->base.given[K_DIR])
+        co->dir = kc->base.dir;
+    co->pipeline = kc->base.pipeline;
+    co->uring_sync = kc->base.uring_sync;
+    if (kc->base.given[K_LMDB_FLAGS]) {
+        bench_knob_format(&kc->base, K_LMDB_FLAGS, co->lmdb_buf, sizeof co->lmdb_buf);
+        co->lmdb_flags = co->lmdb_buf;
+    }
+    if (kc->base.given[K_SQLITE_SYNC])
+        co->sqlite_sync = kc->base.sqlite_sync;
+}
+
 static void parse(struct crash_opts *co, int argc, char **argv)
 {
+    bench_cli_init(&co->knobs);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        struct { const char *flag; struct list *l; int (*ok)(const char *); } lists[] = {
-            {"--sync", &co->sync, NULL}, {"--sync-method", &co->method, NULL},
-            {"--segments", &co->segments, NULL}, {"--segment-init", &co->init, NULL},
-            {"--prealloc", &co->prealloc, NULL}, {"--elr", &co->elr, NULL},
-            {"--model", &co->model, ok_model}, {"--clients", &co->clients, ok_clients},
-            {"--engine", &co->engine, ok_engine}, {"--workload", &co->workload, NULL}};
-        int done = 0;
-        for (size_t k = 0; k < sizeof lists / sizeof *lists && !done; k++)
-            if (!strcmp(a, lists[k].flag)) {
-                if (!v)
-                    ut_usage_error("crash", "%s needs a value", a);
-                list_split(lists[k].l, a, v, lists[k].ok);
-                co->model_given |= lists[k].l == &co->model;
-                i++;
-                done = 1;
-            }
-        if (done)
+        if (bench_cli_parse_knob("crash", argc, argv, &i, shared_knobs, sizeof shared_knobs / sizeof *shared_knobs,
+                                 &co->knobs) != K_COUNT)
             continue;
+        if (!strcmp(a, "--model")) {
+            if (!v)
+                ut_usage_error("crash", "%s needs a value", a);
+            list_split(&co->model, a, v, ok_model);
+            co->model_given = 1;
+            i++;
+            continue;
+        }
         char *end;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
@@ -447,9 +498,6 @@ static void parse(struct crash_opts *co, int argc, char **argv)
                 ut_usage_error("crash", "--replay: '%s' is not accepted; expected a seed", v);
             co->have_replay = 1;
             i++;
-        } else if (!strcmp(a, "--dir") && v) {
-            co->dir = v;
-            i++;
         } else if (!strcmp(a, "--out") && v) {
             co->out = v;
             i++;
@@ -466,23 +514,6 @@ static void parse(struct crash_opts *co, int argc, char **argv)
             else
                 ut_usage_error("crash", "--mode: '%s' is not accepted; accepted: sim, kill, cut", v);
             i++;
-        } else if ((!strcmp(a, "--lmdb-flags") || !strcmp(a, "--sqlite-sync")) && v) {
-            enum bench_knob k = bench_knob_by_flag(a);
-            if (bench_knob_check(k, v) != 0) {
-                char acc[300] = "";
-                bench_knob_accepted(k, acc, sizeof acc);
-                char *list = strstr(acc, " (comma lists allowed)"); /* one value here, not a sweep */
-                if (list)
-                    *list = 0;
-                ut_usage_error("crash", "%s: '%s' is not accepted; expected %s%s", a, v, list ? "one of " : "", acc);
-            }
-            *(!strcmp(a, "--lmdb-flags") ? &co->lmdb_flags : &co->sqlite_sync) = v;
-            i++;
-        } else if (!strcmp(a, "--pipeline") && v) {
-            if (bench_knob_check(K_PIPELINE, v) != 0)
-                ut_usage_error("crash", "--pipeline: '%s' is not accepted; expected an integer in [1, 4096]", v);
-            co->pipeline = (unsigned)strtoul(v, NULL, 10);
-            i++;
         } else if (!strcmp(a, "--cut-journal-max") && v) {
             if (ut_parse_size(v, &co->cut_max) || co->cut_max < 4096)
                 ut_usage_error("crash", "--cut-journal-max: '%s' is not accepted; expected a size of at least 4K "
@@ -497,6 +528,7 @@ static void parse(struct crash_opts *co, int argc, char **argv)
             ut_usage_error("crash", "unknown option '%s' (see commitlab crash --help)", a);
         }
     }
+    take_shared(co);
     if (co->mode == CRASH_SIM)
         for (size_t i = 0; i < co->engine.n; i++)
             if (strcmp(co->engine.v[i], "commitlab"))
@@ -561,6 +593,7 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
     c->sqlite_sync = co->sqlite_sync;
     c->cut_max = co->cut_max;
     c->pipeline = co->pipeline;
+    c->uring_sync = co->uring_sync;
     return 1;
 }
 

@@ -53,6 +53,7 @@ struct crash_config {
     const char *sqlite_sync;        /* --sqlite-sync for SQLite's rows, or NULL */
     uint64_t cut_max;               /* cut: the undo journal's bound, bytes */
     unsigned pipeline;              /* commits each client keeps awaiting durability (1: blocking) */
+    const char *uring_sync;         /* --uring-sync for commitlab's rows, or NULL: the default */
     /* The values as given, for rows, JSON and replay lines: sync, method,
      * segments, init, prealloc, elr, model, clients, engine, workload. */
     const char *names[10];

@@ -108,7 +108,8 @@ int crash_sim_one(const struct crash_config *c, uint64_t seed, uint64_t span, co
     vfs_fault_ring_seed(fault, seed);
     int rc = bench_commitlab_options(&bc, &opt, o->na_why, sizeof o->na_why);
     if (!rc && (rc = cl_open_vfs(dir, &opt, fault, &h, NULL)))
-        snprintf(o->na_why, sizeof o->na_why, "cl_open: %s", cl_strerror(rc));
+        snprintf(o->na_why, sizeof o->na_why, "cl_open: %s%s%s", cl_strerror(rc), *cl_error_detail() ? ": " : "",
+                 cl_error_detail()); /* the library's reason: the option refused, the flag the kernel refused */
     if (rc) {
         o->na = 1;
         vfs_destroy(fault);

@@ -418,6 +418,8 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
     bc->given[K_SEGMENT_SIZE] = bc->given[K_CACHE] = c->drv == &bench_driver_commitlab;
     bc->given[K_SYNC] = 1;
     bc->pipeline = c->pipeline ? c->pipeline : 1;
+    if (c->uring_sync)
+        bc->uring_sync = c->uring_sync;
     if (c->lmdb_flags && !strcmp(c->drv->name, "lmdb"))
         bench_knob_set(bc, K_LMDB_FLAGS, c->lmdb_flags, 1);
     if (c->sqlite_sync && !strcmp(c->drv->name, "sqlite"))
@@ -426,7 +428,7 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
      * given, so that an engine that cannot express one runs n/a rather
      * than as something else (bench_engine_check). */
     static const enum bench_knob carried[] = {K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_PREALLOC,
-                                              K_PIPELINE};
+                                              K_PIPELINE, K_URING_SYNC};
     struct bench_config d;
     bench_config_defaults(&d);
     for (size_t i = 0; i < sizeof carried / sizeof *carried; i++) {

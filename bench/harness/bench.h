@@ -143,6 +143,28 @@ struct bench_cli {
 };
 void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c);
 void bench_cli_free(struct bench_cli *c);
+
+/* The same parser for a command that takes some of bench's knobs among
+ * options of its own (crash), so that a knob reads, checks and refuses
+ * its values the same way, with the same one-line error, in every
+ * command.  bench_cli_init fills c's base with the defaults and no list.
+ * bench_cli_parse_knob: when argv[*i] is the flag of a knob of take[0..n)
+ * (also as --flag=value), parses it as bench does -- a comma list into
+ * c->vals[k], each item checked; one value checked and set on c->base,
+ * marked given -- advances *i past its value and returns the knob; exits
+ * 2 with bench's one-line message on a bad value.  A knob taken with
+ * .one takes one value though bench takes a list (its message then says
+ * "one of" the words, without the lists); an integer knob taken with .max
+ * accepts at most that (a command's narrower limit, named in the same
+ * message).  K_COUNT when argv[*i] is none of them. */
+struct bench_knob_take {
+    enum bench_knob knob;
+    int one;
+    uint64_t max;                 /* KT_UINT: at most this; 0: the knob's own range */
+};
+void bench_cli_init(struct bench_cli *c);
+enum bench_knob bench_cli_parse_knob(const char *cmd, int argc, char **argv, int *i,
+                                     const struct bench_knob_take *take, size_t n, struct bench_cli *c);
 /* bench's --help, from the table of knobs: every knob's line by section,
  * with its accepted values and its default, then the command's options. */
 void bench_cli_usage(FILE *f);

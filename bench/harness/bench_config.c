@@ -6,8 +6,11 @@
  * a bad one a single line naming the flag and what it accepts (exit 2),
  * and the comma lists expanded into their cross product in the table's
  * sweep order.  bench_cli_parse is what `commitlab bench` and `commitlab
- * matrix` parse their options with; the drivers, the output, the report
- * and the crash campaign read the knobs through bench_knob().
+ * matrix` parse their options with, and bench_cli_parse_knob what `commitlab
+ * crash` parses the knobs it shares with them with; the drivers, the
+ * output, the report and the crash campaign read the knobs through
+ * bench_knob().  The knobs that are options of libcommitlab take their
+ * defaults, ranges, words and help from the library (from_library).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -18,7 +21,6 @@
 
 #include "bench.h"
 #include "commitlab.h"
-#include "engine_internal.h"
 #include "ut_args.h"
 #include "ut_text.h"
 
@@ -40,39 +42,77 @@
                 .sweep = sweep_,                                                                                   \
                 .group = group_,                                                                                   \
                 .help = help_},
-static struct bench_knob_def knobs[K_COUNT] = {BENCH_KNOBS(BENCH_KNOB_ROW_)};
+#define BENCH_KNOB_LIB_(id, field, ctype, type_, flag_, key_, option_, flags_, owner_, sweep_)                    \
+    [K_##id] = {.flag = flag_,                                                                                     \
+                .key = key_,                                                                                       \
+                .type = type_,                                                                                     \
+                .off = offsetof(struct bench_config, field),                                                       \
+                .size = sizeof(((struct bench_config *)0)->field),                                                 \
+                .flags = flags_,                                                                                   \
+                .owner = owner_,                                                                                   \
+                .sweep = sweep_,                                                                                   \
+                .group = KG_COMMIT,                                                                                \
+                .option = option_},
+static struct bench_knob_def knobs[K_COUNT] = {BENCH_KNOBS(BENCH_KNOB_ROW_, BENCH_KNOB_LIB_)};
 #undef BENCH_KNOB_ROW_
+#undef BENCH_KNOB_LIB_
 
-/* The knobs that are options of libcommitlab take their accepted range
- * from the library's own table (engine/options.c), which cl_open checks
- * against: the flag refuses what the library would, with the same range,
- * and a range changed in the library changes the flag with it.  A knob's
- * JSON member is the option's name, but for --cache. */
-static void ranges_from_library(void)
+static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, size_t len);
+
+/* The L rows, from the library's table (cl_option_info): the default as
+ * the flag would take it, the range, an enum's words and the help line,
+ * prefixed with the policy that reads the option.  A row naming an option
+ * this libcommitlab does not have is a bug of this table, caught before
+ * anything runs. */
+static void from_library(void)
 {
-    size_t n;
-    const struct cl_option_desc *t = cl_option_table(&n);
+    static char dflts[K_COUNT][32], words[K_COUNT][256], helps[K_COUNT][320];
     for (int k = 0; k < K_COUNT; k++) {
-        int library = knobs[k].owner && strcmp(knobs[k].owner, "commitlab") == 0;
-        if (!library && k != K_SYNC_LATENCY) /* emulated for every engine, within the library's range */
+        struct bench_knob_def *d = &knobs[k];
+        const struct cl_option_info *o = NULL;
+        if (!d->option)
             continue;
-        if (knobs[k].type != KT_UINT && knobs[k].type != KT_SIZE)
-            continue; /* the enum options are words, checked against the library's names */
-        const char *name = k == K_CACHE ? "cache_size" : knobs[k].key;
-        for (size_t i = 0; i < n; i++)
-            if (strcmp(t[i].name, name) == 0 && t[i].max != UINT64_MAX && t[i].max > 1) {
-                knobs[k].min = (double)t[i].min;
-                knobs[k].max = (double)t[i].max;
-            }
+        for (int i = 0; i < cl_option_count() && !o; i++)
+            if (strcmp(cl_option_info(i)->name, d->option) == 0)
+                o = cl_option_info(i);
+        if (!o) {
+            fprintf(stderr, "commitlab: the knob %s names %s, which is no option of this libcommitlab\n", d->flag,
+                    d->option);
+            abort();
+        }
+        d->lib = o;
+        d->min = (double)o->min;
+        d->max = (double)o->max;
+        if (o->policy == CL_OPTION_ALL_POLICIES)
+            snprintf(helps[k], sizeof helps[k], "%s", o->help);
+        else
+            snprintf(helps[k], sizeof helps[k], "%s: %s", cl_sync_policy_name((enum cl_sync_policy)o->policy),
+                     o->help);
+        d->help = helps[k];
+        if (o->names) { /* an enum: its words, in its order */
+            size_t j = 0;
+            for (uint64_t v = o->min; v <= o->max && o->names[v] && j < sizeof words[k]; v++)
+                j += (size_t)snprintf(words[k] + j, sizeof words[k] - j, "%s%s", j ? "," : "", o->names[v]);
+            d->choices = words[k];
+            d->dflt = o->names[o->dflt];
+        } else if (d->type == KT_ONOFF) {
+            d->choices = "on,off";
+            d->dflt = o->dflt ? "on" : "off";
+        } else if (d->type == KT_TRUE || d->type == KT_FALSE) {
+            d->dflt = o->dflt ? "on" : "off";
+        } else {
+            format_value(d, o->dflt, dflts[k], sizeof dflts[k]);
+            d->dflt = dflts[k];
+        }
     }
 }
 
-static pthread_once_t ranges_once = PTHREAD_ONCE_INIT;
+static pthread_once_t lib_once = PTHREAD_ONCE_INIT;
 
-/* The table, with the library's ranges in it. */
+/* The table, with the library's rows in it. */
 static struct bench_knob_def *table(void)
 {
-    pthread_once(&ranges_once, ranges_from_library);
+    pthread_once(&lib_once, from_library);
     return knobs;
 }
 
@@ -375,6 +415,21 @@ void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, in
         c->given[k] = 1;
 }
 
+/* An integer as the flag of d would take it: a size as "16M", "256k". */
+static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, size_t len)
+{
+    if (d->type != KT_SIZE || !u)
+        snprintf(buf, len, "%llu", (unsigned long long)u);
+    else if (u % (1ull << 30) == 0)
+        snprintf(buf, len, "%lluG", (unsigned long long)(u >> 30));
+    else if (u % (1ull << 20) == 0)
+        snprintf(buf, len, "%lluM", (unsigned long long)(u >> 20));
+    else if (u % 1024 == 0)
+        snprintf(buf, len, "%lluk", (unsigned long long)(u >> 10));
+    else
+        snprintf(buf, len, "%llu", (unsigned long long)u);
+}
+
 void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *buf, size_t len)
 {
     const struct bench_knob_def *d = &table()[k];
@@ -388,18 +443,7 @@ void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *bu
     }
     case KT_INDEX: word_at(d->choices, (int)get_int(c, k), buf, len); break;
     case KT_ONOFF: case KT_TRUE: case KT_FALSE: snprintf(buf, len, "%s", get_int(c, k) ? "on" : "off"); break;
-    case KT_UINT: case KT_COUNT: case KT_SEED: snprintf(buf, len, "%llu", (unsigned long long)get_int(c, k)); break;
-    case KT_SIZE:
-        u = get_int(c, k);
-        if (u && u % (1ull << 30) == 0)
-            snprintf(buf, len, "%lluG", (unsigned long long)(u >> 30));
-        else if (u && u % (1ull << 20) == 0)
-            snprintf(buf, len, "%lluM", (unsigned long long)(u >> 20));
-        else if (u && u % 1024 == 0)
-            snprintf(buf, len, "%lluk", (unsigned long long)(u >> 10));
-        else
-            snprintf(buf, len, "%llu", (unsigned long long)u);
-        break;
+    case KT_UINT: case KT_COUNT: case KT_SEED: case KT_SIZE: format_value(d, get_int(c, k), buf, len); break;
     case KT_RATIO: case KT_SECS: case KT_NUM: snprintf(buf, len, "%g", get_real(c, k)); break;
     case KT_SET: {
         size_t j = 0;
@@ -572,17 +616,32 @@ void bench_cli_usage(FILE *f)
 
 /* ---- the command line -------------------------------------------------------------- */
 
-/* Checks one value of a knob; exits 2 naming the flag when it is bad. */
-static void validate(const char *cmd, enum bench_knob k, const char *v)
+/* Checks one value of a knob; exits 2 naming the flag when it is bad.
+ * how (NULL for bench): another command's way of taking the knob -- one
+ * value of a list knob (crash's --pipeline), what it accepts then said
+ * without the lists and a word as "one of" the words; or a narrower
+ * upper bound of an integer (crash's --clients). */
+static void validate(const char *cmd, enum bench_knob k, const char *v, const struct bench_knob_take *how)
 {
     char acc[300];
-    if (bench_knob_check(k, v) == 0)
+    uint64_t u;
+    int one = how && how->one && (table()[k].flags & KF_LIST);
+    uint64_t max = how && table()[k].type == KT_UINT ? how->max : 0;
+    if (bench_knob_check(k, v) == 0 && (!max || (parse_digits(v, &u) == 0 && u <= max)))
         return;
     bench_knob_accepted(k, acc, sizeof acc);
-    ut_usage_error(cmd, "%s: '%s' is not accepted; expected %s", table()[k].flag, v, acc);
+    if (max) /* the command's narrower range */
+        snprintf(acc, sizeof acc, "an integer in [%llu, %llu]%s", (unsigned long long)table()[k].min,
+                 (unsigned long long)max, table()[k].flags & KF_LIST ? " (comma lists allowed)" : "");
+    char *lists = one ? strstr(acc, " (comma lists allowed)") : NULL;
+    if (lists)
+        *lists = 0;
+    ut_usage_error(cmd, "%s: '%s' is not accepted; expected %s%s", table()[k].flag, v,
+                   one && is_word(table()[k].type) ? "one of " : "", acc);
 }
 
-static void split_list(const char *cmd, enum bench_knob k, const char *arg, struct knob_values *kv)
+static void split_list(const char *cmd, enum bench_knob k, const char *arg, struct knob_values *kv,
+                       const struct bench_knob_take *how)
 {
     char *copy = strdup(arg), *save = NULL;
     if (!copy)
@@ -593,7 +652,7 @@ static void split_list(const char *cmd, enum bench_knob k, const char *arg, stru
         free(kv->v[i]);
     kv->n = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        validate(cmd, k, t);
+        validate(cmd, k, t, how);
         char **nv = realloc(kv->v, (kv->n + 1) * sizeof *nv);
         if (!nv || !(nv[kv->n] = strdup(t)))
             ut_usage_error(cmd, "out of memory");
@@ -695,14 +754,13 @@ static const char *split_inline_value(const char *arg, char *flagbuf, size_t len
     return flagbuf;
 }
 
-/* A knob's flag: a comma list kept as text for the cross product, or one
- * value set on the base of every run.  1 when arg is a knob's flag. */
-static int parse_knob(const char *cmd, int argc, char **argv, int *i, const char *arg, const char **inl,
-                      struct bench_cli *c)
+/* Knob k's flag: a comma list kept as text for the cross product, or one
+ * value (how->one: even of a list knob) set on the base of every run;
+ * how: another command's way of taking it, or NULL for bench's.  0 when
+ * arg is not a use of the flag after all (--reuse=x). */
+static int parse_knob(const char *cmd, int argc, char **argv, int *i, enum bench_knob k, const char *arg,
+                      const char **inl, struct bench_cli *c, const struct bench_knob_take *how)
 {
-    enum bench_knob k = bench_knob_by_flag(arg);
-    if (k == K_COUNT)
-        return 0;
     const struct bench_knob_def *d = &table()[k];
     if (d->type == KT_TRUE || d->type == KT_FALSE) {
         if (*inl)
@@ -711,13 +769,32 @@ static int parse_knob(const char *cmd, int argc, char **argv, int *i, const char
         return 1;
     }
     const char *v = need_arg(cmd, argc, argv, i, arg, inl);
-    if (d->flags & KF_LIST) {
-        split_list(cmd, k, v, &c->vals[k]);
+    if ((d->flags & KF_LIST) && !(how && how->one)) {
+        split_list(cmd, k, v, &c->vals[k], how);
     } else {
-        validate(cmd, k, v);
+        validate(cmd, k, v, how);
         bench_knob_set(&c->base, k, v, 1);
     }
     return 1;
+}
+
+void bench_cli_init(struct bench_cli *c)
+{
+    memset(c, 0, sizeof *c);
+    bench_config_defaults(&c->base);
+}
+
+enum bench_knob bench_cli_parse_knob(const char *cmd, int argc, char **argv, int *i,
+                                     const struct bench_knob_take *take, size_t n, struct bench_cli *c)
+{
+    char flagbuf[64];
+    const char *inl = NULL;
+    const char *arg = split_inline_value(argv[*i], flagbuf, sizeof flagbuf, &inl);
+    enum bench_knob k = bench_knob_by_flag(arg);
+    for (size_t j = 0; k != K_COUNT && j < n; j++)
+        if (take[j].knob == k)
+            return parse_knob(cmd, argc, argv, i, k, arg, &inl, c, &take[j]) ? k : K_COUNT;
+    return K_COUNT;
 }
 
 /* The options of the command: how often, where the results go, and what
@@ -760,13 +837,14 @@ static int parse_command_option(const char *cmd, int argc, char **argv, int *i, 
 
 void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c)
 {
-    memset(c, 0, sizeof *c);
-    bench_config_defaults(&c->base);
+    bench_cli_init(c);
     for (int i = 1; i < argc; i++) {
         char flagbuf[64];
         const char *inl = NULL;
         const char *arg = split_inline_value(argv[i], flagbuf, sizeof flagbuf, &inl);
-        if (!parse_knob(cmd, argc, argv, &i, arg, &inl, c) && !parse_command_option(cmd, argc, argv, &i, arg, &inl, c))
+        enum bench_knob k = bench_knob_by_flag(arg);
+        if (!(k != K_COUNT && parse_knob(cmd, argc, argv, &i, k, arg, &inl, c, NULL)) &&
+            !parse_command_option(cmd, argc, argv, &i, arg, &inl, c))
             ut_usage_error(cmd, "unknown option '%s' (see commitlab %s --help)", argv[i], cmd);
     }
     c->dir_given = c->base.given[K_DIR];

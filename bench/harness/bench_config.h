@@ -54,12 +54,15 @@ enum bench_knob_group { KG_RUN, KG_KV, KG_TPCB, KG_COMMIT, KG_ENGINE, KG_COUNT }
 
 enum bench_knob {
 #define BENCH_KNOB_ENUM_(id, ...) K_##id,
-    BENCH_KNOBS(BENCH_KNOB_ENUM_)
+    BENCH_KNOBS(BENCH_KNOB_ENUM_, BENCH_KNOB_ENUM_)
 #undef BENCH_KNOB_ENUM_
     K_COUNT
 };
 
-/* A row of the table, as bench_config.c keeps it. */
+/* A row of the table, as bench_config.c keeps it: an L row's default,
+ * range, words and help filled from the library when the table is first
+ * read (bench_knob). */
+struct cl_option_info;
 struct bench_knob_def {
     const char *flag;             /* "--segment-size" */
     const char *key;              /* the JSON config member: "segment_size" */
@@ -73,6 +76,8 @@ struct bench_knob_def {
     unsigned sweep;               /* place in the cross product, 1 outermost; 0: not a list */
     enum bench_knob_group group;
     const char *help;
+    const char *option;           /* an option of libcommitlab (an L row): its cl_options field, else NULL */
+    const struct cl_option_info *lib; /* ... and the library's row of it, where the fields above come from */
 };
 
 /* LMDB's flags, as --lmdb-flags sets them (bit i: its i-th word). */
@@ -83,7 +88,7 @@ struct bench_knob_def {
 struct bench_config {
     /* every knob of bench_knobs.h, by its field name */
 #define BENCH_KNOB_FIELD_(id, field, ctype, ...) ctype field;
-    BENCH_KNOBS(BENCH_KNOB_FIELD_)
+    BENCH_KNOBS(BENCH_KNOB_FIELD_, BENCH_KNOB_FIELD_)
 #undef BENCH_KNOB_FIELD_
 
     /* which knobs the user gave explicitly (an engine that cannot express

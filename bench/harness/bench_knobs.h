@@ -14,18 +14,27 @@
  * mapping in each driver that can express it (drivers/driver.h); an
  * engine whose driver does not declare a knob runs n/a when it is given.
  *
- * The rows are in the order of the JSON line's config members.  Columns:
+ * Two kinds of row, in the order of the JSON line's config members:
  *
  *   X(ID, field, C type, type, flag, JSON key, default, choices, min, max,
  *     flags, owner, sweep, group, help)
+ *       a knob of the harness's own (the run, the workloads, one engine's
+ *       own settings): every column here;
+ *
+ *   L(ID, field, C type, type, flag, JSON key, option, flags, owner, sweep)
+ *       an option of libcommitlab, a field of struct cl_options: the
+ *       library describes it (engine/options.c, read through cl_option_info
+ *       in commitlab.h), and the flag takes its default, its range, an
+ *       enum's words and its help line from there -- the help prefixed with
+ *       the policy that reads it ("group: ...") -- when the table is first
+ *       read, so the flag accepts exactly what cl_open would.  Its --help
+ *       section is the commit path's.
  *
  *   type     how the flag's value is read (enum bench_knob_type)
  *   default  as the flag would take it ("16M"); NULL: none (0, NULL)
  *   choices  the accepted words (KT_WORD, KT_INDEX, KT_ONOFF, KT_SET)
- *   min, max the accepted range of numbers (KF_OPEN_MIN/MAX: exclusive); for
- *            a number that is an option of libcommitlab (and --sync-latency),
- *            the library's own range replaces them when the table is first
- *            read (engine/options.c), so a flag refuses what cl_open would
+ *   min, max the accepted range of numbers (KF_OPEN_MIN/MAX: exclusive)
+ *   option   the field of struct cl_options it sets ("cache_size" for --cache)
  *   flags    KF_* (bench_config.h)
  *   owner    the engine whose knob it is: the JSON member is null for
  *            another engine unless the knob was given; NULL: every engine's
@@ -34,14 +43,15 @@
  *            engine and policy at 1, 16, 64 clients"); 0: not a list
  *   group    the --help section
  *
- * The defaults of commitlab's own knobs are the library's (cl_options_init);
- * check_schema holds them to it.
+ * check_schema holds the L rows and the library's table to each other:
+ * every option but create (which a run sets itself) is a flag, with the
+ * library's default and range.
  */
 #ifndef CL_BENCH_KNOBS_H
 #define CL_BENCH_KNOBS_H
 
 /* clang-format off */
-#define BENCH_KNOBS(X)                                                                                            \
+#define BENCH_KNOBS(X, L)                                                                                           \
     /* ---- what runs, how long, where ---- */                                                                  \
     X(ENGINE, engine, const char *, KT_WORD, "--engine", "engine", "commitlab",                                  \
       "commitlab,lmdb,rocksdb,sqlite,raw", 0, 0, KF_LIST | KF_LABEL | KF_SERIES | KF_CSV, NULL, 2, KG_RUN,         \
@@ -86,55 +96,46 @@
       28, KG_RUN, "open loop: transactions per second offered across the clients, Poisson arrivals, latency "     \
       "from each scheduled start (0: closed loop, each client back to back)")                                    \
     /* ---- the commit path: commitlab's, mapped by the other engines where they can ---- */                    \
-    X(SYNC, sync, const char *, KT_POLICY, "--sync", "sync", "commit", NULL, 0, 0,                               \
-      KF_LIST | KF_LABEL | KF_SERIES | KF_CSV | KF_ENGINE, NULL, 3, KG_COMMIT,                                    \
-      "when and by whom the log is made durable (the library's policies)")                                        \
-    X(SYNC_METHOD, sync_method, const char *, KT_WORD, "--sync-method", "sync_method", "fdatasync",              \
-      "fdatasync,fsync,dsync,direct,rwf-dsync", 0, 0, KF_LIST | KF_CSV | KF_ENGINE, "commitlab", 4, KG_COMMIT,    \
-      "the call that makes bytes durable (rwf-dsync: pwritev2 with RWF_DSYNC, each write durable)")              \
-    X(ELR, elr, int, KT_ONOFF, "--elr", "elr", "on", "on,off", 0, 0, KF_LIST | KF_ENGINE, "commitlab", 5,        \
-      KG_COMMIT, "early lock release: the writer lock is released before the commit is durable")                 \
-    X(SEGMENTS, segments, const char *, KT_WORD, "--segments", "segments", "fresh", "fresh,recycle", 0, 0,       \
-      KF_LIST | KF_ENGINE, "commitlab", 6, KG_COMMIT, "new log segments, or retired ones renamed for reuse")      \
-    X(SEGMENT_INIT, segment_init, const char *, KT_WORD, "--segment-init", "segment_init", "zero",               \
-      "sparse,fallocate,zero", 0, 0, KF_LIST | KF_ENGINE, "commitlab", 7, KG_COMMIT,                             \
-      "how a fresh segment is made")                                                                             \
-    X(SEGMENT_SIZE, segment_size, uint64_t, KT_SIZE, "--segment-size", "segment_size", "16M", NULL, 64 << 10,    \
-      1ull << 34, KF_LIST | KF_ENGINE, "commitlab", 8, KG_COMMIT, "bytes of one log segment")                     \
-    X(PREALLOC, prealloc, uint32_t, KT_UINT, "--prealloc", "prealloc", "0", NULL, 0, 64, KF_LIST | KF_ENGINE,    \
-      "commitlab", 9, KG_COMMIT, "segments a background thread keeps ready ahead")                               \
-    X(RECYCLE_MAX, recycle_max, uint32_t, KT_UINT, "--recycle-max", "recycle_max", "4", NULL, 1, 64,             \
-      KF_LIST | KF_ENGINE, "commitlab", 10, KG_COMMIT, "--segments recycle: retired segments kept at most")       \
-    X(COLD_RECYCLE, cold_recycle, int, KT_TRUE, "--cold-recycle", "cold_recycle", NULL, NULL, 0, 0, KF_ENGINE,   \
-      "commitlab", 0, KG_COMMIT, "--segments recycle: a retired segment leaves the page cache before its reuse, "  \
-      "so a write of less than a page into it reads from the device first")                                      \
-    X(CHECKPOINT, checkpoint_bytes, uint64_t, KT_SIZE, "--checkpoint-bytes", "checkpoint_bytes", "64M", NULL, 0, \
-      1ull << 40, KF_LIST | KF_ENGINE, "commitlab", 11, KG_COMMIT, "log bytes between checkpoints (0: at close)") \
-    X(COMMIT_DELAY, commit_delay_us, uint32_t, KT_UINT, "--commit-delay", "commit_delay_us", "0", NULL, 0,       \
-      1000000, KF_LIST | KF_ENGINE, "commitlab", 12, KG_COMMIT,                                                  \
-      "group: us a leader waits for followers (PostgreSQL's commit_delay)")                                      \
-    X(COMMIT_SIBLINGS, commit_siblings, uint32_t, KT_UINT, "--commit-siblings", "commit_siblings", "5", NULL, 0, \
-      1024, KF_LIST | KF_ENGINE, "commitlab", 13, KG_COMMIT,                                                     \
-      "group: transactions in flight before a leader waits (commit_siblings)")                                   \
-    X(INTERVAL, interval_ms, uint32_t, KT_UINT, "--interval", "interval_ms", "200", NULL, 1, 3600000,            \
-      KF_LIST | KF_ENGINE, "commitlab", 14, KG_COMMIT, "periodic: ms between syncs")                             \
-    X(URING_DEPTH, uring_depth, uint32_t, KT_UINT, "--uring-depth", "uring_depth", "4", NULL, 1,                 \
-      CL_MAX_URING_DEPTH, KF_LIST | KF_ENGINE, "commitlab", 15, KG_COMMIT, "uring: chains in flight")           \
-    X(URING_SYNC, uring_sync, const char *, KT_WORD, "--uring-sync", "uring_sync", "fsync", "fsync,rwf-dsync",   \
-      0, 0, KF_LIST | KF_ENGINE, "commitlab", 21, KG_COMMIT,                                                      \
-      "uring: a linked fsync after each chain's write, or writes that carry RWF_DSYNC themselves")                \
+    L(SYNC, sync, const char *, KT_POLICY, "--sync", "sync", "sync",                                            \
+      KF_LIST | KF_LABEL | KF_SERIES | KF_CSV | KF_ENGINE, NULL, 3)                                              \
+    L(SYNC_METHOD, sync_method, const char *, KT_WORD, "--sync-method", "sync_method", "method",                 \
+      KF_LIST | KF_CSV | KF_ENGINE, "commitlab", 4)                                                              \
+    L(ELR, elr, int, KT_ONOFF, "--elr", "elr", "elr", KF_LIST | KF_ENGINE, "commitlab", 5)                       \
+    L(SEGMENTS, segments, const char *, KT_WORD, "--segments", "segments", "segments", KF_LIST | KF_ENGINE,      \
+      "commitlab", 6)                                                                                            \
+    L(SEGMENT_INIT, segment_init, const char *, KT_WORD, "--segment-init", "segment_init", "segment_init",       \
+      KF_LIST | KF_ENGINE, "commitlab", 7)                                                                       \
+    L(SEGMENT_SIZE, segment_size, uint64_t, KT_SIZE, "--segment-size", "segment_size", "segment_size",          \
+      KF_LIST | KF_ENGINE, "commitlab", 8)                                                                       \
+    L(PREALLOC, prealloc, uint32_t, KT_UINT, "--prealloc", "prealloc", "prealloc", KF_LIST | KF_ENGINE,          \
+      "commitlab", 9)                                                                                            \
+    L(RECYCLE_MAX, recycle_max, uint32_t, KT_UINT, "--recycle-max", "recycle_max", "recycle_max",                \
+      KF_LIST | KF_ENGINE, "commitlab", 10)                                                                      \
+    L(COLD_RECYCLE, cold_recycle, int, KT_TRUE, "--cold-recycle", "cold_recycle", "cold_recycle", KF_ENGINE,     \
+      "commitlab", 0)                                                                                            \
+    L(CHECKPOINT, checkpoint_bytes, uint64_t, KT_SIZE, "--checkpoint-bytes", "checkpoint_bytes",                 \
+      "checkpoint_bytes", KF_LIST | KF_ENGINE, "commitlab", 11)                                                  \
+    L(COMMIT_DELAY, commit_delay_us, uint32_t, KT_UINT, "--commit-delay", "commit_delay_us", "commit_delay_us",  \
+      KF_LIST | KF_ENGINE, "commitlab", 12)                                                                      \
+    L(COMMIT_SIBLINGS, commit_siblings, uint32_t, KT_UINT, "--commit-siblings", "commit_siblings",               \
+      "commit_siblings", KF_LIST | KF_ENGINE, "commitlab", 13)                                                   \
+    L(INTERVAL, interval_ms, uint32_t, KT_UINT, "--interval", "interval_ms", "interval_ms", KF_LIST | KF_ENGINE, \
+      "commitlab", 14)                                                                                           \
+    L(URING_DEPTH, uring_depth, uint32_t, KT_UINT, "--uring-depth", "uring_depth", "uring_depth",                \
+      KF_LIST | KF_ENGINE, "commitlab", 15)                                                                      \
+    L(URING_SYNC, uring_sync, const char *, KT_WORD, "--uring-sync", "uring_sync", "uring_sync",                 \
+      KF_LIST | KF_ENGINE, "commitlab", 21)                                                                      \
     X(PIPELINE, pipeline, uint32_t, KT_UINT, "--pipeline", "pipeline", "1", NULL, 1, 4096, KF_LIST | KF_ENGINE,   \
       "commitlab", 22, KG_COMMIT,                                                                                  \
       "transactions each client keeps awaiting durability (cl_commit_async); 1: one blocking commit at a time")    \
-    X(MAX_BATCH, max_batch, uint64_t, KT_SIZE, "--max-batch", "max_batch", "0", NULL, 0, 1ull << 30,             \
-      KF_LIST | KF_ENGINE, "commitlab", 16, KG_COMMIT, "group: log bytes one leader writes at most (0: the buffer)") \
-    X(FLUSHER_SPIN, flusher_spin_us, uint32_t, KT_UINT, "--flusher-spin", "flusher_spin_us", "0", NULL, 0,       \
-      1000000, KF_LIST | KF_ENGINE, "commitlab", 17, KG_COMMIT, "flusher: us to spin before sleeping")            \
-    X(SYNC_LATENCY, sync_latency_us, uint32_t, KT_UINT, "--sync-latency", "sync_latency_us", "0", NULL, 0,       \
-      10000000, KF_LIST | KF_ENGINE, "commitlab", 18, KG_COMMIT,                                                 \
-      "us added after every sync: an emulated slow device, paid by every engine")                                \
-    X(CACHE, cache_bytes, uint64_t, KT_SIZE, "--cache", "cache_bytes", "64M", NULL, 1 << 20, 1ull << 40,          \
-      KF_LIST | KF_ENGINE, "commitlab", 19, KG_COMMIT, "page cache bytes")                                        \
+    L(MAX_BATCH, max_batch, uint64_t, KT_SIZE, "--max-batch", "max_batch", "max_batch", KF_LIST | KF_ENGINE,     \
+      "commitlab", 16)                                                                                           \
+    L(FLUSHER_SPIN, flusher_spin_us, uint32_t, KT_UINT, "--flusher-spin", "flusher_spin_us", "flusher_spin_us",  \
+      KF_LIST | KF_ENGINE, "commitlab", 17)                                                                      \
+    L(SYNC_LATENCY, sync_latency_us, uint32_t, KT_UINT, "--sync-latency", "sync_latency_us", "sync_latency_us",  \
+      KF_LIST | KF_ENGINE, "commitlab", 18)                                                                      \
+    L(CACHE, cache_bytes, uint64_t, KT_SIZE, "--cache", "cache_bytes", "cache_size", KF_LIST | KF_ENGINE,        \
+      "commitlab", 19)                                                                                           \
     /* ---- one engine's own ---- */                                                                            \
     X(LMDB_FLAGS, lmdb_flags, unsigned, KT_SET, "--lmdb-flags", "lmdb_flags", NULL,                              \
       "nometasync,writemap,mapasync", 0, 0, KF_ENGINE, "lmdb", 0, KG_ENGINE,                                     \

@@ -162,9 +162,7 @@ static uint64_t next_arrival(struct client *c, const struct bench_config *cfg, u
             return *next;
         if (__atomic_load_n(&c->sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
             return 0;
-        uint64_t until = *next - now > 100000000u ? now + 100000000u : *next; /* look up every 0.1 s */
-        struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u), .tv_nsec = (long)(until % 1000000000u)};
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        ut_sleep_until_ns(*next - now > 100000000u ? now + 100000000u : *next); /* look up every 0.1 s */
     }
 }
 

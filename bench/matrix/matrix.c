@@ -54,6 +54,7 @@
 #include "matrix.h"
 #include "mx_fs.h"
 #include "ut_args.h"
+#include "ut_clock.h"
 #include "ut_progress.h"
 #include "ut_scratch.h"
 #include "ut_stats.h"
@@ -624,11 +625,7 @@ static void *snapper_main(void *arg)
     struct snapper *sp = arg;
     pthread_mutex_lock(&sp->mu);
     while (!sp->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + sp->every;
-        ts.tv_sec = (time_t)t;
-        ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+        struct timespec ts = ut_deadline(sp->every);
         while (!sp->stop && pthread_cond_timedwait(&sp->cv, &sp->mu, &ts) != ETIMEDOUT)
             ;
         if (sp->stop)
@@ -647,15 +644,11 @@ static void *snapper_main(void *arg)
 
 static int snapper_start(struct snapper *sp, struct mx_mount *m, double every)
 {
-    pthread_condattr_t ca;
     memset(sp, 0, sizeof *sp);
     sp->m = m;
     sp->every = every;
     pthread_mutex_init(&sp->mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&sp->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    ut_cond_init(&sp->cv); /* deadlines on the command's clock */
     return pthread_create(&sp->th, NULL, snapper_main, sp) ? -1 : 0;
 }
 

@@ -5,8 +5,11 @@
  * accepts; what bench_config_json writes for an unchanged knob, for every
  * engine and workload, is the knob's default (or null, where the knob
  * does not apply); the defaults of commitlab's knobs are the library's
- * own (cl_options_init); each knob's field has the width its type reads
- * and writes; and the order of engines and policies.  The report reads
+ * own (cl_options_init, option by option of its table); every option of
+ * the library is a flag with its default, range, words and help, and
+ * every flag that sets an option is the library's row of it; each knob's
+ * field has the width its type reads and writes; and the order of engines
+ * and policies.  The report reads
  * old lines by these defaults, so a default that changes -- in the library
  * or here -- fails here first.
  */
@@ -19,6 +22,7 @@
 #include "bench_schema.h"
 #include "commitlab.h"
 #include "drivers/driver.h"
+#include "engine_internal.h"
 #include "testutil.h"
 
 START_TEST(test_defaults_accepted)
@@ -89,36 +93,155 @@ START_TEST(test_defaults_are_what_bench_writes)
 }
 END_TEST
 
+/* A field of struct cl_options, where the library's table says it lives. */
+static uint64_t option_field(const struct cl_options *o, const struct cl_option_desc *d)
+{
+    if (d->size == sizeof(uint64_t)) {
+        uint64_t v;
+        memcpy(&v, (const char *)o + d->offset, sizeof v);
+        return v;
+    }
+    uint32_t v;
+    memcpy(&v, (const char *)o + d->offset, sizeof v);
+    return v;
+}
+
 /* What the commitlab driver opens a default run with is what the library
- * would open with: the table's defaults of its knobs are the library's. */
+ * would open with, option by option of the library's table. */
 START_TEST(test_library_defaults)
 {
     struct bench_config c;
     struct cl_options lib, got;
     char why[256];
+    size_t n;
+    const struct cl_option_desc *t = cl_option_table(&n);
     bench_config_defaults(&c);
     cl_options_init(&lib);
     ck_assert_int_eq(bench_commitlab_options(&c, &got, why, sizeof why), 0);
-    ck_assert_int_eq(got.sync, lib.sync);
-    ck_assert_int_eq(got.method, lib.method);
-    ck_assert_int_eq(got.elr, lib.elr);
-    ck_assert_int_eq(got.segments, lib.segments);
-    ck_assert_int_eq(got.segment_init, lib.segment_init);
-    ck_assert_uint_eq(got.recycle_max, lib.recycle_max);
-    ck_assert_uint_eq(got.prealloc, lib.prealloc);
-    ck_assert_int_eq(got.cold_recycle, lib.cold_recycle);
-    ck_assert_uint_eq(got.checkpoint_bytes, lib.checkpoint_bytes);
-    ck_assert_uint_eq(got.interval_ms, lib.interval_ms);
-    ck_assert_uint_eq(got.commit_delay_us, lib.commit_delay_us);
-    ck_assert_uint_eq(got.commit_siblings, lib.commit_siblings);
-    ck_assert_uint_eq(got.uring_depth, lib.uring_depth);
-    ck_assert_uint_eq(got.max_batch, lib.max_batch);
-    ck_assert_uint_eq(got.flusher_spin_us, lib.flusher_spin_us);
-    ck_assert_uint_eq(got.sync_latency_us, lib.sync_latency_us);
-    /* the driver leaves these to the library unless given: the JSON line
-     * still says them */
-    ck_assert_uint_eq(c.segment_size, lib.segment_size);
-    ck_assert_uint_eq(c.cache_bytes, lib.cache_size);
+    ck_assert_uint_gt(n, 0);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(option_field(&got, &t[i]) == option_field(&lib, &t[i]),
+                      "%s: a default run opens with %llu, the library's default is %llu", t[i].info.name,
+                      (unsigned long long)option_field(&got, &t[i]), (unsigned long long)option_field(&lib, &t[i]));
+}
+END_TEST
+
+/* An option the library has and bench has no flag for, and why. */
+static const char *const not_flags[] = {
+    "create", /* every run creates its database; the crash campaign's recovery opens with 0 */
+};
+
+static int is_not_flag(const char *name)
+{
+    for (size_t i = 0; i < sizeof not_flags / sizeof *not_flags; i++)
+        if (strcmp(name, not_flags[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int accepted(enum bench_knob k, uint64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return bench_knob_check(k, buf) == 0;
+}
+
+/* Every option of libcommitlab (cl_option_info) is a flag of bench with
+ * the library's default, range, words and help -- and the other way round:
+ * every flag that sets a cl_options field is one of those, described by
+ * the library, not by a row of its own. */
+START_TEST(test_library_options_are_flags)
+{
+    ck_assert_int_gt(cl_option_count(), 0);
+    for (int i = 0; i < cl_option_count(); i++) {
+        const struct cl_option_info *o = cl_option_info(i);
+        int k;
+        for (k = 0; k < K_COUNT; k++)
+            if (bench_knob((enum bench_knob)k)->option && strcmp(bench_knob((enum bench_knob)k)->option, o->name) == 0)
+                break;
+        if (is_not_flag(o->name)) {
+            ck_assert_msg(k == K_COUNT, "%s: a flag after all; take it off not_flags", o->name);
+            continue;
+        }
+        ck_assert_msg(k < K_COUNT, "option %s of the library is no flag of commitlab bench (bench_knobs.h)", o->name);
+        const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
+        ck_assert_ptr_eq(d->lib, o);
+        ck_assert_int_eq(d->group, KG_COMMIT);
+        /* the help line: the library's, after the policy that reads it */
+        const char *h = strstr(d->help, o->help);
+        ck_assert_msg(h && strlen(h) == strlen(o->help), "%s: help '%s' is not the library's", d->flag, d->help);
+        if (o->policy != CL_OPTION_ALL_POLICIES)
+            ck_assert_msg(strncmp(d->help, cl_sync_policy_name((enum cl_sync_policy)o->policy),
+                                  strlen(cl_sync_policy_name((enum cl_sync_policy)o->policy))) == 0,
+                          "%s: help '%s' does not name its policy", d->flag, d->help);
+        /* the default: what a run holds when the flag is not given */
+        json_t *def = bench_knob_default_json((enum bench_knob)k);
+        switch (o->type) {
+        case CL_OPTION_NUMBER:
+            ck_assert_msg(d->type == KT_UINT || d->type == KT_SIZE, "%s: a number read as type %d", d->flag, d->type);
+            ck_assert_msg(json_is_integer(def) && (uint64_t)json_integer_value(def) == o->dflt,
+                          "%s: default %lld, the library's %llu", d->flag, (long long)json_integer_value(def),
+                          (unsigned long long)o->dflt);
+            /* the range, at both edges and one beyond */
+            ck_assert_msg(d->min == (double)o->min && d->max == (double)o->max,
+                          "%s: range [%g, %g], the library's [%llu, %llu]", d->flag, d->min, d->max,
+                          (unsigned long long)o->min, (unsigned long long)o->max);
+            ck_assert_msg(accepted((enum bench_knob)k, o->min) && accepted((enum bench_knob)k, o->max),
+                          "%s: an edge of the library's range refused", d->flag);
+            ck_assert_msg(!accepted((enum bench_knob)k, o->max + 1), "%s: accepts %llu", d->flag,
+                          (unsigned long long)o->max + 1);
+            if (o->min > 0)
+                ck_assert_msg(!accepted((enum bench_knob)k, o->min - 1), "%s: accepts %llu", d->flag,
+                              (unsigned long long)o->min - 1);
+            break;
+        case CL_OPTION_FLAG:
+            ck_assert_msg(d->type == KT_ONOFF || d->type == KT_TRUE, "%s: a flag read as type %d", d->flag, d->type);
+            ck_assert_msg(json_is_boolean(def) && json_is_true(def) == (o->dflt != 0), "%s: default not the library's",
+                          d->flag);
+            break;
+        case CL_OPTION_ENUM: {
+            ck_assert_msg(d->type == KT_WORD || d->type == KT_POLICY, "%s: an enum read as type %d", d->flag, d->type);
+            ck_assert_msg(json_is_string(def) && strcmp(json_string_value(def), o->names[o->dflt]) == 0,
+                          "%s: default not the library's %s", d->flag, o->names[o->dflt]);
+            /* its words: the enum's names, every one, in order */
+            char words[256] = "";
+            size_t j = 0;
+            for (uint64_t v = o->min; v <= o->max; v++) {
+                j += (size_t)snprintf(words + j, sizeof words - j, "%s%s", j ? "," : "", o->names[v]);
+                ck_assert_msg(bench_knob_check((enum bench_knob)k, o->names[v]) == 0, "%s: refuses %s", d->flag,
+                              o->names[v]);
+            }
+            ck_assert_str_eq(d->type == KT_POLICY ? bench_sync_choices() : d->choices, words);
+            ck_assert_int_ne(bench_knob_check((enum bench_knob)k, "no-such-word"), 0);
+            break;
+        }
+        }
+        json_decref(def);
+    }
+    /* the other way round: a flag that names an option names one the
+     * library has; and every cl_options field the commitlab driver maps
+     * a knob to is such a flag's */
+    for (int k = 0; k < K_COUNT; k++) {
+        const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
+        if (d->option)
+            ck_assert_msg(d->lib && strcmp(d->lib->name, d->option) == 0, "%s: names option %s, which the library "
+                          "does not have", d->flag, d->option);
+        else
+            ck_assert_msg(!d->lib, "%s: library row without an option", d->flag);
+    }
+    size_t mapped = 0;
+    for (const struct bench_accept *a = bench_driver_commitlab.accepts; a->knob != K_COUNT; a++) {
+        const char *f = a->maps ? strstr(a->maps, "cl_options.") : NULL;
+        if (!f)
+            continue;
+        f += strlen("cl_options.");
+        size_t len = strcspn(f, " ,;()");
+        const struct bench_knob_def *d = bench_knob(a->knob);
+        ck_assert_msg(d->option && strlen(d->option) == len && strncmp(d->option, f, len) == 0,
+                      "%s maps to %s but is not the library's row of it", d->flag, a->maps);
+        mapped++;
+    }
+    ck_assert_uint_eq(mapped, (size_t)cl_option_count() - sizeof not_flags / sizeof *not_flags);
 }
 END_TEST
 
@@ -142,6 +265,7 @@ int main(void)
     tcase_add_test(tc, test_field_widths);
     tcase_add_test(tc, test_defaults_are_what_bench_writes);
     tcase_add_test(tc, test_library_defaults);
+    tcase_add_test(tc, test_library_options_are_flags);
     tcase_add_test(tc, test_ranks);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

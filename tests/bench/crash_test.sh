@@ -24,6 +24,10 @@
 #     under power failures, where only none may lose (periodic's callback
 #     comes after its sync, and a lying device makes it fail), group,
 #     flusher and uring under kills, and group under a cut.
+# 11. the knobs crash shares with bench are bench's, parsed by one parser:
+#     --uring-sync rwf-dsync runs (or is n/a with the library's reason
+#     where io_uring or RWF_DSYNC is refused), and a bad value of a shared
+#     knob is the same one line from both commands.
 set -u
 bin=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -234,4 +238,36 @@ out=$("$bin" crash --sync periodic --pipeline 8 --model drop --iterations 10 --q
 [ $rc -eq 1 ] && grep -q 'FAILED' <<<"$out" || { echo "$out"; fail "pipelined periodic on a lying device: exit $rc"; }
 err=$("$bin" crash --pipeline 0 2>&1 >/dev/null); rc=$?
 [ $rc -eq 2 ] && grep -q -- '--pipeline' <<<"$err" || fail "--pipeline 0: exit $rc: $err"
-echo "crash: 10 cases passed"
+# 11. the knobs shared with bench: --uring-sync, which bench has, crash
+#     takes too (one value for the campaign), and it reaches the library:
+#     with the dsync method, which links no sync to replace, cl_open
+#     refuses it, and the row says why
+out=$("$bin" crash --uring-sync rwf-dsync --sync uring --iterations 2 --quiet --dir "$work/us" 2>&1); rc=$?
+[ $rc -eq 0 ] || { echo "$out"; fail "crash --uring-sync rwf-dsync --sync uring exited $rc"; }
+rows=$(grep -E '^commitlab +uring ' <<<"$out")
+[ "$(wc -l <<<"$rows")" -eq 3 ] || { echo "$out"; fail "want 3 uring rows (one per model)"; }
+grep -vqE ' ok$| n/a +\(cl_open: .+\)$' <<<"$rows" \
+    && { echo "$out"; fail "a uring row neither ok nor n/a with a reason"; }
+out=$("$bin" crash --uring-sync rwf-dsync --sync uring --sync-method dsync --model drop --iterations 2 --quiet \
+      --dir "$work/us" 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -qE '^commitlab +uring +dsync .* n/a .*uring_sync = rwf-dsync' <<<"$out" \
+    || { echo "$out"; fail "--uring-sync rwf-dsync with dsync: exit $rc, not n/a naming uring_sync"; }
+# ... and a bad value of a knob both commands take is the same one line
+# from both (but for the command's name)
+for a in "--sync sometimes" "--sync-method osync" "--segments reuse" "--segment-init lazy" "--prealloc 65" \
+         "--elr maybe" "--workload tpcc" "--engine mysql" "--clients 1,,4" "--sync commit,,none" \
+         "--lmdb-flags nosync"; do
+    # shellcheck disable=SC2086
+    b=$("$bin" bench $a 2>&1 >/dev/null); rb=$?
+    # shellcheck disable=SC2086
+    c=$("$bin" crash $a 2>&1 >/dev/null); rc=$?
+    [ $rb -eq 2 ] && [ $rc -eq 2 ] && [ "$(wc -l <<<"$c")" -eq 1 ] || fail "$a: bench exit $rb, crash exit $rc: $c"
+    [ "${b#commitlab bench: }" = "${c#commitlab crash: }" ] || fail "$a: bench says '$b', crash says '$c'"
+    [ "${b#commitlab bench: }" != "$b" ] || fail "$a: '$b'"
+done
+# one value for the campaign where bench sweeps a list: the same words,
+# as one of them
+c=$("$bin" crash --uring-sync fdatasync 2>&1 >/dev/null); rc=$?
+want="commitlab crash: --uring-sync: 'fdatasync' is not accepted; expected one of fsync, rwf-dsync"
+[ $rc -eq 2 ] && [ "$c" = "$want" ] || fail "--uring-sync fdatasync: exit $rc: $c"
+echo "crash: 11 cases passed"

@@ -25,7 +25,16 @@
 #     a 64 MiB file without a newline are each named and skipped or refused,
 #     in bounded memory, and no SVG holds nan or inf;
 #  9. a label names every setting off its engine's default, and every line
-#     carries its legend number at its end.
+#     carries its legend number at its end;
+# 10. a crash row's replay command runs;
+# 11. the markdown report of the four fixtures -- JSON lines written before
+#     the knobs were one table -- is byte for byte FIXTURES/report.golden.md,
+#     so a change to the table of knobs (or the report) that changes how
+#     old lines read fails here.  Nothing in it depends on the time or the
+#     host it is made on (its dates, hosts and kernels are the lines'); the
+#     one line compared after an edit is the skipped line's parse error,
+#     jansson's own words, replaced by a placeholder on both sides.
+#     CL_UPDATE_GOLDEN=1 writes the file instead, for a change meant.
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_test.sh COMMITLAB FIXTURES}
@@ -364,4 +373,21 @@ PY
 "$bin" report cut.jsonl -o cut.html 2>/dev/null || fail "report of a cut row"
 grep -q -- '--mode cut' cut.html && ! grep -q -- '--model cut' cut.html || fail "a cut row's replay command says --model cut"
 
-echo "report: 10 cases passed"
+# 11. the golden report: old lines read as they always have
+mkdir golden.d
+"$bin" report bench.jsonl crash.jsonl filesystems.jsonl matrix.jsonl --format md -o golden.d/results.md \
+    >/dev/null 2>golden.err || { cat golden.err; fail "the golden report: exit $?"; }
+# the parse error of the line cut short is jansson's text, which its
+# versions word differently: that line's parenthesis, and nothing else
+sed -E 's/^(- bench\.jsonl:6: not JSON) \(.*\)$/\1 (the JSON parser'"'"'s message)/' golden.d/results.md >golden.md
+if [ "${CL_UPDATE_GOLDEN:-}" = 1 ]; then
+    cp golden.md "$fx/report.golden.md" && echo "report: wrote $fx/report.golden.md"
+fi
+[ "$(grep -c "^- bench.jsonl:6: not JSON (the JSON parser's message)$" golden.md)" -eq 1 ] \
+    || fail "the golden report: the skipped line is not where the placeholder goes"
+cmp -s golden.md "$fx/report.golden.md" || {
+    diff -u "$fx/report.golden.md" golden.md | head -40
+    fail "report --format md of the fixtures differs from $fx/report.golden.md (CL_UPDATE_GOLDEN=1 rewrites it)"
+}
+
+echo "report: 11 cases passed"

@@ -6,7 +6,7 @@
  * arms a crash at a random file operation (or crashes after the last
  * transaction), produces the crash state with one of the models (drop,
  * torn, reorder), reopens on the plain POSIX layer and checks:
- *   - durable policies (commit, group and uring, every sync method): the
+ *   - durable policies (commit, group, uring and flusher, every sync method): the
  *     recovered state is exactly the state after transaction k, with k >=
  *     the last acknowledged transaction (nothing acknowledged is lost, no
  *     transaction is partly visible);

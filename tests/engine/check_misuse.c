@@ -276,7 +276,7 @@ START_TEST(test_option_edges)
         E(prealloc, 0, 64),
         E(segment_size, 64 * 1024, 1ull << 30),
         E(cache_size, 64 * 1024, 64ull << 30),
-        E(checkpoint_bytes, 0, UINT64_MAX),
+        E(checkpoint_bytes, 0, 1ull << 40),
         E(interval_ms, 1, 60000),
         E(commit_delay_us, 0, 100000),
         E(commit_siblings, 0, 1000),
@@ -296,12 +296,44 @@ START_TEST(test_option_edges)
     const struct cl_option_desc *d = cl_option_table(&n);
     ck_assert_uint_eq(n, sizeof edges / sizeof *edges);
     for (size_t i = 0; i < n; i++) {
-        ck_assert_str_eq(d[i].name, edges[i].name);
-        ck_assert_uint_eq(d[i].min, edges[i].lo);
-        ck_assert_uint_eq(d[i].max, edges[i].hi);
+        ck_assert_str_eq(d[i].info.name, edges[i].name);
+        ck_assert_uint_eq(d[i].info.min, edges[i].lo);
+        ck_assert_uint_eq(d[i].info.max, edges[i].hi);
         bytes += d[i].size;
     }
     ck_assert_uint_le(bytes, sizeof(struct cl_options));
+    /* ... and the public API hands out those rows, each whole: a default in
+     * its range, a policy that exists, an enum's names one per value (the
+     * _name functions' spelling), one line of help */
+    ck_assert_int_eq(cl_option_count(), (int)n);
+    ck_assert_ptr_null(cl_option_info(-1));
+    ck_assert_ptr_null(cl_option_info((int)n));
+    for (size_t i = 0; i < n; i++) {
+        const struct cl_option_info *f = cl_option_info((int)i);
+        ck_assert_ptr_eq(f, &d[i].info);
+        ck_assert_msg(f->dflt >= f->min && f->dflt <= f->max, "%s: default out of its range", f->name);
+        ck_assert_msg(f->policy == CL_OPTION_ALL_POLICIES || (f->policy >= 0 && f->policy < CL_SYNC_NPOLICIES),
+                      "%s: policy %d", f->name, f->policy);
+        ck_assert_msg(f->help && f->help[0] && !strchr(f->help, '\n'), "%s: not one line of help", f->name);
+        ck_assert_msg(f->unit && f->unit[0], "%s: no unit", f->name);
+        ck_assert_msg((f->type == CL_OPTION_ENUM) == (f->names != NULL), "%s: names for an enum only", f->name);
+        if (f->type == CL_OPTION_FLAG)
+            ck_assert_msg(f->min == 0 && f->max == 1, "%s: a flag is 0 or 1", f->name);
+        if (f->type == CL_OPTION_ENUM) {
+            uint64_t v = 0;
+            while (f->names[v])
+                v++;
+            ck_assert_msg(f->min == 0 && v == f->max + 1, "%s: %" PRIu64 " names for %" PRIu64 " values", f->name, v,
+                          f->max + 1);
+        }
+    }
+    const struct cl_option_info *sync = cl_option_info(0), *method = cl_option_info(1);
+    ck_assert_str_eq(sync->name, "sync");
+    ck_assert_str_eq(method->name, "method");
+    for (int p = 0; p < CL_SYNC_NPOLICIES; p++)
+        ck_assert_str_eq(sync->names[p], cl_sync_policy_name((enum cl_sync_policy)p));
+    for (int m = 0; m <= CL_METHOD_RWF_DSYNC; m++)
+        ck_assert_str_eq(method->names[m], cl_sync_method_name((enum cl_sync_method)m));
     for (size_t i = 0; i < sizeof edges / sizeof *edges; i++) {
         const struct edge *e = &edges[i];
         struct cl_options o;

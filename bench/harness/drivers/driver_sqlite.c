@@ -15,11 +15,13 @@
  * from a WAL hook so that the harness can count them and time the pause
  * of the commit that runs them.
  *
- * Written against the engine plugin ABI (commitlab_engine.h) alone.
+ * Written against the engine plugin ABI (commitlab_engine.h) alone, and
+ * timed on the command's one clock (ut_clock.h).
  */
 #include <time.h>
 
 #include "commitlab_engine.h"
+#include "ut_clock.h"
 
 #ifdef CL_HAVE_SQLITE
 #include <pthread.h>
@@ -61,13 +63,6 @@ static const struct cl_engine_accept sqlite_accepts[] = {
     {"sync-latency", NULL, "emulated: paid after each of its fsync and fdatasync calls", NULL},
     {NULL, NULL, NULL, NULL},
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static const char *synchronous_for(const struct cl_engine_config *cfg)
 {
@@ -125,10 +120,10 @@ static int wal_hook(void *arg, sqlite3 *h, const char *dbname, int pages)
     struct sdb *s = arg;
     if (pages < SQLITE_AUTOCHECKPOINT_PAGES)
         return SQLITE_OK;
-    double t0 = now_s();
+    double t0 = ut_now();
     sqlite3_wal_checkpoint_v2(h, dbname, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
     __atomic_fetch_add(&s->checkpoints, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&s->pause_us, (int64_t)((now_s() - t0) * 1e6), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->pause_us, (int64_t)((ut_now() - t0) * 1e6), __ATOMIC_RELAXED);
     return SQLITE_OK;
 }
 
