@@ -66,9 +66,9 @@ struct bench_sweep {
      * reported as an error), the sweep skips the rest, and on_stop is
      * called with the signal -- after the loop, in the caller's thread,
      * not in the handler: the place for what a command must undo before
-     * it exits (matrix unmounts; bench and crash, which do not install the
-     * handler yet and die at the default action, would remove their run
-     * directories here).  NULL: nothing to undo. */
+     * it exits.  NULL: nothing to undo -- the commands today undo their
+     * work once bench_sweep_run returns -EINTR (matrix unmounts and
+     * detaches, bench and crash remove the run directories they made). */
     void (*on_stop)(struct bench_sweep *s, int sig);
 
     /* while it runs */
