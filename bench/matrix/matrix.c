@@ -122,15 +122,18 @@ static void usage(FILE *f)
             "                       directory the run makes and removes (D/ext4, D/native, ...); one\n"
             "                       that is already there and not a run's is refused (default\n"
             "                       ./commitlab-matrix.d)\n"
-            "  --image-size SIZE    each image file (default 4G); tmpfs: its size limit.  Every\n"
+            "  --image-size SIZE    each image file (default 2G); tmpfs: its size limit.  Every\n"
             "                       filesystem's image exists at once: the sum must fit in D\n"
-            "  --image-init MODE    sparse (default): blocks of the image are allocated on the host\n"
-            "                       filesystem as the guest first writes them, at the cost of host\n"
-            "                       metadata in the guest's syncs; zero: the image is written whole\n"
-            "                       and synced first, like a real device (slower to set up)\n"
+            "  --image-init MODE    zero (default): the image is written whole and synced first,\n"
+            "                       like a real device (a few seconds per GiB to set up); sparse:\n"
+            "                       blocks of the image are allocated on the host filesystem as the\n"
+            "                       guest first writes them, at the cost of host metadata in the\n"
+            "                       guest's syncs\n"
             "  --loop MODE          buffered (default): the loop device reads and writes its image\n"
             "                       through the host's page cache; direct: with direct I/O\n"
             "                       (LO_FLAGS_DIRECT_IO), as losetup --direct-io=on\n"
+            "                       (the defaults are the pair that tracked a native ext4 best here:\n"
+            "                       docs/recycling.md, section 7)\n"
             "  --device DEV         format DEV (a disk or partition) for each filesystem in turn\n"
             "                       instead of images; refused when it is mounted, holds a mounted\n"
             "                       partition, swap or a holder, or carries a filesystem or\n"
@@ -178,7 +181,8 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
     int nrest = 0;
     memset(m, 0, sizeof *m);
     m->workdir = "commitlab-matrix.d";
-    m->image_size = 4ull << 30;
+    m->image_size = 2ull << 30;
+    m->image_zero = 1;
     m->repeat = 1;
     rest[nrest++] = argv[0];
     for (int i = 1; i < argc; i++)

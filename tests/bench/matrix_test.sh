@@ -136,7 +136,7 @@ else
     fail "the native rows are missing: $(cat "$WORK/m.out")"
 fi
 if grep -qE "^native ext4 " "$WORK/m.out"; then
-    if grep -q "^ext4 on a loop device (buffered, sparse image) against native ext4" "$WORK/m.out" &&
+    if grep -q "^ext4 on a loop device (buffered, zero-filled image) against native ext4" "$WORK/m.out" &&
         grep -qE "^  commitlab .*segments=recycle +native +[0-9.]+ tps +loop +[0-9.]+ tps +loop/native [0-9.]+$" "$WORK/m.out" &&
         grep -qE "^  (commitlab: the verdicts agree|NOTE: commitlab: the loop verdict disagrees with the native one)" "$WORK/m.out"; then
         pass "ext4 on a loop device set against native ext4, verdicts compared"
@@ -168,7 +168,7 @@ assert sorted(v["fs"] for v in verdicts) == sorted(["ext4", "tmpfs", nfs]), verd
 assert [v["native"] for v in verdicts if v["fs"] == nfs] == [True]
 if nfs == "native ext4":
     assert len(layers) == 1 and layers[0]["fs"] == "ext4" and layers[0]["layer"] == "loop", layers
-    assert layers[0]["loop"] == "buffered" and layers[0]["image_init"] == "sparse", layers
+    assert layers[0]["loop"] == "buffered" and layers[0]["image_init"] == "zero", layers
     assert len(layers[0]["configs"]) == 2 and all(c["ratio"] > 0 for c in layers[0]["configs"]), layers
     assert layers[0]["agree"] == (layers[0]["verdict"] == layers[0]["native_verdict"]), layers
 for r in rows:
@@ -181,7 +181,7 @@ for r in rows:
     if m["native"]:
         assert m["loop"] is None and m["loop_device"] is None and m["mkfs"] is None, m
     if m["fs"] == "ext4":
-        assert not m["native"] and m["loop"] == "buffered" and m["image_init"] == "sparse", m
+        assert not m["native"] and m["loop"] == "buffered" and m["image_init"] == "zero", m
         assert m["loop_device"].startswith("/dev/loop"), m
         assert env["device"].startswith("loop"), env
         assert r["metrics"]["device_bytes_per_commit"] > 0, r["metrics"]
