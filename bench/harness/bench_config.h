@@ -48,6 +48,8 @@ enum bench_knob_type {
 #define KF_CLEARS_TXNS 0x0400u    /* giving it clears --txns */
 #define KF_OPEN_MIN 0x0800u       /* the range excludes min */
 #define KF_OPEN_MAX 0x1000u       /* the range excludes max */
+#define KF_DEFAULT_ANY 0x2000u    /* its default is what every engine does (--pipeline 1: one blocking
+                                   * commit at a time): given at the default, no engine needs to map it */
 
 /* The help sections, in the order --help prints them. */
 enum bench_knob_group { KG_RUN, KG_KV, KG_TPCB, KG_COMMIT, KG_ENGINE, KG_COUNT };

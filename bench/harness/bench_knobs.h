@@ -125,7 +125,8 @@
       KF_LIST | KF_ENGINE, "commitlab", 15)                                                                      \
     L(URING_SYNC, uring_sync, const char *, KT_WORD, "--uring-sync", "uring_sync", "uring_sync",                 \
       KF_LIST | KF_ENGINE, "commitlab", 21)                                                                      \
-    X(PIPELINE, pipeline, uint32_t, KT_UINT, "--pipeline", "pipeline", "1", NULL, 1, 4096, KF_LIST | KF_ENGINE,   \
+    X(PIPELINE, pipeline, uint32_t, KT_UINT, "--pipeline", "pipeline", "1", NULL, 1, 4096,                       \
+      KF_LIST | KF_ENGINE | KF_DEFAULT_ANY,                                                                    \
       "commitlab", 22, KG_COMMIT,                                                                                  \
       "transactions each client keeps awaiting durability (cl_commit_async); 1: one blocking commit at a time")    \
     L(MAX_BATCH, max_batch, uint64_t, KT_SIZE, "--max-batch", "max_batch", "max_batch", KF_LIST | KF_ENGINE,     \

@@ -175,7 +175,27 @@ START_TEST(test_no_silent_substitute)
         c.engine = d->name;
         bench_knob_set(&c, K_SYNC, "uring", 1);
         ck_assert_msg(bench_engine_check(d, &c, why, sizeof why) == BENCH_NA, "%s runs --sync uring", d->name);
-        /* and a knob given at its default is still the engine's to map */
+        /* --pipeline 1, given, is one blocking commit at a time, which
+         * every engine does: it runs (a sweep over --pipeline 1,64 runs
+         * the peers at 1); another engine's own knob at its default too */
+        bench_config_defaults(&c);
+        c.engine = d->name;
+        bench_knob_set(&c, K_PIPELINE, "1", 1);
+        ck_assert_msg(bench_engine_check(d, &c, why, sizeof why) == 0, "%s: --pipeline 1: '%s'", d->name, why);
+        bench_knob_set(&c, K_PIPELINE, "64", 1);
+        ck_assert_msg(bench_engine_check(d, &c, why, sizeof why) == BENCH_NA && strstr(why, "--pipeline 64"),
+                      "%s: --pipeline 64: '%s'", d->name, why);
+        if (strcmp(d->name, "rocksdb") != 0) {
+            bench_config_defaults(&c);
+            c.engine = d->name;
+            bench_knob_set(&c, K_ROCKSDB_WRITE, "default", 1);
+            ck_assert_msg(bench_engine_check(d, &c, why, sizeof why) == 0, "%s: --rocksdb-write default: '%s'",
+                          d->name, why);
+            bench_knob_set(&c, K_ROCKSDB_WRITE, "unordered", 1);
+            ck_assert_msg(bench_engine_check(d, &c, why, sizeof why) == BENCH_NA, "%s runs --rocksdb-write "
+                          "unordered", d->name);
+        }
+        /* but a knob given at its default is still the engine's to map */
         bench_config_defaults(&c);
         c.engine = d->name;
         bench_knob_set(&c, K_SEGMENT_INIT, "zero", 1);

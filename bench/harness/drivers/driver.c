@@ -8,6 +8,7 @@
  * and --list-engines, which prints those declarations.  bench_run and the
  * crash campaign call bench_engine_check.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,26 @@ static void no_row_why(const struct bench_driver *d, enum bench_knob k, char *bu
         snprintf(buf, len, "%s", d->no_why ? d->no_why : "this engine does not map it");
 }
 
+static struct bench_config defaults;
+static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
+static void defaults_init(void) { bench_config_defaults(&defaults); }
+
+/* A knob given at its default that asks nothing of d: one whose default
+ * every engine does (KF_DEFAULT_ANY), or another engine's own knob.  The
+ * run is the one without the flag, so a sweep that lists such a knob's
+ * values runs every engine once, at the default, instead of n/a. */
+static int moot_default(const struct bench_driver *d, enum bench_knob k, const char *v)
+{
+    const struct bench_knob_def *kd = bench_knob(k);
+    int other_owner = kd->owner && strcmp(kd->owner, "commitlab") != 0 && strcmp(kd->owner, d->name) != 0;
+    if (k == K_SYNC || !(kd->flags & KF_DEFAULT_ANY || other_owner))
+        return 0;
+    char dv[160];
+    pthread_once(&defaults_once, defaults_init);
+    bench_knob_format(&defaults, k, dv, sizeof dv);
+    return strcmp(v, dv) == 0;
+}
+
 int bench_engine_check(const struct bench_driver *d, const struct bench_config *cfg, char *why, size_t len)
 {
     for (int i = 0; i < K_COUNT; i++) {
@@ -94,6 +115,8 @@ int bench_engine_check(const struct bench_driver *d, const struct bench_config *
             continue; /* not the engine's, or left alone; every run has a --sync */
         char v[160], r[200];
         bench_knob_format(cfg, k, v, sizeof v);
+        if (moot_default(d, k, v))
+            continue;
         const struct bench_accept *a = bench_driver_accept(d, k, v);
         if (a && a->maps)
             continue;
@@ -203,4 +226,7 @@ void bench_list_engines(FILE *f)
         fprintf(f, "plugins loaded (--engine plugin:..., --plugin-dir):\n\n");
     for (size_t i = 0; i < n; i++)
         list_engine(f, pl[i]);
+    fprintf(f, "A knob given at its default that every engine does (--pipeline 1: one blocking commit at a\n"
+               "time), or another engine's own knob at its default, asks nothing of an engine: its runs are\n"
+               "the ones without the flag.\n");
 }
