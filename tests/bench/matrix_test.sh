@@ -239,7 +239,8 @@ pid=$!
 if wait_mounted; then
     sleep 0.5
     if [ $HAVE_BTRFS -eq 1 ]; then
-        for i in $(seq 1 100); do
+        # (a snapshot commits a btrfs transaction: slow on a busy disk)
+        for i in $(seq 1 250); do
             ls -d "$WD"/btrfs/mnt/.commitlab-snap-* >/dev/null 2>&1 && break
             sleep 0.1
         done
