@@ -55,6 +55,7 @@
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -1046,7 +1047,12 @@ int fallocate64(int fd, int mode, off_t off, off_t len) { return cut_fallocate(f
 
 static void *cut_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-    RESOLVED(real_mmap);
+    /* Before this file's constructor ran, a sanitizer's runtime maps its
+     * own memory through here while it starts: the system call itself,
+     * since dlsym is not safe to call yet (nothing of the database is open
+     * that early). */
+    if (!real_mmap)
+        return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
     struct cut_file *f;
     if (bench_cut_armed() && fd >= 0 && (prot & PROT_WRITE) && (flags & MAP_SHARED) && (f = fd_file(fd, NULL))) {
         /* Shared memory in a file (LMDB's lock.mdb, SQLite's -shm) is
