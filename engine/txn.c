@@ -465,7 +465,7 @@ static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_f
             rc = wal_commit_timed(db->wal, lsn, wtp);
     } else if (rc == 0 && cb) { /* C3, asynchronous: the lock is held until durable, as for cl_commit */
         int synced = wal_make_durable_timed(db->wal, lsn, tc ? &wt : NULL);
-        uint64_t ta = cl_now_ns();
+        uint64_t ta = tc ? cl_now_ns() : 0; /* an untimed one reads no clock */
         if (synced == 0)
             rc = store_apply(db->store, sops, t->n, lsn);
         if (rc == 0 && tc && synced == 0) /* as cl_commit_timed's C3: the wait, then apply */

@@ -19,7 +19,7 @@
  *
  * A timed entry (wal_async_time; cl_commit_async_timed) notes when it was
  * added, and the deliverer splits its wait by the record of durable
- * advances (wal_split_commit_time) just before calling it; an untimed one
+ * advances (wal_find_batch, once per advance) just before calling it; an untimed one
  * costs neither a clock reading nor the look-up.
  *
  * Invariants (CL_INVARIANT checks A1 and A2):
@@ -149,6 +149,12 @@ static void deliver(struct wal *w, int final)
         __atomic_sub_fetch(&a->waiters, 1, __ATOMIC_RELAXED);
     }
     a->delivering = 1;
+    /* The advance that covered the last timed callback: the callbacks come
+     * in LSN order, so it covers the next ones too until one lies beyond
+     * it (found once per advance, not once per callback under the log's
+     * mutex). */
+    struct wal_batch cover;
+    int have_cover = 0;
     while (a->head) {
         struct wal_async_entry *e = a->head;
         int broken = wal_broken(w), rc; /* A3: broken first, then the ready LSN */
@@ -170,8 +176,11 @@ static void deliver(struct wal *w, int final)
             wal_add64(&w->st.commits, 1);
             wal_add64(&w->st.async_commits, 1);
         }
-        if (rc == 0 && e->times) /* its wait, from the record of the advance that covered it */
-            wal_split_commit_time(w, e->lsn, e->t0, cl_now_ns(), w->policy->ack_written, e->times);
+        if (rc == 0 && e->times) { /* its wait, from the record of the advance that covered it */
+            if (!w->policy->ack_written && (!have_cover || e->lsn > cover.lsn))
+                have_cover = wal_find_batch(w, e->lsn, &cover);
+            wal_split_by_batch(have_cover ? &cover : NULL, e->t0, cl_now_ns(), w->policy->ack_written, e->times);
+        }
         call(w, e, rc);
         free(e);
         pthread_mutex_lock(&a->mu);

@@ -230,6 +230,13 @@ void wal_note_batch_locked(struct wal *w, uint64_t lsn);
  * at its write, which is then all of it. */
 void wal_split_commit_time(struct wal *w, uint64_t lsn, uint64_t t0, uint64_t t1, int at_write,
                            struct wal_commit_times *out);
+/* Its two halves: the first recorded durable advance at or after lsn into
+ * *b (1; 0 when none is remembered), under mu; and the split by it (b NULL:
+ * none).  A caller answering commits in LSN order finds the advance once
+ * and splits every commit it covered by it (wal_async's delivery). */
+int wal_find_batch(struct wal *w, uint64_t lsn, struct wal_batch *b);
+void wal_split_by_batch(const struct wal_batch *b, uint64_t t0, uint64_t t1, int at_write,
+                        struct wal_commit_times *out);
 int wal_create_segments_locked(struct wal *w, uint64_t target);
 void wal_ring_get(const struct wal *w, uint8_t *dst, uint64_t lsn, size_t len);
 size_t wal_stage_direct(struct wal *w, uint8_t *dst, uint64_t a, uint64_t stop);

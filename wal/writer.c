@@ -573,11 +573,32 @@ int wal_append_txn(struct wal *w, uint64_t txn_id, const struct wal_op *ops, siz
  * rest is queueing.  at_write: the commit was answered at its write(2)
  * (a synchronous commit under none or periodic, an asynchronous one under
  * none), which is then all of it. */
+int wal_find_batch(struct wal *w, uint64_t lsn, struct wal_batch *b)
+{
+    int found = 0;
+    pthread_mutex_lock(&w->mu);
+    for (uint64_t k = w->nbatches; k > 0 && w->nbatches - k < WAL_BATCH_RING; k--) {
+        const struct wal_batch *x = &w->batches[(k - 1) % WAL_BATCH_RING];
+        if (x->lsn < lsn)
+            break;
+        *b = *x;
+        found = 1;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return found;
+}
+
 void wal_split_commit_time(struct wal *w, uint64_t lsn, uint64_t t0, uint64_t t1, int at_write,
                            struct wal_commit_times *out)
 {
     struct wal_batch b = {0};
-    int found = 0;
+    int found = at_write ? 0 : wal_find_batch(w, lsn, &b);
+    wal_split_by_batch(found ? &b : NULL, t0, t1, at_write, out);
+}
+
+void wal_split_by_batch(const struct wal_batch *bp, uint64_t t0, uint64_t t1, int at_write,
+                        struct wal_commit_times *out)
+{
     uint64_t total = t1 - t0;
 
     memset(out, 0, sizeof *out);
@@ -585,16 +606,8 @@ void wal_split_commit_time(struct wal *w, uint64_t lsn, uint64_t t0, uint64_t t1
         out->write_ns = total;
         return;
     }
-    pthread_mutex_lock(&w->mu);
-    for (uint64_t k = w->nbatches; k > 0 && w->nbatches - k < WAL_BATCH_RING; k--) {
-        const struct wal_batch *x = &w->batches[(k - 1) % WAL_BATCH_RING];
-        if (x->lsn < lsn)
-            break;
-        b = *x;
-        found = 1;
-    }
-    pthread_mutex_unlock(&w->mu);
-    if (!found || b.at_ns <= t0 || b.at_ns > t1) { /* durable before it asked, or not remembered */
+    struct wal_batch b = bp ? *bp : (struct wal_batch){0};
+    if (!bp || b.at_ns <= t0 || b.at_ns > t1) { /* durable before it asked, or not remembered */
         out->queue_ns = total;
         return;
     }
