@@ -1057,8 +1057,12 @@ int cmd_matrix(int argc, char **argv)
         else
             mx_fs_home(home, sizeof home, workdir, m.fs[i]);
         if (lstat(home, &st) == 0) {
-            fprintf(stderr, "commitlab matrix: --workdir: %s already exists and is not this command's; nothing was "
-                            "touched (move it, or choose another --workdir)\n", home);
+            if (ut_scratch_ours(home)) /* a dead run's, kept because its filesystem would not unmount */
+                fprintf(stderr, "commitlab matrix: --workdir: %s is an earlier run's and something is still mounted "
+                                "in it (umount it, then run again)\n", home);
+            else
+                fprintf(stderr, "commitlab matrix: --workdir: %s already exists and is not this command's; nothing "
+                                "was touched (move it, or choose another --workdir)\n", home);
             if (c.so.jsonl)
                 ut_output_close(c.so.jsonl, c.out_path, out_created);
             bench_dirs_release(&dirs);

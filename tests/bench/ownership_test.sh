@@ -116,6 +116,7 @@ for mode in kill cut; do
     pids+=("$b")
     sleep 2
     kids=$(pgrep -P "$b" | tr '\n' ' ')
+    [ -n "$kids" ] || fail "crash --mode $mode had no child process to check after 2 s"
     kill -INT "$b"; wait "$b"; rc=$?
     [ $rc -eq 130 ] || fail "crash --mode $mode after SIGINT: exit $rc"
     [ -z "$(ls -d c$mode* 2>/dev/null)" ] || fail "crash --mode $mode after SIGINT left $(ls -d c$mode*)"

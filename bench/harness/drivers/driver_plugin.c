@@ -637,6 +637,7 @@ int bench_plugin_try_open(const struct bench_driver *d, const struct bench_confi
     }
     fflush(NULL);
     pid_t pid = fork();
+    int fork_errno = errno;
     if (pid == 0) {
         struct try_open_result r;
         struct bench_db db = {.drv = d, .cfg = cfg};
@@ -660,7 +661,7 @@ int bench_plugin_try_open(const struct bench_driver *d, const struct bench_confi
         ;
     ut_scratch_remove(path);
     if (pid < 0) {
-        snprintf(err, len, "fork: %s", strerror(errno));
+        snprintf(err, len, "fork: %s", strerror(fork_errno));
         return -1;
     }
     if (WIFSIGNALED(st)) {
