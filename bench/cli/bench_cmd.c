@@ -58,30 +58,18 @@ static int bench_check_run_dirs(struct bench_dirs *d, const struct bench_cli *c)
  * that run's error row. */
 static int bench_try_plugins(struct bench_dirs *dirs, const struct bench_cli *c)
 {
-    const struct bench_driver *tried[64];
-    size_t nt = 0;
-    for (size_t i = 0; i < c->n && nt < sizeof tried / sizeof *tried; i++) {
+    struct bench_plugin_trial trial = {0};
+    for (size_t i = 0; i < c->n; i++) {
         const struct bench_config *cfg = &c->cfgs[i];
         const struct bench_driver *d = bench_driver_find(cfg->engine);
         char why[BENCH_ERRLEN + 400], path[4400];
         const char *pp = path;
-        size_t k;
-        if (!d || !d->isolate)
-            continue;
-        for (k = 0; k < nt && tried[k] != d; k++)
-            ;
-        if (k < nt || bench_engine_check(d, cfg, why, sizeof why)) /* n/a here: its next configuration */
-            continue;
-        tried[nt++] = d;
+        if (!bench_plugin_untried(&trial, d) || bench_engine_check(d, cfg, why, sizeof why))
+            continue; /* not a plugin, tried, or n/a here: its next configuration */
         snprintf(path, sizeof path, "%.4000s/%.150s.open", cfg->dir, cfg->engine);
         int rc = bench_dirs_check(dirs, &pp, 1, 0);
-        if (rc)
+        if (rc || (rc = bench_plugin_try_first(&trial, d, cfg, path, "bench")) != 0)
             return rc;
-        if (bench_plugin_try_open(d, cfg, path, "bench", why, sizeof why)) {
-            fprintf(stderr, "commitlab bench: --engine plugin:%s: the plugin %s could not open a fresh store, so "
-                            "nothing was run: %s\n", d->plugin_path, d->name, why);
-            return 2;
-        }
     }
     return 0;
 }

@@ -604,29 +604,20 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
  * message, and exit 2, with nothing run. */
 static int try_plugins(const struct crash_opts *co, size_t total, const char *dir)
 {
-    const struct bench_driver *tried[64];
-    size_t nt = 0;
-    for (size_t idx = 0; idx < total && nt < sizeof tried / sizeof *tried; idx++) {
+    struct bench_plugin_trial trial = {0};
+    for (size_t idx = 0; idx < total; idx++) {
         struct crash_config c;
         struct bench_config bc;
         char why[BENCH_ERRLEN + 400];
-        size_t k;
-        if (!config_at(co, idx, &c) || !c.drv || !c.drv->isolate)
-            continue;
-        for (k = 0; k < nt && tried[k] != c.drv; k++)
-            ;
-        if (k < nt)
+        if (!config_at(co, idx, &c) || !bench_plugin_untried(&trial, c.drv))
             continue;
         crash_bench_config(&c, dir, &bc);
         if (bench_engine_check(c.drv, &bc, why, sizeof why) ||
             (c.mode == CRASH_CUT && crash_cut_check(&c, why, sizeof why))) /* n/a: its next combination */
             continue;
-        tried[nt++] = c.drv;
-        if (bench_plugin_try_open(c.drv, &bc, dir, "crash", why, sizeof why)) {
-            fprintf(stderr, "commitlab crash: --engine plugin:%s: the plugin %s could not open a fresh store, so "
-                            "nothing was run: %s\n", c.drv->plugin_path, c.drv->name, why);
-            return 2;
-        }
+        int rc = bench_plugin_try_first(&trial, c.drv, &bc, dir, "crash");
+        if (rc)
+            return rc;
     }
     return 0;
 }

@@ -204,6 +204,20 @@ const struct bench_driver *bench_plugin_load(const char *spec, const char *dir, 
  * ended. */
 int bench_plugin_try_open(const struct bench_driver *d, const struct bench_config *cfg, const char *path,
                           const char *owner, char *err, size_t len);
+/* The plugins a command has tried before its first run, each once, at the
+ * first configuration it can run (bench and crash). */
+struct bench_plugin_trial {
+    const struct bench_driver *tried[64];
+    size_t n;
+};
+/* 1 when d is a plugin that t has not tried yet. */
+int bench_plugin_untried(const struct bench_plugin_trial *t, const struct bench_driver *d);
+/* Marks d tried and opens its store under cfg in path (bench_plugin_try_open,
+ * for cmd: "bench", "crash"): 0 when it opened; 2, with one line on
+ * stderr naming the plugin and its message, when it could not -- the
+ * command then runs nothing and exits 2. */
+int bench_plugin_try_first(struct bench_plugin_trial *t, const struct bench_driver *d,
+                           const struct bench_config *cfg, const char *path, const char *cmd);
 /* --list-engines --plugin-dir DIR: loads every .so file of DIR, each one that
  * cannot be loaded named on warn with its reason. */
 void bench_plugin_load_dir(const char *dir, FILE *warn);

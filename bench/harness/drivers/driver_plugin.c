@@ -761,3 +761,26 @@ void bench_plugin_load_dir(const char *dir, FILE *warn)
     }
     free(names);
 }
+
+int bench_plugin_untried(const struct bench_plugin_trial *t, const struct bench_driver *d)
+{
+    if (!d || !d->isolate)
+        return 0;
+    for (size_t k = 0; k < t->n; k++)
+        if (t->tried[k] == d)
+            return 0;
+    return 1;
+}
+
+int bench_plugin_try_first(struct bench_plugin_trial *t, const struct bench_driver *d,
+                           const struct bench_config *cfg, const char *path, const char *cmd)
+{
+    char why[BENCH_ERRLEN + 400];
+    if (t->n < sizeof t->tried / sizeof *t->tried)
+        t->tried[t->n++] = d; /* more plugins than that are each tried at every configuration: never skipped */
+    if (bench_plugin_try_open(d, cfg, path, cmd, why, sizeof why) == 0)
+        return 0;
+    fprintf(stderr, "commitlab %s: --engine plugin:%s: the plugin %s could not open a fresh store, so nothing was "
+                    "run: %s\n", cmd, d->plugin_path, d->name, why);
+    return 2;
+}
