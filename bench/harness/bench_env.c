@@ -2,11 +2,13 @@
  * bench_env.c -- what a result needs to be trusted later: the kernel, the
  * filesystem under the run directory (type from statfs and from
  * /proc/self/mountinfo, mount and superblock options), its block device
- * (for /sys/block/DEV/stat), the CPU; and the process's I/O counters
+ * (for /sys/block/DEV/stat), whether an ext4 there runs a journal, the
+ * CPU; and the process's I/O counters
  * (/proc/self/io).  The runner probes every run's directory; bench and
  * tour warn before they start when it is on tmpfs.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +123,34 @@ static void probe_device(dev_t dev, struct bench_env *e)
     }
 }
 
+/* ext3/ext4 with a journal: jbd2 lists each journal it runs in
+ * /proc/fs/jbd2 as DEVICE-INODE (vda-8, loop0-8).  An ext4 made with
+ * -O ^has_journal has no entry, and its fdatasync commits no journal: a
+ * different filesystem to compare against. */
+static int probe_journal(const struct bench_env *e)
+{
+    if (strcmp(e->fs_type, "ext4") != 0 && strcmp(e->fs_type, "ext3") != 0)
+        return -1;
+    if (!e->device[0])
+        return -1;
+    DIR *d = opendir("/proc/fs/jbd2");
+    if (!d)
+        return access("/proc/fs", F_OK) == 0 ? 0 : -1; /* no jbd2 at all: no journal runs */
+    size_t n = strlen(e->device);
+    int found = 0;
+    struct dirent *de;
+    while (!found && (de = readdir(d)) != NULL) {
+        const char *p = de->d_name + n;
+        if (strncmp(de->d_name, e->device, n) != 0 || *p != '-' || !isdigit((unsigned char)p[1]))
+            continue;
+        for (p++; isdigit((unsigned char)*p); p++)
+            ;
+        found = *p == 0;
+    }
+    closedir(d);
+    return found;
+}
+
 void bench_env_probe(const char *dir, struct bench_env *e)
 {
     struct utsname u;
@@ -167,6 +197,7 @@ void bench_env_probe(const char *dir, struct bench_env *e)
     }
     if (!e->fs_type[0])
         copy_str(e->fs_type, sizeof e->fs_type, e->fs_magic_name);
+    e->fs_journal = probe_journal(e);
 }
 
 void bench_proc_io(int64_t *write_bytes, int64_t *wchar)

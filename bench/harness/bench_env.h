@@ -20,6 +20,8 @@ struct bench_env {
     char device[64];              /* block device name for /sys/block, or "" */
     char dev_id[32];              /* major:minor of the directory */
     int volatile_fs;              /* tmpfs or ramfs */
+    int fs_journal;               /* ext3/ext4: 1 with a jbd2 journal running, 0 without; -1 another
+                                     filesystem, or not known */
 };
 
 void bench_env_probe(const char *dir, struct bench_env *e);

@@ -293,6 +293,7 @@ static json_t *env_json(const struct bench_env *e, const struct bench_config *cf
     json_object_set_new(j, "device", jstr(e->device));
     json_object_set_new(j, "dev_id", jstr(e->dev_id));
     json_object_set_new(j, "volatile_fs", json_boolean(e->volatile_fs));
+    json_object_set_new(j, "fs_journal", e->fs_journal < 0 ? json_null() : json_boolean(e->fs_journal));
     json_object_set_new(j, "engine_version", d && d->built && d->version ? jstr(d->version(d)) : json_null());
     json_object_set_new(j, "engine_plugin", d && d->plugin_path ? json_string(d->plugin_path) : json_null());
     json_object_set_new(j, "commitlab_version", json_string(bench_driver_commitlab.version(&bench_driver_commitlab)));

@@ -173,7 +173,7 @@ static const char *const documented[] = {
     "metrics.verified", "metrics.verified_keys", "metrics.commit_phases_us",
     "env.kernel", "env.os", "env.machine", "env.hostname", "env.cpu_model", "env.cores", "env.fs_type",
     "env.fs_magic", "env.mount_point", "env.mount_source", "env.mount_options", "env.super_options",
-    "env.device", "env.dev_id", "env.volatile_fs", "env.engine_version", "env.engine_plugin", "env.commitlab_version",
+    "env.device", "env.dev_id", "env.volatile_fs", "env.fs_journal", "env.engine_version", "env.engine_plugin", "env.commitlab_version",
 };
 
 START_TEST(test_json_lines)

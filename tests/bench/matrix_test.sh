@@ -193,8 +193,50 @@ for r in rows:
     else:
         assert seg["reused"] == 0 and seg["recycled"] == 0 and seg["created"] > 0, seg
     assert any(s["segment_switches"] for s in r["metrics"]["timeline"]), r["metrics"]["timeline"]
+    if m["fs"] == "ext4":
+        assert env["fs_journal"] is True, env          # mkfs.ext4's default
+    if m["fs"] == "tmpfs":
+        assert env["fs_journal"] is None, env
+    if m["native"] and m["fs_type"] == "ext4":
+        assert env["fs_journal"] in (True, False), env
+nat = [r["env"]["fs_journal"] for r in rows if r["matrix"]["native"]][0]
+if nfs == "native ext4":
+    assert layers[0]["native_journal"] == nat and layers[0]["journal"] is True, layers
 EOF
 fi
+
+# An ext4 made without a journal, beside the native one: the rows say which
+# runs a journal, and where one of the two does not, the loop/native block
+# says that its ratio is the journal's cost too.  One of the two runs (this
+# one or the one above, by the native filesystem's journal) must say so.
+if "$BIN" matrix --fs ext4 --mkfs-opts "ext4:-O ^has_journal" --workdir "$WD" --image-size 256M --segments recycle \
+    --clients 1 --duration 0.5 --warmup 0.1 --keys 2000 --value-size 2000 --segment-size 64k --checkpoint-bytes 256k \
+    --quiet --out "$WORK/nj.jsonl" >"$WORK/nj.out" 2>"$WORK/nj.err"; then
+    pass "matrix on an ext4 without a journal exits 0"
+else
+    fail "matrix on an ext4 without a journal exited non-zero: $(tail -5 "$WORK/nj.err")"
+fi
+if command -v python3 >/dev/null; then
+    if python3 - "$WORK/nj.jsonl" <<'EOF'; then pass "an ext4 without a journal is recorded as one"; else fail "fs_journal of the ext4 without a journal"; fi
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+loop = [r for r in rows if r.get("schema") == "commitlab-bench/1" and not r["matrix"]["native"]]
+assert loop and all(r["env"]["fs_journal"] is False for r in loop), [r["env"] for r in loop]
+EOF
+fi
+if grep -q "^native ext4 " "$WORK/m.out"; then
+    if grep -q "^  NOTE: native ext4 runs a journal and ext4 does not: loop/native is the journal's cost" "$WORK/nj.out" ||
+        grep -q "^  NOTE: native ext4 runs no journal and ext4 does: loop/native is the journal's cost" "$WORK/m.out"; then
+        pass "the loop/native block says where only one of the two runs a journal"
+    else
+        fail "no journal note in either run: $(cat "$WORK/m.out" "$WORK/nj.out")"
+    fi
+    if grep -q "NOTE: native ext4 runs a journal and ext4 does not" "$WORK/m.out" ||
+        grep -q "NOTE: native ext4 runs no journal and ext4 does:" "$WORK/nj.out"; then
+        fail "a journal note where both are alike"
+    fi
+fi
+check_nothing_left "after the run without a journal"
 
 # The report takes every line of it, and draws the runs' per-second
 # timelines (what a long aging run is read by).
