@@ -409,14 +409,20 @@ CL_API int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm);
  *   flusher   the flusher thread, after its sync; cl_commit_async only asks.
  * Callbacks also run inside other calls on the database that find them
  * due (cl_commit, cl_commit_async, cl_sync_wait, cl_checkpoint, cl_close)
- * and on its checkpoint thread.  So a callback must:
+ * and on its checkpoint thread, which may hold what a committer waits
+ * for (a uring leader its ring, the flusher the next sync).  So a callback
+ * must:
  *   - not block for long (it holds up the callbacks after it and, on a
  *     leader or the flusher, the next sync);
- *   - not commit, sync-wait, checkpoint or close on the same database
- *     (those return CL_EBUSY from inside one of its callbacks);
  *   - not take a lock that its program holds across calls on the database.
- * It may read (read-only transactions), call cl_stats, and signal other
- * threads.
+ * It may read: begin, read through and commit (cl_commit or
+ * cl_commit_async) read-only transactions, and call cl_stats.  It never
+ * waits for the writer lock or the log of the same database: a write
+ * transaction it begins may cl_put into its own set, but its first read
+ * (cl_get of a key it has not written, cl_del, cl_scan) and its commit
+ * return CL_EBUSY at once, as do cl_sync_wait, cl_checkpoint and
+ * cl_close (which closes nothing).  A callback may commit on another
+ * database.
  *
  * With early lock release off the writer lock is held until the commit is
  * durable (C3), and a lock cannot be handed to the thread that makes the

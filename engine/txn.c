@@ -59,6 +59,12 @@ static int writer_acquire(struct cl_txn *t)
         return 0;
     if (db_held_here(t->db))
         return CL_EBUSY;
+    /* A callback runs on a thread that may hold what the writer lock's
+     * holder waits for (the uring leader's io_mu, the flusher's sync), so
+     * it never waits for the writer lock: a write transaction in a callback
+     * may write its own set, and is refused at its first read or commit. */
+    if (wal_in_callback(t->db->wal))
+        return CL_EBUSY;
     pthread_mutex_lock(&t->db->writer);
     __atomic_store_n(&t->db->writer_owner, self_tag(), __ATOMIC_RELAXED);
     t->locked = 1;
@@ -395,8 +401,8 @@ static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_f
     if (!t)
         return CL_EINVAL;
     db = t->db;
-    if (wal_in_callback(db->wal)) {
-        rc = CL_EBUSY; /* a callback of this database's commits would commit on it */
+    if (t->n && wal_in_callback(db->wal)) {
+        rc = CL_EBUSY; /* a callback of this database's commits would commit on it (reading is allowed) */
         goto out;
     }
     if (fn && !(cb = wal_async_entry_new(fn, arg))) {

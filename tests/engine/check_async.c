@@ -19,16 +19,23 @@
  *   - cl_commit_async_timed: every callback with its phases, within the
  *     time from the call to the callback, the covering sync in them;
  *   - inside a callback, committing, sync-waiting, checkpointing and
- *     closing the same database return CL_EBUSY.
+ *     closing the same database return CL_EBUSY;
+ *   - under every policy, elr on and off, small and large values, with
+ *     clients committing beside it: a callback that tries every call
+ *     reads and commits read-only transactions, and its write
+ *     transaction gets CL_EBUSY at once at its first read or commit --
+ *     never a hang (an alarm fails the test, naming the configuration).
  */
 #include <check.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "commitlab.h"
 #include "engine_internal.h"
@@ -882,6 +889,223 @@ START_TEST(test_callback_may_not_reenter)
 }
 END_TEST
 
+/* ---- every call from inside a callback, under load ------------------------------- */
+
+/* One configuration's probe.  Callbacks of a database run one at a time,
+ * so the fields need no lock; the main thread reads them after
+ * cl_sync_wait, which returns after every callback has. */
+struct probe {
+    struct cl_db *db;
+    size_t vsize;
+    int probes, inner_due, inner_calls, refused_calls;
+    char bad[256]; /* the first unexpected result */
+};
+
+static void probe_expect(struct probe *p, const char *call, int got, int want)
+{
+    if (got != want && !p->bad[0])
+        snprintf(p->bad, sizeof p->bad, "%s returned %d (%s), want %d (%s)", call, got, cl_strerror(got), want,
+                 cl_strerror(want));
+}
+
+static void on_probe_inner(void *arg, int rc)
+{
+    struct probe *p = arg;
+    probe_expect(p, "the read-only asynchronous commit's callback", rc, 0);
+    p->inner_calls++;
+}
+
+static void on_probe_refused(void *arg, int rc)
+{
+    struct probe *p = arg;
+    (void)rc;
+    p->refused_calls++; /* a refused commit's callback: must never come */
+}
+
+static void on_probe_refused_timed(void *arg, int rc, const struct cl_commit_times *tm)
+{
+    (void)tm;
+    on_probe_refused(arg, rc);
+}
+
+static int probe_count(void *arg, const void *k, size_t kl, const void *v, size_t vl)
+{
+    (void)k, (void)kl, (void)v, (void)vl;
+    ++*(int *)arg;
+    return 0;
+}
+
+/* Tries every call on the database from inside one of its callbacks. */
+static void probe_calls(struct probe *p)
+{
+    uint8_t buf[CL_MAX_VALUE] = {0};
+    struct cl_txn *t;
+    struct cl_stats st;
+    size_t vl;
+    int n = 0;
+    p->probes++;
+    /* reading: allowed */
+    probe_expect(p, "cl_txn_begin(CL_TXN_RDONLY)", cl_txn_begin(p->db, CL_TXN_RDONLY, &t), 0);
+    if (!p->bad[0]) {
+        probe_expect(p, "cl_get (read-only)", cl_get(t, "base", 4, buf, sizeof buf, &vl), 0);
+        probe_expect(p, "cl_scan (read-only)", cl_scan(t, NULL, 0, NULL, 0, probe_count, &n), 0);
+        probe_expect(p, "cl_commit (read-only)", cl_commit(t), 0);
+    }
+    if (cl_txn_begin(p->db, CL_TXN_RDONLY, &t) == 0) {
+        int rc = cl_commit_async(t, on_probe_inner, p);
+        probe_expect(p, "cl_commit_async (read-only)", rc, 0);
+        if (rc == 0)
+            p->inner_due++;
+    }
+    probe_expect(p, "cl_stats", cl_stats(p->db, &st), 0);
+    /* a write transaction: begins, writes its own set, refused at once where
+     * it would wait for the writer lock or the log */
+    probe_expect(p, "cl_txn_begin(write)", cl_txn_begin(p->db, 0, &t), 0);
+    if (!p->bad[0]) {
+        probe_expect(p, "cl_put", cl_put(t, "cb", 2, buf, p->vsize), 0);
+        probe_expect(p, "cl_get of its own write", cl_get(t, "cb", 2, buf, sizeof buf, &vl), 0);
+        probe_expect(p, "cl_get (write)", cl_get(t, "base", 4, buf, sizeof buf, &vl), CL_EBUSY);
+        probe_expect(p, "cl_del (write)", cl_del(t, "base", 4), CL_EBUSY);
+        probe_expect(p, "cl_scan (write)", cl_scan(t, NULL, 0, NULL, 0, probe_count, &n), CL_EBUSY);
+        probe_expect(p, "cl_commit (write)", cl_commit(t), CL_EBUSY);
+    }
+    if (cl_txn_begin(p->db, 0, &t) == 0 && cl_put(t, "cb", 2, buf, p->vsize) == 0)
+        probe_expect(p, "cl_commit_async (write)", cl_commit_async(t, on_probe_refused, p), CL_EBUSY);
+    if (cl_txn_begin(p->db, 0, &t) == 0 && cl_put(t, "cb", 2, buf, p->vsize) == 0)
+        probe_expect(p, "cl_commit_async_timed (write)", cl_commit_async_timed(t, on_probe_refused_timed, p),
+                     CL_EBUSY);
+    if (cl_txn_begin(p->db, 0, &t) == 0) {
+        probe_expect(p, "cl_put then cl_abort", cl_put(t, "cb", 2, buf, p->vsize), 0);
+        cl_abort(t);
+    }
+    if (cl_txn_begin(p->db, 0, &t) == 0)
+        probe_expect(p, "cl_commit of an empty write transaction", cl_commit(t), 0);
+    probe_expect(p, "cl_sync_wait", cl_sync_wait(p->db), CL_EBUSY);
+    probe_expect(p, "cl_checkpoint", cl_checkpoint(p->db), CL_EBUSY);
+    probe_expect(p, "cl_close", cl_close(p->db), CL_EBUSY);
+}
+
+static void on_probe(void *arg, int rc)
+{
+    struct probe *p = arg;
+    probe_expect(p, "the commit's callback", rc, 0);
+    probe_calls(p);
+}
+
+struct probe_client {
+    struct probe *p;
+    int id, commits, refused;
+    int failed; /* callbacks with an error (atomic) */
+};
+
+static void on_client_done(void *arg, int rc)
+{
+    struct probe_client *c = arg;
+    if (rc)
+        __atomic_add_fetch(&c->failed, 1, __ATOMIC_RELAXED);
+}
+
+/* Commits beside the probing callbacks: asynchronous and synchronous,
+ * read-modify-write and blind, so that the writer lock, the log buffer and
+ * the sync are all busy while callbacks run. */
+static void *probe_client_main(void *arg)
+{
+    struct probe_client *c = arg;
+    uint8_t val[CL_MAX_VALUE] = {0}; /* each client its own: cl_get writes it */
+    for (int i = 0; i < c->commits; i++) {
+        struct cl_txn *t;
+        char key[32];
+        size_t vl;
+        int kl = snprintf(key, sizeof key, "c%d-%d", c->id, i % 16), rc;
+        if (cl_txn_begin(c->p->db, 0, &t) != 0) {
+            c->refused++;
+            continue;
+        }
+        if (i % 3 == 1) /* a read first: the writer lock from here */
+            (void)cl_get(t, "base", 4, val, sizeof val, &vl);
+        rc = cl_put(t, key, (size_t)kl, val, c->p->vsize);
+        if (rc == 0)
+            rc = i % 4 == 0   ? cl_commit_async(t, on_probe, c->p)
+                 : i % 4 == 2 ? cl_commit(t)
+                              : cl_commit_async(t, on_client_done, c);
+        else
+            cl_abort(t);
+        if (rc)
+            c->refused++;
+    }
+    return NULL;
+}
+
+static char probe_config[128];
+
+static void on_probe_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "hang: a callback that tries every call did not finish: ";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    w = write(2, probe_config, strlen(probe_config));
+    w = write(2, "\n", 1);
+    (void)w;
+    _exit(3);
+}
+
+START_TEST(test_callback_tries_every_call)
+{
+    static const size_t vsizes[] = {16, 4000};
+    signal(SIGALRM, on_probe_alarm);
+    for (int pol = 0; pol < CL_SYNC_NPOLICIES; pol++)
+        for (int elr = 1; elr >= 0; elr--)
+            for (size_t vi = 0; vi < sizeof vsizes / sizeof *vsizes; vi++) {
+                char *dir = tu_mkdtemp("async-probe");
+                struct cl_options o;
+                struct probe p = {.vsize = vsizes[vi]};
+                struct probe_client cs[4];
+                pthread_t th[4];
+                struct cl_txn *t;
+                uint8_t v[8] = {1};
+                snprintf(probe_config, sizeof probe_config, "sync %s, elr %s, %zu-byte values",
+                         cl_sync_policy_name((enum cl_sync_policy)pol), elr ? "on" : "off", p.vsize);
+                opts(&o, (enum cl_sync_policy)pol);
+                o.elr = elr;
+                o.segment_size = 64 * 1024; /* the log buffer fills and segments switch under load */
+                int rc = cl_open(dir, &o, &p.db, NULL);
+                if (uring_refused(rc, (enum cl_sync_policy)pol)) {
+                    tu_rmdir(dir);
+                    free(dir);
+                    continue;
+                }
+                ck_assert_msg(rc == 0, "%s: cl_open: %s", probe_config, cl_strerror(rc));
+                ck_assert_int_eq(cl_txn_begin(p.db, 0, &t), 0);
+                ck_assert_int_eq(cl_put(t, "base", 4, v, sizeof v), 0);
+                ck_assert_int_eq(cl_commit(t), 0);
+                alarm(60);
+                for (int i = 0; i < 4; i++) {
+                    cs[i] = (struct probe_client){.p = &p, .id = i, .commits = 48};
+                    ck_assert_int_eq(pthread_create(&th[i], NULL, probe_client_main, &cs[i]), 0);
+                }
+                for (int i = 0; i < 4; i++)
+                    pthread_join(th[i], NULL);
+                ck_assert_msg(cl_sync_wait(p.db) == 0, "%s: cl_sync_wait", probe_config);
+                /* the read-only commits the last callbacks made during that
+                 * wait came after its call: one more wait covers them */
+                ck_assert_msg(cl_sync_wait(p.db) == 0, "%s: cl_sync_wait", probe_config);
+                alarm(0);
+                ck_assert_msg(!p.bad[0], "%s: inside a callback: %s", probe_config, p.bad);
+                ck_assert_msg(p.probes == 4 * 12, "%s: %d callbacks probed, want 48", probe_config, p.probes);
+                ck_assert_msg(p.inner_calls == p.inner_due, "%s: %d of %d read-only asynchronous commits called back",
+                              probe_config, p.inner_calls, p.inner_due);
+                ck_assert_msg(p.refused_calls == 0, "%s: a refused commit was called back", probe_config);
+                for (int i = 0; i < 4; i++)
+                    ck_assert_msg(cs[i].refused == 0 && cs[i].failed == 0, "%s: client %d: %d commits refused, %d failed",
+                                  probe_config, i, cs[i].refused, cs[i].failed);
+                ck_assert_int_eq(cl_close(p.db), 0);
+                tu_rmdir(dir);
+                free(dir);
+            }
+    signal(SIGALRM, SIG_DFL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("async");
@@ -894,6 +1118,7 @@ int main(void)
     tcase_add_test(tc, test_timed_async);
     tcase_add_test(tc, test_failure_mid_batch);
     tcase_add_test(tc, test_callback_may_not_reenter);
+    tcase_add_test(tc, test_callback_tries_every_call);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
