@@ -101,6 +101,8 @@ int cl_checkpoint(struct cl_db *db)
 {
     if (!db)
         return CL_EINVAL;
+    if (db_forked(db))
+        return CL_EFORK;
     if (wal_in_callback(db->wal))
         return CL_EBUSY; /* a callback of this database's commits */
     if (db_broken(db))

@@ -19,16 +19,42 @@
  *     part of a transaction.
  *
  * One process per database: cl_open takes an exclusive lock on the
- * directory (flock(2) on the directory itself) and holds it until
- * cl_close.  A second cl_open of the same directory, from another process
- * or from the same one, returns CL_EBUSY at once, before it reads, writes,
- * syncs or deletes anything there; cl_error_detail() then reads "database
- * DIR is in use (process PID)".  cl_inspect takes the lock shared: it
- * refuses a database in use, and an open refuses while it reads.  The
- * kernel drops the lock when its holder exits or is killed, so a crashed
- * holder leaves none behind and the next cl_open recovers.  The lock is
- * advisory: a process that writes the files without libcommitlab is not
- * kept out.
+ * directory and on its page file (flock(2) on each) and holds them until
+ * cl_close.  A second cl_open of the same database, from another process
+ * or from the same one, returns CL_EBUSY at once, before it writes, syncs
+ * or deletes anything there; cl_error_detail() then reads "database DIR
+ * is in use (process PID)".  The page file's lock follows the data, not
+ * the path: a second directory that reaches the same page file -- a copy
+ * made with hard links (cp -al, rsnapshot), a bind mount, a symbolic link
+ * to the directory -- is refused while the first is open.  cl_inspect
+ * takes both locks shared: it refuses a database in use, and an open
+ * refuses while it reads.  The kernel drops the locks when their holder
+ * exits or is killed, so a crashed holder leaves none behind and the
+ * next cl_open recovers.  The locks are advisory, and only as good as the
+ * filesystem's view of them: a process that writes the files without
+ * libcommitlab is not kept out, and two views of one directory that
+ * different kernels serve (a FUSE passthrough mount beside the directory
+ * itself, two NFS clients) are two files to flock, and both opens succeed.
+ *
+ * Hard-linked copies: a file of the database that has other links when
+ * cl_open finds it (the page file, a log segment) is first replaced by a
+ * private copy of itself (copied, synced, renamed over the name, the
+ * directory synced), so that nothing this handle writes -- the page file
+ * in place, a recycled segment -- reaches the other directory's files.
+ * Either copy may then be opened, in either order, and neither damages
+ * the other.  cl_recovery_info.files_unshared counts the files copied.
+ *
+ * Processes: a handle, and every transaction of it, belongs to the
+ * process that opened it.  In a child made by fork() every call on an
+ * inherited handle or transaction returns CL_EFORK and does nothing
+ * (cl_close included: the child has none of the handle's threads, and
+ * frees nothing; cl_abort frees the transaction's memory only), as LMDB
+ * and SQLite forbid using a handle across fork().  The child does not
+ * hold the database's locks: the parent may close and reopen, or die and
+ * be recovered by the next opener, while the child lives.  Open the
+ * database again in the child, after the parent has closed it, to use it
+ * there.  (A child made by a raw clone(2) is not noticed; one that execs
+ * inherits nothing.)
  *
  * Files: inside a database directory only regular files are opened, never
  * through a symbolic link; anything else where data.clp or a segment
@@ -97,8 +123,10 @@ extern "C" {
 #define CL_ETXNDONE   (-10011) /* the transaction was already committed or aborted */
 #define CL_EINTERNAL  (-10012) /* an internal consistency check failed: a bug in commitlab, not the caller's */
 #define CL_EFILETYPE  (-10013) /* a database file is a symbolic link, FIFO, device, socket or directory */
+#define CL_EFORK      (-10014) /* the handle belongs to the process that opened it, and this is a child
+                                * made by fork() (see "Processes") */
 #define CL_ERR_FIRST  (-10001)
-#define CL_ERR_LAST   (-10013)
+#define CL_ERR_LAST   (-10014)
 
 #define CL_MAX_KEY   512u
 #define CL_MAX_VALUE 4096u
@@ -284,7 +312,8 @@ struct cl_recovery_info {
                                  * SWITCH record points into it, or the checkpoint's log begins there */
     char bad_file[64];          /* when cl_open returns CL_EFORMAT or CL_ECORRUPT: the file of dir it refused
                                  * ("data.clp", or a segment "wal-<segno>.log" that is damaged or names another
-                                 * database); empty otherwise.  The refused file is left as it was. */
+                                 * database); empty otherwise.  The refused file is left as it was. */    uint32_t files_unshared;    /* files of dir that had other hard links, replaced by private copies before
+                                 * anything was written (see "Hard-linked copies" above) */
 };
 
 struct cl_db;

@@ -41,7 +41,9 @@ struct cl_txn {
 
 struct cl_db {
     char *dir;
-    struct dir_lock *lock;       /* exclusive, from before anything is read until freed */
+    struct dir_lock *lock;       /* the directory's, exclusive, from before anything is read until freed */
+    struct dir_lock *data_lock;  /* the page file's, exclusive (not inherited by fork) */
+    unsigned fork_gen;           /* db_fork_count when opened */
     struct cl_options opt;
     struct vfs *vfs;
     struct vfs *latency_vfs;     /* the emulated slow device wrapper, when asked for */
@@ -82,6 +84,20 @@ static inline void db_break(struct cl_db *db, int err)
         err = CL_EBROKEN;
     __atomic_compare_exchange_n(&db->broken, &expected, err, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
+
+/* The forks this process has seen in children (open.c counts them in a
+ * pthread_atfork handler): a handle opened at another count is in a child
+ * of the process that opened it, and refuses every call with CL_EFORK. */
+extern unsigned db_fork_count;
+static inline int db_forked(const struct cl_db *db)
+{
+    return __atomic_load_n(&db_fork_count, __ATOMIC_RELAXED) != db->fork_gen;
+}
+
+/* open.c: the database's locks (cl_open, cl_inspect), CL_EBUSY naming the
+ * holder; the page file's alone, once it exists. */
+int db_lock(const char *dir, int shared, struct dir_lock **dir_l, struct dir_lock **data_l);
+int db_lock_page_file(const char *dir, int shared, struct dir_lock **out);
 
 /* checkpoint.c */
 int db_checkpoint(struct cl_db *db);             /* under ckpt_run; breaks the handle on failure */

@@ -45,6 +45,8 @@ const char *cl_strerror(int err)
     case CL_EINTERNAL: return "internal error: a consistency check failed (a bug in commitlab)";
     case CL_EFILETYPE: return "not a regular file: a symbolic link, FIFO, device, socket or directory where a "
                               "database file should be";
+    case CL_EFORK: return "the handle was opened by the parent of this process (fork): it may be used only in "
+                          "the process that opened it";
     default: break;
     }
     if (err < 0 && err > -4096)

@@ -16,6 +16,8 @@
 #include "vfs.h"
 #include "wal.h"
 
+#include "db.h"
+
 static void count_record(struct cl_inspect *out, enum wal_rec_type type)
 {
     switch (type) {
@@ -47,7 +49,7 @@ static void visit_record(const struct cl_inspect_visitor *visit, const struct wa
 int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const struct cl_inspect_visitor *visit)
 {
     struct vfs *v = vfs_posix();
-    struct dir_lock *lock = NULL;
+    struct dir_lock *lock = NULL, *data_lock = NULL;
     struct store *s = NULL;
     struct store_meta m;
     struct wal_reader *rd = NULL;
@@ -63,15 +65,7 @@ int cl_inspect(const char *dir, int verify, struct cl_inspect *out, const struct
     /* Shared: other readers may look too, but no cl_open writes (or
      * recovers) while this reads, so what it reports, corruption above
      * all, is never a live writer's half-done work. */
-    pid_t holder = 0;
-    rc = dir_lock(dir, DIR_LOCK_SHARED, &lock, &holder);
-    if (rc == -EWOULDBLOCK) {
-        if (holder)
-            cl_detail_set("database %s is in use (process %ld)", dir, (long)holder);
-        else
-            cl_detail_set("database %s is in use", dir);
-        return CL_EBUSY;
-    }
+    rc = db_lock(dir, 1, &lock, &data_lock);
     if (rc)
         return rc;
     struct store_config sc = {.vfs = v, .dir = dir, .cache_size = 4u << 20, .readonly = 1};
@@ -153,6 +147,7 @@ out:
     free(segs);
     if (s)
         store_close(s);
+    dir_unlock(data_lock);
     dir_unlock(lock);
     return rc;
 }

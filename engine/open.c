@@ -172,19 +172,55 @@ static int sync_parent(struct vfs *v, const char *dir)
     return rc;
 }
 
+#define UNSHARE_SUFFIX ".unshare" /* a private copy being made of a hard-linked file */
+
 struct sync_walk {
     struct vfs *v;
     const char *dir;
     struct cl_recovery_info *info;
+    char **shared;       /* files with other hard links: copied before anything is written */
+    size_t nshared, capshared;
     int rc;
 };
+
+static int note_shared(struct sync_walk *sw, const char *name)
+{
+    if (sw->nshared == sw->capshared) {
+        size_t nc = sw->capshared ? 2 * sw->capshared : 8;
+        char **p = realloc(sw->shared, nc * sizeof *p);
+        if (!p)
+            return CL_ENOMEM;
+        sw->shared = p;
+        sw->capshared = nc;
+    }
+    if (!(sw->shared[sw->nshared] = strdup(name)))
+        return CL_ENOMEM;
+    sw->nshared++;
+    return 0;
+}
+
+/* 1 when name is the private copy of a database file being made
+ * ("data.clp.unshare", "wal-<segno>.log.unshare"): nothing else is
+ * ever removed. */
+static int is_unshare_copy(const char *name)
+{
+    char base[64];
+    size_t n = strlen(name), m = strlen(UNSHARE_SUFFIX);
+    uint64_t segno;
+    if (n <= m || n - m >= sizeof base || strcmp(name + n - m, UNSHARE_SUFFIX) != 0)
+        return 0;
+    memcpy(base, name, n - m);
+    base[n - m] = 0;
+    return strcmp(base, STORE_FILE) == 0 || wal_segment_parse_name(base, &segno);
+}
 
 static int sync_one(void *arg, const char *name)
 {
     struct sync_walk *sw = arg;
-    uint64_t segno;
+    uint64_t segno, links = 1;
     int wal = wal_segment_parse_name(name, &segno);
-    if (!wal && strcmp(name, STORE_FILE) != 0)
+    int copy = is_unshare_copy(name);
+    if (!wal && !copy && strcmp(name, STORE_FILE) != 0)
         return 0;
     char *path;
     if (asprintf(&path, "%s/%s", sw->dir, name) < 0) {
@@ -192,13 +228,24 @@ static int sync_one(void *arg, const char *name)
         return 1;
     }
     struct vfs_file *f;
-    int rc = vfs_open(sw->v, path, VFS_O_RDONLY, wal ? VFS_CLASS_WAL : VFS_CLASS_DATA, &f);
+    int rc;
+    if (copy) { /* an open that stopped while copying: its original is still in place */
+        rc = vfs_unlink(sw->v, path);
+        free(path);
+        sw->rc = rc == -ENOENT ? 0 : rc;
+        return sw->rc != 0;
+    }
+    rc = vfs_open(sw->v, path, VFS_O_RDONLY, wal ? VFS_CLASS_WAL : VFS_CLASS_DATA, &f);
     free(path);
     if (rc == 0) {
         rc = vfs_fsync(f);
+        if (rc == 0)
+            rc = vfs_links(f, &links);
         int crc = vfs_close(f);
         rc = rc ? rc : crc;
     }
+    if (rc == 0 && links > 1)
+        rc = note_shared(sw, name);
     if (rc == -ENOENT)
         rc = 0;
     if (rc == CL_EFILETYPE)
@@ -214,18 +261,180 @@ static int sync_one(void *arg, const char *name)
  * previous checkpoint, say) while a power failure could still take them
  * away; PostgreSQL fsyncs the data directory at the start of crash
  * recovery for the same reason. */
-static int sync_existing(struct vfs *v, const char *dir, struct cl_recovery_info *info)
+static int sync_existing(struct sync_walk *sw)
 {
-    struct sync_walk sw = {v, dir, info, 0};
-    int rc = vfs_list(v, dir, sync_one, &sw);
-    if (sw.rc)
-        rc = sw.rc; /* the walk stopped on it (vfs_list returns the 1 that stopped it) */
+    int rc = vfs_list(sw->v, sw->dir, sync_one, sw);
+    if (sw->rc)
+        rc = sw->rc; /* the walk stopped on it (vfs_list returns the 1 that stopped it) */
     if (rc == 0)
-        rc = vfs_sync_dir(v, dir);
+        rc = vfs_sync_dir(sw->v, sw->dir);
     if (rc == 0)
-        rc = sync_parent(v, dir);
+        rc = sync_parent(sw->v, sw->dir);
     return rc;
 }
+
+/* ---- hard-linked copies ------------------------------------------------------ */
+
+/* Copies dir/name to dir/name.unshare and syncs the copy; *copy gets the
+ * copy's path. */
+static int copy_file(struct vfs *v, const char *dir, const char *name, char **copy)
+{
+    struct vfs_file *in = NULL, *out = NULL;
+    char *from = NULL;
+    uint8_t *buf = NULL;
+    uint64_t off = 0;
+    size_t n;
+    int rc;
+
+    *copy = NULL;
+    if (asprintf(&from, "%s/%s", dir, name) < 0) {
+        from = NULL;
+        rc = CL_ENOMEM;
+        goto out;
+    }
+    if (asprintf(copy, "%s/%s" UNSHARE_SUFFIX, dir, name) < 0) {
+        *copy = NULL;
+        rc = CL_ENOMEM;
+        goto out;
+    }
+    buf = malloc(1u << 20);
+    if (!buf) {
+        rc = CL_ENOMEM;
+        goto out;
+    }
+    rc = vfs_open(v, from, VFS_O_RDONLY, VFS_CLASS_OTHER, &in);
+    if (rc == 0)
+        rc = vfs_open(v, *copy, VFS_O_CREATE | VFS_O_TRUNC, VFS_CLASS_OTHER, &out);
+    while (rc == 0 && (rc = vfs_pread(in, buf, 1u << 20, off, &n)) == 0 && n > 0) {
+        rc = vfs_pwrite(out, buf, n, off);
+        off += n;
+    }
+    if (rc == 0)
+        rc = vfs_fsync(out);
+out:
+    if (in)
+        vfs_close(in);
+    if (out) {
+        int crc = vfs_close(out);
+        rc = rc ? rc : crc;
+    }
+    free(buf);
+    free(from);
+    return rc;
+}
+
+/* Replaces each of the files the walk found with other hard links by a
+ * private copy: copied and synced beside it, then renamed over its name,
+ * and the directory synced once at the end.  The other names keep the
+ * original inode, which this handle never writes again; an open that
+ * stops half way leaves every name with the same bytes (a copy not yet
+ * renamed is removed by the next open).  Run under the page file's lock,
+ * so nobody that reaches the original through another name has it open;
+ * the page file's lock moves to its copy before the copy takes its name. */
+static int unshare_files(struct cl_db *db, const char *dir, struct sync_walk *sw)
+{
+    int rc = 0;
+    for (size_t i = 0; i < sw->nshared && rc == 0; i++) {
+        const char *name = sw->shared[i];
+        char *copy = NULL, *path = NULL;
+        struct dir_lock *copy_lock = NULL;
+        int data = strcmp(name, STORE_FILE) == 0;
+        rc = copy_file(db->vfs, dir, name, &copy);
+        if (rc == 0 && asprintf(&path, "%s/%s", dir, name) < 0) {
+            path = NULL;
+            rc = CL_ENOMEM;
+        }
+        if (rc == 0 && data)
+            rc = dir_lock(copy, DIR_LOCK_FILE | DIR_LOCK_PROCESS, &copy_lock, NULL);
+        if (rc == 0)
+            rc = vfs_rename(db->vfs, copy, path);
+        if (rc == 0 && data) {
+            dir_unlock(db->data_lock);
+            db->data_lock = copy_lock;
+            copy_lock = NULL;
+        }
+        if (rc == 0)
+            sw->info->files_unshared++;
+        else if (copy)
+            vfs_unlink(db->vfs, copy);
+        dir_unlock(copy_lock);
+        free(copy);
+        free(path);
+    }
+    if (rc == 0 && sw->nshared)
+        rc = vfs_sync_dir(db->vfs, dir);
+    if (rc)
+        cl_detail_set("database %s: making private copies of its hard-linked files: %s", dir, cl_strerror(rc));
+    return rc;
+}
+
+/* ---- the locks ---------------------------------------------------------------- */
+
+/* Takes the directory's lock and, when the page file exists, the page
+ * file's (exclusive, or shared for a reader); CL_EBUSY naming the holder
+ * when either is held elsewhere.  A page file that does not exist yet is
+ * locked once it is made (db_lock_page_file). */
+int db_lock(const char *dir, int shared, struct dir_lock **dir_l, struct dir_lock **data_l)
+{
+    unsigned how = DIR_LOCK_PROCESS | (shared ? DIR_LOCK_SHARED : 0);
+    pid_t holder = 0;
+    int rc;
+
+    *dir_l = *data_l = NULL;
+    rc = dir_lock(dir, how, dir_l, &holder);
+    if (rc == 0) {
+        rc = db_lock_page_file(dir, shared, data_l);
+        if (rc == -ENOENT)
+            rc = 0;
+        else if (rc == CL_EFILETYPE)
+            rc = 0; /* not a regular file: the open that reads it refuses it, naming it */
+        if (rc) {
+            dir_unlock(*dir_l);
+            *dir_l = NULL;
+        }
+        return rc;
+    }
+    if (rc == -EWOULDBLOCK) {
+        if (holder)
+            cl_detail_set("database %s is in use (process %ld)", dir, (long)holder);
+        else
+            cl_detail_set("database %s is in use", dir);
+        return CL_EBUSY;
+    }
+    return rc;
+}
+
+int db_lock_page_file(const char *dir, int shared, struct dir_lock **out)
+{
+    unsigned how = DIR_LOCK_FILE | DIR_LOCK_PROCESS | (shared ? DIR_LOCK_SHARED : 0);
+    pid_t holder = 0;
+    char *path;
+    int rc;
+    if (asprintf(&path, "%s/%s", dir, STORE_FILE) < 0)
+        return CL_ENOMEM;
+    rc = dir_lock(path, how, out, &holder);
+    free(path);
+    if (rc == -EWOULDBLOCK) {
+        /* the same page file through another directory: a hard-linked copy,
+         * or this one by another path */
+        if (holder)
+            cl_detail_set("database %s is in use: its %s is open through another path (process %ld)", dir,
+                          STORE_FILE, (long)holder);
+        else
+            cl_detail_set("database %s is in use: its %s is open through another path", dir, STORE_FILE);
+        rc = CL_EBUSY;
+    }
+    return rc;
+}
+
+/* ---- fork ------------------------------------------------------------------------ */
+
+unsigned db_fork_count;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static int fork_once_rc;
+
+static void fork_child(void) { __atomic_add_fetch(&db_fork_count, 1, __ATOMIC_RELAXED); }
+static void fork_register(void) { fork_once_rc = pthread_atfork(NULL, NULL, fork_child); }
 
 static void db_free(struct cl_db *db)
 {
@@ -239,6 +448,7 @@ static void db_free(struct cl_db *db)
     pthread_mutex_destroy(&db->ckpt_mu);
     pthread_cond_destroy(&db->ckpt_cv);
     vfs_destroy(db->latency_vfs);
+    dir_unlock(db->data_lock);
     dir_unlock(db->lock); /* last: every file of the directory is closed */
     free(db->dir);
     free(db);
@@ -363,22 +573,31 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         made_dir = rc == 0;
     }
     /* One process per database: nothing in the directory is read, written,
-     * synced or deleted before the lock is held. */
-    pid_t holder = 0;
-    rc = dir_lock(dir, 0, &db->lock, &holder);
-    if (rc == -EWOULDBLOCK) {
-        rc = CL_EBUSY;
-        if (holder)
-            cl_detail_set("database %s is in use (process %ld)", dir, (long)holder);
-        else
-            cl_detail_set("database %s is in use", dir);
+     * synced or deleted before the locks are held. */
+    pthread_once(&fork_once, fork_register);
+    if (fork_once_rc) {
+        rc = -fork_once_rc;
         goto fail;
     }
+    db->fork_gen = __atomic_load_n(&db_fork_count, __ATOMIC_RELAXED);
+    rc = db_lock(dir, 0, &db->lock, &db->data_lock);
     if (rc)
         goto fail;
     /* A new directory is durable only once its parent is synced; an
-     * existing one is made durable, with what it holds, before it is read. */
-    rc = made_dir ? sync_parent(db->vfs, dir) : sync_existing(db->vfs, dir, info);
+     * existing one is made durable, with what it holds, before it is read,
+     * and a file of it that another directory shares through a hard link
+     * is made this directory's own before anything writes it. */
+    if (made_dir) {
+        rc = sync_parent(db->vfs, dir);
+    } else {
+        struct sync_walk sw = {.v = db->vfs, .dir = dir, .info = info};
+        rc = sync_existing(&sw);
+        if (rc == 0)
+            rc = unshare_files(db, dir, &sw);
+        for (size_t i = 0; i < sw.nshared; i++)
+            free(sw.shared[i]);
+        free(sw.shared);
+    }
     if (rc)
         goto fail;
     /* The log segments, listed once: they decide whether a missing or short
@@ -401,6 +620,11 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         snprintf(info->bad_file, sizeof info->bad_file, "%s", STORE_FILE);
     if (rc)
         goto fail;
+    if (!db->data_lock) { /* made just now, under the directory's lock */
+        rc = db_lock_page_file(dir, 0, &db->data_lock);
+        if (rc)
+            goto fail;
+    }
     store_get_meta(db->store, &meta);
     db->segment_size = meta.wal_segment_size; /* fixed when the database was created */
     info->created = created;
@@ -462,6 +686,8 @@ int cl_close(struct cl_db *db)
     int rc;
     if (!db)
         return CL_EINVAL;
+    if (db_forked(db))
+        return CL_EFORK; /* the parent's: none of its threads are here to stop */
     if (wal_in_callback(db->wal))
         return CL_EBUSY; /* a callback of this database's commits: not closed */
     db_ckpt_stop(db);

@@ -14,7 +14,7 @@
 
 void cl_stats_reset_max(struct cl_db *db)
 {
-    if (!db)
+    if (!db || db_forked(db))
         return;
     __atomic_store_n(&db->max_switch_commit_ns, 0, __ATOMIC_RELAXED);
     wal_reset_max(db->wal);
@@ -30,6 +30,8 @@ int cl_stats_sized(struct cl_db *db, struct cl_stats *caller, size_t size)
 
     if (!db || !caller)
         return CL_EINVAL;
+    if (db_forked(db))
+        return CL_EFORK;
     memset(out, 0, sizeof *out);
     wal_get_stats(db->wal, &ws);
     store_get_stats(db->store, &ss);

@@ -85,6 +85,8 @@ int cl_txn_begin(struct cl_db *db, unsigned flags, struct cl_txn **out)
     struct cl_txn *t;
     if (!db || !out || (flags & ~CL_TXN_RDONLY))
         return CL_EINVAL;
+    if (db_forked(db))
+        return CL_EFORK;
     if (!(flags & CL_TXN_RDONLY) && db_broken(db))
         return CL_EBROKEN;
     t = calloc(1, sizeof *t);
@@ -160,6 +162,8 @@ static int check_write(struct cl_txn *t, size_t klen)
 {
     if (!t)
         return CL_EINVAL;
+    if (db_forked(t->db))
+        return CL_EFORK;
     if (t->flags & CL_TXN_RDONLY)
         return CL_EREADONLY;
     if (db_broken(t->db))
@@ -187,6 +191,8 @@ int cl_get(struct cl_txn *t, const void *key, size_t klen, void *buf, size_t cap
 {
     if (!t || !key || klen == 0)
         return CL_EINVAL;
+    if (db_forked(t->db))
+        return CL_EFORK;
     if (klen > CL_MAX_KEY)
         return CL_ETOOBIG;
     long i = ws_find(t, key, klen);
@@ -294,6 +300,8 @@ int cl_scan(struct cl_txn *t, const void *lo, size_t lolen, const void *hi, size
 
     if (!t || !fn)
         return CL_EINVAL;
+    if (db_forked(t->db))
+        return CL_EFORK;
     if (!(t->flags & CL_TXN_RDONLY) && (rc = writer_acquire(t)) != 0)
         return rc;
     rc = store_scan(t->db->store, lo, lolen, hi, hilen, scan_collect, &sb);
@@ -328,11 +336,14 @@ out:
     return rc;
 }
 
+/* In a forked child only the memory: the handle is the parent's. */
 static void txn_free(struct cl_txn *t)
 {
-    writer_release(t);
-    if (!(t->flags & CL_TXN_RDONLY))
-        wal_txn_active(t->db->wal, -1);
+    if (!db_forked(t->db)) {
+        writer_release(t);
+        if (!(t->flags & CL_TXN_RDONLY))
+            wal_txn_active(t->db->wal, -1);
+    }
     for (size_t i = 0; i < t->n; i++) {
         free(t->ws[i].key);
         free(t->ws[i].val);
@@ -401,6 +412,10 @@ static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_f
     if (!t)
         return CL_EINVAL;
     db = t->db;
+    if (db_forked(db)) {
+        txn_free(t); /* consumed, as every commit consumes it; nothing of the parent's is touched */
+        return CL_EFORK;
+    }
     if (t->n && wal_in_callback(db->wal)) {
         rc = CL_EBUSY; /* a callback of this database's commits would commit on it (reading is allowed) */
         goto out;
@@ -554,6 +569,8 @@ int cl_sync_wait(struct cl_db *db)
 {
     if (!db)
         return CL_EINVAL;
+    if (db_forked(db))
+        return CL_EFORK;
     return wal_sync_wait(db->wal); /* CL_EBUSY from one of its callbacks */
 }
 

@@ -1094,6 +1094,18 @@ static int f_size(struct vfs_file *f, uint64_t *size)
     return rc;
 }
 
+/* The lower file's links: a question, not a change. */
+static int f_links(struct vfs_file *f, uint64_t *n)
+{
+    struct fhandle *h = (struct fhandle *)f;
+    struct fault_vfs *fv = FV(f->vfs);
+    int rc = op_begin(fv);
+    if (!rc)
+        rc = vfs_links(h->lower, n);
+    pthread_mutex_unlock(&fv->mu);
+    return rc;
+}
+
 /* Advice about the page cache, not a change of content: nothing is
  * recorded, and the lower file is told. */
 static int f_drop_cache(struct vfs_file *f)
@@ -1560,6 +1572,7 @@ static const struct vfs_ops fault_ops = {
     .ring_wake = fr_wake,
     .ring_close = fr_close,
     .drop_cache = f_drop_cache,
+    .links = f_links,
 };
 
 /* ---- public ------------------------------------------------------------ */

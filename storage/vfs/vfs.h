@@ -152,6 +152,10 @@ struct vfs_ops {
      * later write of less than a page then reads the page from the
      * device first.  NULL when the backend has no cache to drop. */
     int (*drop_cache)(struct vfs_file *f);
+    /* *n = the file's hard links (st_nlink): more than one means another
+     * name, perhaps in another directory, reaches the same data.  NULL when
+     * the backend cannot tell (its files then count as having one). */
+    int (*links)(struct vfs_file *f, uint64_t *n);
 };
 
 struct vfs {
@@ -199,6 +203,12 @@ static inline int vfs_ring_wake(struct vfs_ring *r) { return r->vfs->ops->ring_w
 static inline void vfs_ring_close(struct vfs_ring *r) { if (r) r->vfs->ops->ring_close(r); }
 static inline int vfs_drop_cache(struct vfs_file *f)
 { return f->vfs->ops->drop_cache ? f->vfs->ops->drop_cache(f) : -ENOSYS; }
+
+static inline int vfs_links(struct vfs_file *f, uint64_t *n)
+{
+    *n = 1;
+    return f->vfs->ops->links ? f->vfs->ops->links(f, n) : 0;
+}
 
 /* Sums the counters of one class (or all classes with cls = VFS_NCLASS). */
 void vfs_counters_get(struct vfs *v, enum vfs_class cls, struct vfs_counters *out);

@@ -107,6 +107,7 @@ static int lat_fallocate(struct vfs_file *f, uint64_t off, uint64_t len) { retur
 static int lat_truncate(struct vfs_file *f, uint64_t size) { return vfs_truncate(BF(f), size); }
 static int lat_size(struct vfs_file *f, uint64_t *size) { return vfs_size(BF(f), size); }
 static int lat_drop_cache(struct vfs_file *f) { return vfs_drop_cache(BF(f)); }
+static int lat_links(struct vfs_file *f, uint64_t *n) { return vfs_links(BF(f), n); }
 static int lat_rename(struct vfs *v, const char *a, const char *b) { return vfs_rename(LV(v)->base, a, b); }
 static int lat_unlink(struct vfs *v, const char *p) { return vfs_unlink(LV(v)->base, p); }
 static int lat_mkdir(struct vfs *v, const char *p) { return vfs_mkdir(LV(v)->base, p); }
@@ -307,6 +308,7 @@ static const struct vfs_ops lat_ops = {
     .ring_wake = lat_ring_wake,
     .ring_close = lat_ring_close,
     .drop_cache = lat_drop_cache,
+    .links = lat_links,
 };
 
 struct vfs *vfs_latency_new(struct vfs *base, uint32_t sync_latency_us)

@@ -246,6 +246,16 @@ static int px_drop_cache(struct vfs_file *f)
     return -posix_fadvise(pf->fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
+static int px_links(struct vfs_file *f, uint64_t *n)
+{
+    struct posix_file *pf = (struct posix_file *)f;
+    struct stat st;
+    if (fstat(pf->fd, &st) != 0)
+        return -errno;
+    *n = (uint64_t)st.st_nlink;
+    return 0;
+}
+
 static int px_truncate(struct vfs_file *f, uint64_t size)
 {
     struct posix_file *pf = (struct posix_file *)f;
@@ -644,6 +654,7 @@ static const struct vfs_ops posix_ops = {
     .ring_wake = px_ring_wake,
     .ring_close = px_ring_close,
     .drop_cache = px_drop_cache,
+    .links = px_links,
 };
 
 static struct vfs posix_vfs = {
