@@ -3,8 +3,10 @@
  * run of the configurations (mx_fs.h): an image file in the work
  * directory, mkfs, a loop device (attached with LO_FLAGS_AUTOCLEAR, and
  * LO_FLAGS_DIRECT_IO when asked), a mount -- or mkfs and a mount on a
- * device the user gave up, after the checks that it is not in use and
- * carries nothing unless --destroy-data said so; the btrfs run directory
+ * device the user gave up, after the checks that neither it nor any other
+ * device over the same bytes (a partition's disk, a loop device's file or
+ * device, a loop device stacked on it) is in use, and that it carries
+ * nothing unless --destroy-data said so; the btrfs run directory
  * as a subvolume and its snapshots; and taking all of it down again, now
  * or after an earlier run that was killed before it could.  matrix.c
  * calls it; it knows nothing of benchmarks.
@@ -593,8 +595,9 @@ static dev_t blockdev_of(const char *path)
     return stat(path, &st) == 0 && S_ISBLK(st.st_mode) ? st.st_rdev : 0;
 }
 
-/* A mount of dev or of one of its partitions: its mount point in where. */
-static int find_mount(dev_t dev, char *where, size_t len)
+/* A mount of dev (with_parts: or of one of its partitions): its mount
+ * point in mp and its source (a device path, or "") in src. */
+static int find_mount(dev_t dev, int with_parts, char *mp, size_t mplen, char *src, size_t srclen)
 {
     FILE *f = fopen("/proc/self/mountinfo", "r");
     char line[8192];
@@ -603,17 +606,18 @@ static int find_mount(dev_t dev, char *where, size_t len)
         return 0;
     while (!found && fgets(line, sizeof line, f)) {
         unsigned maj, min;
-        char mp[4096], src[4096] = "";
-        if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, mp) != 3)
+        char m[4096], s[4096] = "";
+        if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, m) != 3)
             continue;
         const char *sep = strstr(line, " - ");
         if (sep)
-            sscanf(sep + 3, "%*s %4095s", src);
-        ut_mountinfo_unescape(mp);
-        ut_mountinfo_unescape(src);
-        dev_t sd = src[0] == '/' ? blockdev_of(src) : 0;
-        if (is_dev_or_part(dev, makedev(maj, min)) || (sd && is_dev_or_part(dev, sd))) {
-            snprintf(where, len, "%s%s%s", mp, src[0] ? " from " : "", src);
+            sscanf(sep + 3, "%*s %4095s", s);
+        ut_mountinfo_unescape(m);
+        ut_mountinfo_unescape(s);
+        dev_t md = makedev(maj, min), sd = s[0] == '/' ? blockdev_of(s) : 0;
+        if (with_parts ? is_dev_or_part(dev, md) || (sd && is_dev_or_part(dev, sd)) : md == dev || sd == dev) {
+            snprintf(mp, mplen, "%s", m);
+            snprintf(src, srclen, "%s", s);
             found = 1;
         }
     }
@@ -621,9 +625,9 @@ static int find_mount(dev_t dev, char *where, size_t len)
     return found;
 }
 
-/* A swap area on dev or one of its partitions (or a swap file on a
- * filesystem there). */
-static int find_swap(dev_t dev, char *what, size_t len)
+/* A swap area on dev (with_parts: or one of its partitions; or a swap
+ * file on a filesystem there). */
+static int find_swap(dev_t dev, int with_parts, char *what, size_t len)
 {
     FILE *f = fopen("/proc/swaps", "r");
     char line[4096], name[4096];
@@ -635,7 +639,7 @@ static int find_swap(dev_t dev, char *what, size_t len)
         if (sscanf(line, "%4095s", name) != 1 || name[0] != '/' || stat(name, &st) != 0)
             continue;
         dev_t d = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-        if (is_dev_or_part(dev, d)) {
+        if (with_parts ? is_dev_or_part(dev, d) : d == dev) {
             snprintf(what, len, "%s", name);
             found = 1;
         }
@@ -644,9 +648,9 @@ static int find_swap(dev_t dev, char *what, size_t len)
     return found;
 }
 
-/* The first entry of dir/holders (a device-mapper or md device built on
- * it), or of a partition's holders. */
-static int find_holder(const char *sys, char *what, size_t len)
+/* The first entry of sys/holders: a device-mapper or md device built on
+ * this one. */
+static int first_holder(const char *sys, char *what, size_t len)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s/holders", sys);
@@ -660,17 +664,25 @@ static int find_holder(const char *sys, char *what, size_t len)
         }
     if (d)
         closedir(d);
-    if (found)
+    return found;
+}
+
+/* The first holder of the device at sys, or of one of its partitions. */
+static int find_holder(const char *sys, char *what, size_t len)
+{
+    if (first_holder(sys, what, len))
         return 1;
     /* the partitions': subdirectories with a "partition" file */
-    d = opendir(sys);
+    DIR *d = opendir(sys);
+    struct dirent *e;
+    int found = 0;
     while (d && !found && (e = readdir(d))) {
         char q[4400];
         snprintf(q, sizeof q, "%s/%s/partition", sys, e->d_name);
         if (e->d_name[0] == '.' || access(q, F_OK) != 0)
             continue;
         snprintf(q, sizeof q, "%s/%s", sys, e->d_name);
-        found = find_holder(q, what, len);
+        found = first_holder(q, what, len);
     }
     if (d)
         closedir(d);
@@ -718,6 +730,297 @@ static void own_signature(int fd, char *what, size_t len)
         snprintf(what, len, "a DOS partition table or boot sector");
 }
 
+/* ---- aliases: other devices over the same bytes ---------------------------- */
+
+/* "maj:min" read from a sysfs dev file, or 0. */
+static dev_t read_devnum(const char *path)
+{
+    unsigned maj, min;
+    FILE *f = fopen(path, "r");
+    int ok = f && fscanf(f, "%u:%u", &maj, &min) == 2;
+    if (f)
+        fclose(f);
+    return ok ? makedev(maj, min) : 0;
+}
+
+/* The device's name, "/dev/loop3" (as the kernel names it), or "7:3". */
+static void dev_name(dev_t d, char *out, size_t len)
+{
+    char sys[4096];
+    const char *slash;
+    if (sys_dir(d, sys, sizeof sys) == 0 && (slash = strrchr(sys, '/')))
+        snprintf(out, len, "/dev/%.200s", slash + 1);
+    else
+        snprintf(out, len, "%u:%u", major(d), minor(d));
+}
+
+/* An attached loop device, and what it reads and writes. */
+struct mx_loop {
+    dev_t rdev;
+    dev_t file_dev;               /* its backing inode (LOOP_GET_STATUS64: lo_device, lo_inode), the same */
+    uint64_t file_ino;            /* for every loop device on one file, renamed or deleted; 0, 0: unknown */
+    dev_t below;                  /* the backing inode is a block device (lo_rdevice): its number; else 0 */
+};
+
+/* lo_device and lo_rdevice are the kernel's huge_encode_dev()
+ * (include/linux/kdev_t.h): minor's low byte, major, minor's rest. */
+static dev_t decode_kernel_dev(uint64_t v)
+{
+    return makedev((unsigned)((v & 0xfff00) >> 8), (unsigned)((v & 0xff) | ((v >> 12) & 0xfff00)));
+}
+
+/* Fills l for /sys/block/NAME: 0, or -1 when it is not attached. */
+static int loop_read(const char *name, struct mx_loop *l)
+{
+    char p[320];
+    struct stat st;
+    memset(l, 0, sizeof *l);
+    snprintf(p, sizeof p, "/sys/block/%s/dev", name);
+    if (!(l->rdev = read_devnum(p)))
+        return -1;
+    snprintf(p, sizeof p, "/sys/block/%s/loop", name);
+    if (access(p, F_OK) != 0)
+        return -1; /* no loop/ directory: not attached */
+    /* the backing inode by its numbers, which outlive a rename or unlink */
+    snprintf(p, sizeof p, "/dev/%s", name);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    struct loop_info64 info;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == l->rdev) {
+        int rc = ioctl(fd, LOOP_GET_STATUS64, &info), e = errno;
+        close(fd);
+        if (rc == 0) {
+            l->file_dev = decode_kernel_dev(info.lo_device);
+            l->file_ino = info.lo_inode;
+            l->below = info.lo_rdevice ? decode_kernel_dev(info.lo_rdevice) : 0;
+            return 0;
+        }
+        if (e == ENXIO)
+            return -1; /* detached meanwhile */
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    /* no node of its own in /dev: the path sysfs gives, while it names
+     * the file (" (deleted)" once it does not) */
+    char back[4200] = "";
+    snprintf(p, sizeof p, "/sys/block/%s/loop/backing_file", name);
+    FILE *f = fopen(p, "r");
+    if (f && fgets(back, sizeof back, f))
+        back[strcspn(back, "\n")] = 0;
+    if (f)
+        fclose(f);
+    if (back[0] && stat(back, &st) == 0) {
+        l->file_dev = st.st_dev;
+        l->file_ino = (uint64_t)st.st_ino;
+        l->below = S_ISBLK(st.st_mode) ? st.st_rdev : 0;
+    }
+    return 0;
+}
+
+/* The attached loop devices, in *out (freed by the caller): their number. */
+static size_t loops_attached(struct mx_loop **out)
+{
+    DIR *d = opendir("/sys/block");
+    struct dirent *e;
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, "loop", 4) != 0)
+            continue;
+        if (n == cap) {
+            struct mx_loop *g = realloc(*out, (cap = cap ? 2 * cap : 16) * sizeof *g);
+            if (!g)
+                break;
+            *out = g;
+        }
+        if (loop_read(e->d_name, &(*out)[n]) == 0)
+            n++;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* How one alias is reached from the one before it, as the refusal says it. */
+enum alias_rel { AL_DEVICE, AL_PARTITION, AL_WHOLE, AL_PEER, AL_BELOW, AL_ABOVE };
+static const char *const alias_says[] = {
+    [AL_DEVICE] = "",
+    [AL_PARTITION] = "holds the partition",
+    [AL_WHOLE] = "is a partition of",
+    [AL_PEER] = "shares its backing file with",
+    [AL_BELOW] = "is stacked on",
+    [AL_ABOVE] = "is the backing device of",
+};
+
+/* A device that reads or writes some of the same bytes as the one given
+ * up (alias 0, the device itself). */
+struct alias {
+    dev_t rdev;
+    int from;                     /* the alias it was reached from (-1: the device itself) */
+    enum alias_rel rel;           /* and how */
+    int depth;                    /* steps from the device */
+    int whole_only;               /* a whole disk reached from its partition: its other partitions
+                                     are not aliases, and its exclusive claim may be theirs */
+    int under;                    /* the device, or what it is built on (a loop's backing device, a
+                                     partition's disk), which may be attached and idle */
+};
+#define MX_ALIAS_MAX 64
+#define MX_ALIAS_DEPTH 16
+
+static const struct mx_loop *loop_of(const struct mx_loop *loops, size_t n, dev_t rdev)
+{
+    for (size_t i = 0; i < n; i++)
+        if (loops[i].rdev == rdev)
+            return &loops[i];
+    return NULL;
+}
+
+/* Appends rdev as reached from a[from], unless it is there already:
+ * 0, or -1 when there would be more than MX_ALIAS_MAX or the chain would
+ * be deeper than MX_ALIAS_DEPTH. */
+static int alias_add(struct alias *a, int *n, dev_t rdev, int from, enum alias_rel rel, int whole_only, int under)
+{
+    for (int i = 0; i < *n; i++)
+        if (a[i].rdev == rdev)
+            return 0;
+    if (*n == MX_ALIAS_MAX || a[from].depth == MX_ALIAS_DEPTH)
+        return -1;
+    a[*n] = (struct alias){rdev, from, rel, a[from].depth + 1, whole_only, under};
+    (*n)++;
+    return 0;
+}
+
+/* Every alias of a[0], breadth first (the nearest first): a device's
+ * partitions, a partition's whole disk (but not its siblings), the other
+ * loop devices on a loop device's backing file, the device a loop device
+ * is stacked on, the loop devices stacked on a device, and theirs in
+ * turn.  The number of aliases, a[0] included; or -1 with the reason in
+ * err when the chain cannot be followed to its end. */
+static int alias_walk(struct alias *a, const char *dev, const struct mx_loop *loops, size_t nloops, char *err,
+                      size_t errlen)
+{
+    int n = 1;
+    for (int i = 0; i < n; i++) {
+        char sys[4096], q[4400];
+        int bad = 0;
+        if (sys_dir(a[i].rdev, sys, sizeof sys) == 0) {
+            DIR *d = a[i].whole_only ? NULL : opendir(sys);
+            struct dirent *e;
+            while (d && !bad && (e = readdir(d))) {
+                snprintf(q, sizeof q, "%s/%s/partition", sys, e->d_name);
+                if (e->d_name[0] == '.' || access(q, F_OK) != 0)
+                    continue;
+                snprintf(q, sizeof q, "%s/%s/dev", sys, e->d_name);
+                dev_t p = read_devnum(q);
+                bad = p && alias_add(a, &n, p, i, AL_PARTITION, 0, 0);
+            }
+            if (d)
+                closedir(d);
+            snprintf(q, sizeof q, "%s/partition", sys);
+            char *slash = strrchr(sys, '/');
+            if (!bad && access(q, F_OK) == 0 && slash) {
+                snprintf(q, sizeof q, "%.*s/dev", (int)(slash - sys), sys);
+                dev_t w = read_devnum(q);
+                bad = w && alias_add(a, &n, w, i, AL_WHOLE, 1, a[i].under);
+            }
+        }
+        const struct mx_loop *l = loop_of(loops, nloops, a[i].rdev);
+        for (size_t k = 0; !bad && l && k < nloops; k++) {
+            const struct mx_loop *o = &loops[k];
+            if (o != l && (o->file_dev || o->file_ino) && o->file_dev == l->file_dev && o->file_ino == l->file_ino)
+                bad = alias_add(a, &n, o->rdev, i, AL_PEER, 0, 0);
+        }
+        if (!bad && l && l->below)
+            bad = alias_add(a, &n, l->below, i, AL_BELOW, 0, a[i].under);
+        for (size_t k = 0; !bad && k < nloops; k++)
+            if (loops[k].below == a[i].rdev)
+                bad = alias_add(a, &n, loops[k].rdev, i, AL_ABOVE, 0, 0);
+        if (bad) {
+            snprintf(err, errlen, "%.900s: more than %d devices over the same data, or a chain deeper than %d: "
+                                  "not checked", dev, MX_ALIAS_MAX, MX_ALIAS_DEPTH);
+            return -1;
+        }
+    }
+    return n;
+}
+
+/* The refusal for alias i: the way from the device to it, then use --
+ * "/dev/loop9 is stacked on /dev/loop8, which is stacked on /dev/loop3,
+ * mounted on /mnt/x". */
+static void alias_say(const struct alias *a, int i, const char *dev, const char *use, char *err, size_t errlen)
+{
+    int way[MX_ALIAS_DEPTH + 1], n = 0;
+    for (int j = i; j > 0 && n <= MX_ALIAS_DEPTH; j = a[j].from)
+        way[n++] = j;
+    size_t at = (size_t)snprintf(err, errlen, "%.900s", dev);
+    for (int k = n - 1; k >= 0 && at < errlen; k--) {
+        char name[300];
+        dev_name(a[way[k]].rdev, name, sizeof name);
+        at += (size_t)snprintf(err + at, errlen - at, "%s%s %s", k == n - 1 ? " " : ", which ",
+                               alias_says[a[way[k]].rel], name);
+    }
+    if (at < errlen)
+        snprintf(err + at, errlen - at, ", %s", use);
+}
+
+/* 1 when an exclusive open of the device fails with EBUSY: something (a
+ * mount, swap, a holder, a program) has claimed it. */
+static int claimed(dev_t d)
+{
+    char name[300];
+    dev_name(d, name, sizeof name);
+    int fd = open(name, O_RDONLY | O_EXCL | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    /* (a node of that name that is not this device says nothing) */
+    return errno == EBUSY && stat(name, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == d;
+}
+
+/* Refuses a device one of whose aliases is in use, naming it: first any
+ * mounted, swap or held (what the user will recognise), then any claimed
+ * exclusively, then any other loop device on the same data -- a second
+ * loop device on the backing file, or one stacked on the device -- even
+ * idle, since it is someone's way to the same bytes.  What the device is
+ * built on may be attached and idle: a loop device stacked on an unused
+ * one, a partition of an unused disk.  A sibling partition is not an
+ * alias.  0, or -1 with the one-line reason in err. */
+static int check_aliases(const char *dev, dev_t rdev, char *err, size_t errlen)
+{
+    struct mx_loop *loops;
+    size_t nloops = loops_attached(&loops);
+    struct alias a[MX_ALIAS_MAX] = {{rdev, -1, AL_DEVICE, 0, 0, 1}};
+    int n = alias_walk(a, dev, loops, nloops, err, errlen), rc = n < 0 ? -1 : 0;
+    char use[4400], mp[4096], src[4096], sys[4096];
+    /* (the device's own mounts, swap and holders were checked before) */
+    for (int i = 1; i < n && !rc; i++) {
+        use[0] = 0;
+        if (find_mount(a[i].rdev, 0, mp, sizeof mp, src, sizeof src))
+            snprintf(use, sizeof use, "mounted on %.4000s%s", mp, strcmp(mp, "/") ? "" : " (the root filesystem)");
+        else if (find_swap(a[i].rdev, 0, src, sizeof src))
+            snprintf(use, sizeof use, "an active swap area");
+        else if (sys_dir(a[i].rdev, sys, sizeof sys) == 0 && first_holder(sys, src, 256))
+            snprintf(use, sizeof use, "held by %s (a device built on it, e.g. device-mapper or md)", src);
+        if (use[0]) {
+            alias_say(a, i, dev, use, err, errlen);
+            rc = -1;
+        }
+    }
+    for (int i = 1; i < n && !rc; i++)
+        if (!a[i].whole_only && claimed(a[i].rdev)) {
+            alias_say(a, i, dev, "in use (claimed exclusively: mounted, swap, or held)", err, errlen);
+            rc = -1;
+        }
+    for (int i = 1; i < n && !rc; i++)
+        if (!a[i].under && loop_of(loops, nloops, a[i].rdev)) {
+            alias_say(a, i, dev, "attached, though not mounted", err, errlen);
+            rc = -1;
+        }
+    free(loops);
+    return rc;
+}
+
 int mx_device_check(const char *dev, const char *destroy, char *err, size_t errlen)
 {
     struct stat st, ds;
@@ -739,12 +1042,13 @@ int mx_device_check(const char *dev, const char *destroy, char *err, size_t errl
         snprintf(err, errlen, "%.900s: the kernel does not list it in /sys/dev/block", dev);
         return -1;
     }
-    if (find_mount(st.st_rdev, what, sizeof what)) {
-        const char *root = strncmp(what, "/ from ", 7) == 0 || strcmp(what, "/") == 0 ? " (the root filesystem)" : "";
-        snprintf(err, errlen, "%.900s is mounted, or holds a mounted partition: %.900s%s", dev, what, root);
+    char mp[4096], src[4096];
+    if (find_mount(st.st_rdev, 1, mp, sizeof mp, src, sizeof src)) {
+        snprintf(err, errlen, "%.900s is mounted, or holds a mounted partition: %.900s%s%.900s%s", dev, mp,
+                 src[0] ? " from " : "", src, strcmp(mp, "/") ? "" : " (the root filesystem)");
         return -1;
     }
-    if (find_swap(st.st_rdev, what, sizeof what)) {
+    if (find_swap(st.st_rdev, 1, what, sizeof what)) {
         snprintf(err, errlen, "%.900s holds an active swap area: %.900s", dev, what);
         return -1;
     }
@@ -752,6 +1056,10 @@ int mx_device_check(const char *dev, const char *destroy, char *err, size_t errl
         snprintf(err, errlen, "%.900s is held by %.200s (a device built on it, e.g. device-mapper or md)", dev, what);
         return -1;
     }
+    /* its aliases: a partition's disk, loop devices on the same file,
+     * stacked on it or under it */
+    if (check_aliases(dev, st.st_rdev, err, errlen))
+        return -1;
     /* the kernel's own answer: an exclusive open fails while anything
      * (a mount, swap, a holder) has claimed the device */
     int fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);

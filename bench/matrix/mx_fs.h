@@ -13,8 +13,17 @@
  *
  * A device is formatted only after mx_device_check passed: a block device
  * that is not mounted, holds no mounted partition, no swap, no holder,
- * is not open exclusively elsewhere, and carries no filesystem or
- * partition table unless the user said --destroy-data for it.
+ * is not open exclusively elsewhere, has no alias in any of these uses,
+ * and carries no filesystem or partition table unless the user said
+ * --destroy-data for it.  Its aliases are the other devices over some of
+ * the same bytes, followed from one to the next: a partition's whole
+ * disk (not its sibling partitions), a loop device's backing device and
+ * the other loop devices on its backing file (the same inode, by
+ * LOOP_GET_STATUS64, even renamed or deleted), and the loop devices
+ * stacked on a device.  Another loop device on the same data -- on the
+ * same file, or stacked on the device -- is refused even when idle; what
+ * the device is built on (the disk of a partition, the device under a
+ * loop device) only when it is in use.
  */
 #ifndef CL_MX_FS_H
 #define CL_MX_FS_H
