@@ -80,6 +80,8 @@ int cmd_bench(int argc, char **argv)
 
     bench_cli_parse("bench", argc, argv, &c);
     c.repeat = c.repeat ? c.repeat : 1;
+    if (!c.help && !c.list_engines)
+        bench_warn_unread("bench", c.cfgs, c.n, stderr);
     if (c.help) {
         bench_cli_usage(stdout);
         bench_cli_free(&c);

@@ -17,6 +17,7 @@
 #include "probe.h"
 #include "report.h"
 #include "ut_args.h"
+#include "ut_build.h"
 
 struct cli_command {
     const char *name;
@@ -85,7 +86,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("commitlab %d.%d\n", CL_VERSION_MAJOR, CL_VERSION_MINOR);
+        printf("commitlab %s (commit %s)\n", ut_version(), ut_source_commit());
         return 0;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)

@@ -32,10 +32,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
 #include "bench_dirs.h"
+#include "bench_env.h"
+#include "bench_output.h"
 #include "commitlab.h"
 #include "crash.h"
 #include "cut_journal.h"
@@ -60,13 +63,10 @@ struct crash_opts {
     int have_replay, lying, quiet, model_given, iterations_given;
     unsigned txns, jobs;
     const char *dir, *out, *plugin_dir;
-    const char *lmdb_flags, *sqlite_sync; /* one value each, for their engines' rows */
-    char lmdb_buf[64];
     uint64_t cut_max;
     int cut_max_given;
-    unsigned pipeline;            /* --pipeline: one value, 1 when not given */
-    const char *uring_sync;       /* --uring-sync: one value, the library's default when not given */
-    struct bench_cli knobs;       /* the knobs shared with bench, as the harness parsed them */
+    struct bench_cli knobs;       /* the knobs shared with bench, as the harness parsed them: the
+                                   * lists moved into the lists above, the rest in knobs.base */
 };
 
 /* A comma list of flag's values, each checked by ok -- or, with ok NULL,
@@ -151,7 +151,9 @@ static int durable(const struct crash_config *c) { return cl_sync_policy_is_dura
  * a blocking periodic commit does not. */
 static unsigned claims(const struct crash_config *c)
 {
-    unsigned s = bench_engine_survives(c->drv, c->names[0]);
+    struct bench_config bc;
+    crash_bench_config(c, "", &bc);
+    unsigned s = bench_engine_claims(c->drv, &bc);
     if (c->drv == &bench_driver_commitlab && c->pipeline > 1 && c->sync == CL_SYNC_PERIODIC)
         s |= CL_ENGINE_SURVIVES_POWER;
     return s;
@@ -221,14 +223,9 @@ static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
                 c->names[2], c->names[3], c->names[4], c->names[5]);
     if (c->mode == CRASH_SIM)
         fprintf(f, " --model %s", c->names[6]);
-    if (c->lmdb_flags && !strcmp(c->drv->name, "lmdb"))
-        fprintf(f, " --lmdb-flags %s", c->lmdb_flags);
-    if (c->sqlite_sync && !strcmp(c->drv->name, "sqlite"))
-        fprintf(f, " --sqlite-sync %s", c->sqlite_sync);
-    if (c->pipeline > 1)
-        fprintf(f, " --pipeline %u", c->pipeline);
-    if (c->drv == &bench_driver_commitlab && c->uring_sync && strcmp(c->uring_sync, bench_knob(K_URING_SYNC)->dflt))
-        fprintf(f, " --uring-sync %s", c->uring_sync);
+    char given[600];
+    crash_given_flags(c, given, sizeof given);
+    fputs(given, f);
     if (c->mode == CRASH_CUT && c->cut_max != CUT_MAX_DEFAULT) {
         char size[32];
         crash_size_name(c->cut_max, size, sizeof size);
@@ -250,8 +247,10 @@ static void row(const struct crash_config *c, const struct totals *t)
     printf("%-12s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u %4u %-4s ", c->names[8], c->names[0], cl_only(c, c->names[1]),
            cl_only(c, c->names[2]), cl_only(c, c->names[3]), cl_only(c, c->names[4]), cl_only(c, c->names[5]),
            c->names[6], c->clients, c->pipeline, c->names[9]);
+    char given[600];
+    crash_given_flags(c, given, sizeof given);
     if (t->na) {
-        printf("%7s  (%s)\n", "n/a", t->na_why);
+        printf("%7s  (%s)%s%s\n", "n/a", t->na_why, given[0] ? "  with" : "", given);
         return;
     }
     const char *verdict = bad(c, t) ? "FAILED" : t->lost ? "ok (may lose: not durable)" : "ok";
@@ -260,6 +259,8 @@ static void row(const struct crash_config *c, const struct totals *t)
     printf("%7" PRIu64 " %7" PRIu64 " %9" PRIu64 " %6" PRIu64 " %9" PRIu64 " %6u %6u %6u %8.1f %8.1f  %s\n",
            t->crashes, t->mid_run, t->lost, t->lost_max, t->survived, t->atomicity, t->garbage, t->recovery_failed,
            t->crashes ? t->rec_sum / (double)t->crashes : 0, t->rec_max, verdict);
+    if (given[0])
+        printf("  with%s\n", given);
 }
 
 static json_t *opt_string(const struct crash_config *c, const char *v)
@@ -267,7 +268,7 @@ static json_t *opt_string(const struct crash_config *c, const char *v)
     return c->drv == &bench_driver_commitlab ? json_string(v) : json_null();
 }
 
-static json_t *row_json(const struct crash_config *c, const struct totals *t)
+static json_t *row_json(const struct crash_config *c, const struct totals *t, const char *dir, const char *top)
 {
     json_t *j = json_object();
     int cl = c->drv == &bench_driver_commitlab;
@@ -309,6 +310,21 @@ static json_t *row_json(const struct crash_config *c, const struct totals *t)
     json_object_set_new(j, "recovery_ms_max", json_real(t->rec_max));
     json_object_set_new(j, "first_failure_seed", t->have_bad ? json_integer((json_int_t)t->first_bad_seed) : json_null());
     json_object_set_new(j, "first_failure", t->have_bad ? json_string(t->first_why) : json_null());
+    /* every knob the row ran under, as a bench line's config records it */
+    struct bench_config bc;
+    crash_bench_config(c, dir, &bc);
+    json_object_set_new(j, "config", bench_config_json(&bc));
+    /* when, where and by what: as a bench line's (the directory's
+     * filesystem is --dir's, which the campaign's directories are in) */
+    struct bench_env e;
+    char when[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    bench_env_probe(top, &e);
+    json_object_set_new(j, "time", json_string(when));
+    json_object_set_new(j, "env", bench_env_json(&e, &bc));
     return j;
 }
 
@@ -402,13 +418,56 @@ static void load_plugins(struct crash_opts *co)
 /* The knobs crash shares with bench, read by the harness's one parser
  * (bench_cli_parse_knob) as bench reads them: the lists the campaign
  * sweeps (--clients at most CRASH_MAX_CLIENTS, the witness's size), and
- * those it takes one value of for the whole campaign.  Its --txns
- * (transactions per client at most) is its own, not bench's. */
-static const struct bench_knob_take shared_knobs[] = {
-    {K_SYNC, 0},     {K_SYNC_METHOD, 0}, {K_SEGMENTS, 0},   {K_SEGMENT_INIT, 0}, {K_PREALLOC, 0},
-    {K_ELR, 0},      {K_CLIENTS, 0, CRASH_MAX_CLIENTS}, {K_ENGINE, 0}, {K_WORKLOAD, 0}, {K_DIR, 0},
-    {K_PIPELINE, 1}, {K_URING_SYNC, 1},  {K_LMDB_FLAGS, 1}, {K_SQLITE_SYNC, 1},
+ * every other knob an engine maps (KF_ENGINE in the table: the commit
+ * path's and each engine's own, one value for the whole campaign), so a
+ * knob added to the table is a crash knob too.  Its --txns (transactions
+ * per client at most) is its own, not bench's. */
+static const struct bench_knob_take swept_knobs[] = {
+    {K_SYNC, 0}, {K_SYNC_METHOD, 0}, {K_SEGMENTS, 0}, {K_SEGMENT_INIT, 0}, {K_PREALLOC, 0},
+    {K_ELR, 0},  {K_CLIENTS, 0, CRASH_MAX_CLIENTS}, {K_ENGINE, 0}, {K_WORKLOAD, 0}, {K_DIR, 0},
 };
+static struct bench_knob_take shared_knobs[K_COUNT];
+static size_t nshared_knobs;
+
+static void shared_knobs_init(void)
+{
+    nshared_knobs = 0;
+    for (size_t i = 0; i < sizeof swept_knobs / sizeof *swept_knobs; i++)
+        shared_knobs[nshared_knobs++] = swept_knobs[i];
+    for (int k = 0; k < K_COUNT; k++) {
+        int listed = 0;
+        for (size_t i = 0; i < sizeof swept_knobs / sizeof *swept_knobs; i++)
+            listed |= swept_knobs[i].knob == (enum bench_knob)k;
+        if (!listed && (bench_knob((enum bench_knob)k)->flags & KF_ENGINE))
+            shared_knobs[nshared_knobs++] = (struct bench_knob_take){(enum bench_knob)k, 1, 0};
+    }
+}
+
+void crash_given_flags(const struct crash_config *c, char *buf, size_t len)
+{
+    struct bench_config bc;
+    size_t o = 0;
+    buf[0] = 0;
+    if (!c->knobs)
+        return;
+    crash_bench_config(c, "", &bc);
+    for (int i = 0; i < K_COUNT && o < len; i++) {
+        enum bench_knob k = (enum bench_knob)i;
+        int take = 0;
+        for (size_t j = 0; j < sizeof swept_knobs / sizeof *swept_knobs; j++)
+            take |= swept_knobs[j].knob == k;
+        if (take || !c->knobs->given[k] || !bc.given[k])
+            continue; /* a list the row names, one not given, or another engine's own */
+        const struct bench_knob_def *d = bench_knob(k);
+        if (d->type == KT_TRUE || d->type == KT_FALSE) {
+            o += (size_t)snprintf(buf + o, len - o, " %s", d->flag);
+            continue;
+        }
+        char v[200];
+        bench_knob_format(&bc, k, v, sizeof v);
+        o += (size_t)snprintf(buf + o, len - o, " %s %s", d->flag, v);
+    }
+}
 
 /* The shared knobs as the harness parsed them, into the campaign: a list
  * given replaces the campaign's default list; then what crash requires of
@@ -437,24 +496,16 @@ static void take_shared(struct crash_opts *co)
             ut_usage_error("crash", "--engine: '%s' is not accepted: not built into this binary", co->engine.v[i]);
     if (kc->base.given[K_DIR])
         co->dir = kc->base.dir;
-    co->pipeline = kc->base.pipeline;
-    co->uring_sync = kc->base.uring_sync;
-    if (kc->base.given[K_LMDB_FLAGS]) {
-        bench_knob_format(&kc->base, K_LMDB_FLAGS, co->lmdb_buf, sizeof co->lmdb_buf);
-        co->lmdb_flags = co->lmdb_buf;
-    }
-    if (kc->base.given[K_SQLITE_SYNC])
-        co->sqlite_sync = kc->base.sqlite_sync;
 }
 
 static void parse(struct crash_opts *co, int argc, char **argv)
 {
+    shared_knobs_init();
     bench_cli_init(&co->knobs);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (bench_cli_parse_knob("crash", argc, argv, &i, shared_knobs, sizeof shared_knobs / sizeof *shared_knobs,
-                                 &co->knobs) != K_COUNT)
+        if (bench_cli_parse_knob("crash", argc, argv, &i, shared_knobs, nshared_knobs, &co->knobs) != K_COUNT)
             continue;
         if (!strcmp(a, "--model")) {
             if (!v)
@@ -589,11 +640,9 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
     c->workload = strcmp(c->names[9], "tpcb") ? CRASH_KV : CRASH_TPCB;
     c->lying = co->lying;
     c->keep_crashed = co->have_replay;
-    c->lmdb_flags = co->lmdb_flags;
-    c->sqlite_sync = co->sqlite_sync;
     c->cut_max = co->cut_max;
-    c->pipeline = co->pipeline;
-    c->uring_sync = co->uring_sync;
+    c->pipeline = co->knobs.base.pipeline;
+    c->knobs = &co->knobs.base;
     return 1;
 }
 
@@ -816,7 +865,7 @@ static int run_combination(struct bench_sweep *s, size_t idx, unsigned round)
     if (bad(&c, &t) && !t.na)
         cam->failed = 1;
     if (jf) {
-        json_t *j = row_json(&c, &t);
+        json_t *j = row_json(&c, &t, dir, co->dir);
         bench_json_write(jf, j);
         json_decref(j);
     }
@@ -834,7 +883,6 @@ int cmd_crash(int argc, char **argv)
     co.jobs = 1;
     co.dir = "commitlab-crash.d";
     co.cut_max = CUT_MAX_DEFAULT;
-    co.pipeline = 1;
     list_split(&co.sync, "--sync", bench_sync_durable_choices(), NULL); /* every durable policy */
     list_split(&co.method, "--sync-method", "fdatasync", NULL);
     list_split(&co.segments, "--segments", "fresh", NULL);
@@ -846,6 +894,16 @@ int cmd_crash(int argc, char **argv)
     list_split(&co.engine, "--engine", "commitlab", ok_engine);
     list_split(&co.workload, "--workload", "kv", NULL);
     parse(&co, argc, argv);
+    {
+        struct bench_config *per_sync = calloc(co.sync.n, sizeof *per_sync);
+        for (size_t i = 0; per_sync && i < co.sync.n; i++) {
+            per_sync[i] = co.knobs.base;
+            per_sync[i].sync = co.sync.v[i];
+        }
+        if (per_sync)
+            bench_warn_unread("crash", per_sync, co.sync.n, stderr);
+        free(per_sync);
+    }
 
     /* Before any work: --out writable, --dir claimed for the whole run,
      * and nothing of the user's where the campaign's directories go. */

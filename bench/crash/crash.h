@@ -49,11 +49,14 @@ struct crash_config {
     enum crash_workload workload;
     int lying;                      /* sim: syncs make nothing durable */
     int keep_crashed;               /* copy the directory as the crash left it, before recovery */
-    const char *lmdb_flags;         /* --lmdb-flags for LMDB's rows, or NULL */
-    const char *sqlite_sync;        /* --sqlite-sync for SQLite's rows, or NULL */
     uint64_t cut_max;               /* cut: the undo journal's bound, bytes */
     unsigned pipeline;              /* commits each client keeps awaiting durability (1: blocking) */
-    const char *uring_sync;         /* --uring-sync for commitlab's rows, or NULL: the default */
+    /* The knobs of the table (bench_knobs.h) the user gave one value of
+     * for the whole campaign (given[] says which): every engine's own
+     * (--lmdb-flags, --sqlite-sync, --rocksdb-write, ...) and the commit
+     * path's that the campaign does not sweep.  crash_bench_config applies
+     * them; the row and its JSON line record them. */
+    const struct bench_config *knobs;
     /* The values as given, for rows, JSON and replay lines: sync, method,
      * segments, init, prealloc, elr, model, clients, engine, workload. */
     const char *names[10];
@@ -120,10 +123,15 @@ void crash_pipe_free(struct crash_pipe *p);
 int crash_pipe_txn(struct crash_pipe *p, struct bench_conn *conn, enum crash_workload wl, unsigned c, uint64_t n);
 void crash_pipe_drain(struct crash_pipe *p, struct bench_db *db);
 
-/* The bench configuration an engine runs a crash under: small segments,
- * a small cache and frequent checkpoints, so crashes meet switches,
- * evictions and checkpoints. */
+/* The bench configuration combination c runs under: the campaign's swept
+ * values, bench_crash_defaults (bench_config.h), then every knob the user
+ * gave (c->knobs) that applies to c's engine (not another engine's own). */
 void crash_bench_config(const struct crash_config *c, const char *dir, struct bench_config *bc);
+
+/* The flags of the knobs the user gave that apply to c's row (" --lmdb-flags
+ * nometasync --pipeline 8"), as its replay line and terminal row say them;
+ * "" when none. */
+void crash_given_flags(const struct crash_config *c, char *buf, size_t len);
 
 /* Copies the files of dir, as the crash left them, to <dir>.crashed (its
  * name in kept) before recovery changes them; 0 or an errno. */

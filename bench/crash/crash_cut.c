@@ -416,7 +416,8 @@ int crash_cut_check(const struct crash_config *c, char *why, size_t len)
                            "which the cut's interposed calls cannot see");
         return 1;
     }
-    if (!strcmp(c->drv->name, "lmdb") && c->lmdb_flags && strstr(c->lmdb_flags, "writemap")) {
+    if (!strcmp(c->drv->name, "lmdb") && c->knobs && c->knobs->given[K_LMDB_FLAGS] &&
+        (c->knobs->lmdb_flags & LMDB_F_WRITEMAP)) {
         snprintf(why, len, "--lmdb-flags writemap under --mode cut: MDB_WRITEMAP writes the data through a shared "
                            "writable mapping, which the cut cannot see");
         return 1;

@@ -397,6 +397,17 @@ void crash_check(struct bench_db *db, const struct crash_config *c, const struct
     db->drv->conn_close(&conn);
 }
 
+/* The knobs a campaign sweeps (its lists), which config_at sets. */
+static int swept(enum bench_knob k)
+{
+    static const enum bench_knob lists[] = {K_ENGINE, K_WORKLOAD, K_CLIENTS, K_DIR,      K_SYNC,
+                                            K_SYNC_METHOD, K_SEGMENTS, K_SEGMENT_INIT, K_PREALLOC, K_ELR};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+        if (lists[i] == k)
+            return 1;
+    return 0;
+}
+
 void crash_bench_config(const struct crash_config *c, const char *dir, struct bench_config *bc)
 {
     bench_config_defaults(bc);
@@ -410,25 +421,24 @@ void crash_bench_config(const struct crash_config *c, const char *dir, struct be
     bc->segment_init = c->names[3];
     bc->prealloc = c->prealloc;
     bc->elr = c->elr;
-    bc->recycle_max = 2;
-    bc->segment_size = 64 * 1024;      /* several switches per crash */
-    bc->cache_bytes = 32 * 4096;       /* evictions during commits */
-    bc->checkpoint_bytes = 128 * 1024; /* background checkpoints, crashed too */
-    bc->interval_ms = 2;
+    for (size_t i = 0; i < bench_crash_ndefaults; i++)
+        bench_knob_set(bc, bench_crash_defaults[i].knob, bench_crash_defaults[i].value, 0);
     bc->given[K_SEGMENT_SIZE] = bc->given[K_CACHE] = c->drv == &bench_driver_commitlab;
     bc->given[K_SYNC] = 1;
-    bc->pipeline = c->pipeline ? c->pipeline : 1;
-    if (c->uring_sync)
-        bc->uring_sync = c->uring_sync;
-    if (c->lmdb_flags && !strcmp(c->drv->name, "lmdb"))
-        bench_knob_set(bc, K_LMDB_FLAGS, c->lmdb_flags, 1);
-    if (c->sqlite_sync && !strcmp(c->drv->name, "sqlite"))
-        bench_knob_set(bc, K_SQLITE_SYNC, c->sqlite_sync, 1);
-    /* The campaign's commit-path knobs away from their defaults count as
-     * given, so that an engine that cannot express one runs n/a rather
-     * than as something else (bench_engine_check). */
-    static const enum bench_knob carried[] = {K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_PREALLOC,
-                                              K_PIPELINE, K_URING_SYNC};
+    /* Every knob the user gave one value of, as bench applies it; another
+     * engine's own knob (--lmdb-flags on a SQLite row) is that engine's. */
+    for (int i = 0; c->knobs && i < K_COUNT; i++) {
+        enum bench_knob k = (enum bench_knob)i;
+        const char *owner = bench_knob(k)->owner;
+        if (!c->knobs->given[k] || swept(k) ||
+            (owner && strcmp(owner, "commitlab") != 0 && strcmp(owner, c->drv->name) != 0))
+            continue;
+        bench_knob_copy(bc, c->knobs, k);
+    }
+    /* The campaign's swept commit-path knobs away from their defaults
+     * count as given, so that an engine that cannot express one runs n/a
+     * rather than as something else (bench_engine_check). */
+    static const enum bench_knob carried[] = {K_SYNC_METHOD, K_ELR, K_SEGMENTS, K_SEGMENT_INIT, K_PREALLOC};
     struct bench_config d;
     bench_config_defaults(&d);
     for (size_t i = 0; i < sizeof carried / sizeof *carried; i++) {

@@ -142,6 +142,11 @@ struct bench_cli {
     struct knob_values vals[K_COUNT]; /* own the strings cfgs point to */
 };
 void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c);
+/* One warning line on f for each knob given in cfgs[0..n-1] that only one
+ * sync policy reads (the library's cl_option_info policy) but that runs
+ * with another policy were given ("--commit-delay is read by --sync group
+ * only; the runs with --sync commit ignore it"). */
+void bench_warn_unread(const char *cmd, const struct bench_config *cfgs, size_t n, FILE *f);
 void bench_cli_free(struct bench_cli *c);
 
 /* The same parser for a command that takes some of bench's knobs among

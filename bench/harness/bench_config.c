@@ -430,6 +430,12 @@ static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, 
         snprintf(buf, len, "%llu", (unsigned long long)u);
 }
 
+void bench_knob_copy(struct bench_config *dst, const struct bench_config *src, enum bench_knob k)
+{
+    memcpy(field_of(dst, k), cfield_of(src, k), table()[k].size);
+    dst->given[k] = 1;
+}
+
 void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *buf, size_t len)
 {
     const struct bench_knob_def *d = &table()[k];
@@ -458,6 +464,15 @@ void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *bu
     }
     }
 }
+
+const struct bench_knob_value bench_crash_defaults[] = {
+    {K_RECYCLE_MAX, "2"},
+    {K_SEGMENT_SIZE, "64K"}, /* several switches per crash */
+    {K_CACHE, "128K"},       /* evictions during commits */
+    {K_CHECKPOINT, "128K"},  /* background checkpoints, crashed too */
+    {K_INTERVAL, "2"},
+};
+const size_t bench_crash_ndefaults = sizeof bench_crash_defaults / sizeof *bench_crash_defaults;
 
 void bench_config_defaults(struct bench_config *c)
 {
@@ -833,6 +848,33 @@ static int parse_command_option(const char *cmd, int argc, char **argv, int *i, 
         return 0;
     }
     return 1;
+}
+
+void bench_warn_unread(const char *cmd, const struct bench_config *cfgs, size_t n, FILE *f)
+{
+    for (int k = 0; k < K_COUNT; k++) {
+        const struct bench_knob_def *d = &table()[k];
+        if (!d->lib || d->lib->policy == CL_OPTION_ALL_POLICIES)
+            continue;
+        const char *reader = cl_sync_policy_name((enum cl_sync_policy)d->lib->policy);
+        char ignored[256] = "";
+        size_t o = 0;
+        for (size_t i = 0; i < n; i++) {
+            const char *s = cfgs[i].sync;
+            char item[80];
+            if (!cfgs[i].given[k] || !s || strcmp(s, reader) == 0)
+                continue;
+            snprintf(item, sizeof item, ",%s,", s);
+            char seen[sizeof ignored + 2];
+            snprintf(seen, sizeof seen, ",%s,", ignored);
+            if (strstr(seen, item) || o >= sizeof ignored)
+                continue;
+            o += (size_t)snprintf(ignored + o, sizeof ignored - o, "%s%s", o ? "," : "", s);
+        }
+        if (o)
+            fprintf(f, "commitlab %s: warning: %s is read by --sync %s only; the runs with --sync %s ignore it\n", cmd,
+                    d->flag, reader, ignored);
+    }
 }
 
 void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c)

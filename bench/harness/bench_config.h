@@ -115,12 +115,27 @@ void bench_knob_accepted(enum bench_knob k, char *buf, size_t len);
 int bench_knob_check(enum bench_knob k, const char *v);
 /* Sets knob k of c to v (checked), marking it given when given is 1. */
 void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, int given);
+/* Copies knob k's value from src to dst (a string stays src's: it must
+ * outlive dst), marking it given in dst. */
+void bench_knob_copy(struct bench_config *dst, const struct bench_config *src, enum bench_knob k);
 /* Writes knob k of c as the flag would take it ("16M", "on", "zipf"). */
 void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *buf, size_t len);
 
 /* Fills every knob's default: one client, 10 s, kv, commitlab --sync
  * commit, and the library's own defaults for its knobs. */
 void bench_config_defaults(struct bench_config *c);
+
+/* What `commitlab crash` runs an engine under where the user did not say
+ * otherwise: small segments, a small cache and frequent checkpoints, so
+ * that crashes meet switches, evictions and checkpoints.  Each value as
+ * the flag takes it.  Here, beside the table, because the report reads
+ * it too: a crash row's command line leaves these out. */
+struct bench_knob_value {
+    enum bench_knob knob;
+    const char *value;
+};
+extern const struct bench_knob_value bench_crash_defaults[];
+extern const size_t bench_crash_ndefaults;
 /* 1 when the library's sync policy of that name makes a commit durable. */
 int bench_sync_is_durable(const char *sync);
 /* "none,periodic,commit,...": every sync policy the library has, in its

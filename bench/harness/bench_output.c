@@ -10,6 +10,7 @@
 
 #include "bench_output.h"
 #include "drivers/driver.h"
+#include "ut_build.h"
 
 void bench_label(const struct bench_config *cfg, char *buf, size_t len)
 {
@@ -98,9 +99,32 @@ static void batch_note(const struct bench_result *r, char *buf, size_t len)
     snprintf(buf, len, "commits per sync p50/p99/max %s/%s/%s", s[0], s[1], s[2]);
 }
 
+/* 1 when the space- or semicolon-separated words of text include w. */
+static int has_word(const char *text, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *q = text; (q = strstr(q, w)) != NULL; q++)
+        if ((q == text || q[-1] == ' ' || q[-1] == ';') && (q[n] == 0 || q[n] == ' ' || q[n] == ';'))
+            return 1;
+    return 0;
+}
+
+/* The words of varying ("elr=on value-size=100") that settings does not
+ * already say (an engine's description names elr=on), in out. */
+static void varying_beyond(const char *settings, const char *varying, char *out, size_t len)
+{
+    char copy[sizeof ((struct bench_config *)0)->varying], *save = NULL;
+    size_t o = 0;
+    out[0] = 0;
+    snprintf(copy, sizeof copy, "%s", varying);
+    for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        if (!has_word(settings, w) && o < len)
+            o += (size_t)snprintf(out + o, len - o, "%s%s", o ? " " : "", w);
+}
+
 void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r)
 {
-    char extra[2048], seg[400] = "";
+    char extra[2048], seg[400] = "", varying[sizeof cfg->varying];
     char ver[64] = "";
     if (r->verified > 0)
         snprintf(ver, sizeof ver, "; read back %llu keys: ok", (unsigned long long)r->verified_keys);
@@ -129,7 +153,8 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
         snprintf(batch, sizeof batch, "write groups: %lld led, %lld written by a leader (%.1f per group)",
                  (long long)r->writes_by_self, (long long)r->writes_by_leader,
                  (double)(r->writes_by_self + r->writes_by_leader) / (double)r->writes_by_self);
-    snprintf(extra, sizeof extra, "%s%s%s%s%s%s%s%s%s%s", r->settings, cfg->varying[0] ? "; " : "", cfg->varying,
+    varying_beyond(r->settings, cfg->varying, varying, sizeof varying);
+    snprintf(extra, sizeof extra, "%s%s%s%s%s%s%s%s%s%s", r->settings, varying[0] ? "; " : "", varying,
              open_loop, ver, batch[0] ? "; " : "", batch, phases, seg[0] ? "; " : "", seg);
     if (r->status != RUN_OK) {
         fprintf(f, "%-9s %-8s %7u %13s  (%s)%s%s\n", cfg->engine, cfg->sync, cfg->clients,
@@ -274,7 +299,7 @@ static json_t *metrics_json(const struct bench_result *r)
     return m;
 }
 
-static json_t *env_json(const struct bench_env *e, const struct bench_config *cfg)
+json_t *bench_env_json(const struct bench_env *e, const struct bench_config *cfg)
 {
     json_t *j = json_object();
     const struct bench_driver *d = bench_driver_find(cfg->engine);
@@ -297,6 +322,7 @@ static json_t *env_json(const struct bench_env *e, const struct bench_config *cf
     json_object_set_new(j, "engine_version", d && d->built && d->version ? jstr(d->version(d)) : json_null());
     json_object_set_new(j, "engine_plugin", d && d->plugin_path ? json_string(d->plugin_path) : json_null());
     json_object_set_new(j, "commitlab_version", json_string(bench_driver_commitlab.version(&bench_driver_commitlab)));
+    json_object_set_new(j, "commitlab_commit", json_string(ut_source_commit()));
     return j;
 }
 
@@ -336,7 +362,7 @@ int bench_json_append_extra(FILE *f, const struct bench_config *cfg, const struc
         json_object_set_new(config, "segment_size", json_integer((json_int_t)r->stored_segment_size));
     json_object_set_new(o, "config", config);
     json_object_set_new(o, "metrics", metrics_json(r));
-    json_object_set_new(o, "env", env_json(&r->env, cfg));
+    json_object_set_new(o, "env", bench_env_json(&r->env, cfg));
     if (key && extra)
         json_object_set(o, key, extra);
     int rc = bench_json_write(f, o);

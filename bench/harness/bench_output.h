@@ -39,6 +39,11 @@ int bench_json_append_extra(FILE *f, const struct bench_config *cfg, const struc
                             unsigned run_index, unsigned nruns, const char *key, struct json_t *extra);
 /* Writes one JSON value as a line and flushes; 0 or -1. */
 int bench_json_write(FILE *f, struct json_t *o);
+/* The "env" object of a JSON line (docs/bench.md): the host, the
+ * filesystem and device under the run's directory, the engine's and
+ * commitlab's versions and the source commit. */
+struct bench_env;
+struct json_t *bench_env_json(const struct bench_env *e, const struct bench_config *cfg);
 
 /* A short human label of a run ("lmdb --sync commit --clients 16"). */
 void bench_label(const struct bench_config *cfg, char *buf, size_t len);

@@ -1008,6 +1008,7 @@ int cmd_matrix(int argc, char **argv)
                         "images go)", c.dir_given ? "--dir" : "--reuse");
     if (c.list_engines)
         ut_usage_error("matrix", "--list-engines: see commitlab bench --list-engines");
+    bench_warn_unread("matrix", c.cfgs, c.n, stderr);
     check_matrix_args(&m);
     /* Small segments and frequent checkpoints, so that segments are
      * retired and reused within a short run: commitlab's segment size,

@@ -90,8 +90,12 @@ struct cl_engine_accept {
     const char *maps;    /* how the store expresses it; NULL: not accepted */
     const char *why;     /* maps NULL: why not ("one writer, no group commit") */
     /* --sync rows that accept: what an acknowledged commit survives under
-     * this policy, CL_ENGINE_SURVIVES_*; the kill campaign holds the
-     * store to it.  0 for other knobs. */
+     * this policy, CL_ENGINE_SURVIVES_*; the crash campaigns hold the
+     * store to it.  Another knob's row for one value may weaken that
+     * claim: its survives, when not 0, is what a commit survives at most
+     * with that value (LMDB's nometasync: the process kill only); the
+     * value of a set knob counts when it is one of the set's words.  0:
+     * the knob changes nothing of the claim. */
     uint32_t survives;
     uint32_t reserved;
 };

@@ -31,6 +31,7 @@
 
 #include "commitlab.h"
 #include "probe.h"
+#include "ut_build.h"
 
 static void json_str(FILE *f, const char *s)
 {
@@ -121,12 +122,10 @@ int probe_json_write(FILE *f, const struct probe_ctx *c, const char *const *sect
     if (gmtime_r(&now, &tm))
         strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
 
-    char version[16];
-    snprintf(version, sizeof version, "%d.%d", CL_VERSION_MAJOR, CL_VERSION_MINOR);
-
     fputc('{', f);
     kv_str(f, &first, "tool", "commitlab probe");
-    kv_str(f, &first, "version", version);
+    kv_str(f, &first, "version", ut_version());
+    kv_str(f, &first, "commit", ut_source_commit());
     kv_str(f, &first, "time", when);
 
     json_key(f, &first, "config");
@@ -155,6 +154,7 @@ int probe_json_write(FILE *f, const struct probe_ctx *c, const char *const *sect
     json_key(f, &first, "environment");
     fputc('{', f);
     sub = 1;
+    kv_str(f, &sub, "hostname", u.nodename);
     kv_str(f, &sub, "kernel", u.release);
     kv_str(f, &sub, "machine", u.machine);
     kv_str(f, &sub, "fs_type", fs->fstype);

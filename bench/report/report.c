@@ -167,10 +167,14 @@ static void sec_durability(const struct ro *o, const struct report *r)
 
 static void sec_env(const struct ro *o, const struct report *r)
 {
-    if (!r->nruns) {
-        ro_para(o, "Crash rows carry no environment; their commands are in the durability section.");
-        return;
+    if (r->ncrashes) {
+        ro_heading(o, 3, "Crash campaigns", NULL);
+        if (!ro_crash_environment(o, r))
+            ro_para(o, "These crash lines record no environment (they are older than the env member); their "
+                       "commands are in the durability section.");
     }
+    if (!r->nruns)
+        return;
     ro_environment(o, r);
     ro_heading(o, 3, "Commands", NULL);
     ro_para(o, "Each configuration's runs again: every knob that differs from commitlab bench's defaults, "
@@ -238,16 +242,30 @@ static const char *plural(size_t n)
     return n == 1 ? "" : "s";
 }
 
+/* The crashes of every crash row, added up. */
+static long long count_crashes(const struct report *r)
+{
+    long long n = 0;
+    for (size_t i = 0; i < r->ncrashes; i++)
+        n += r->crashes[i].crashes;
+    return n;
+}
+
 static void summary_line(const struct ro *o, const struct report *r)
 {
     size_t hosts = count_hosts(r);
+    long long crashes = count_crashes(r);
     ro_para_begin(o);
     if (!o->md)
         fputs("<span class=\"meta\">", o->f);
-    ro_textf(o, "%zu measured run%s of %zu configuration%s on %zu filesystem%s of %zu host%s; %zu crash "
-                "combination%s.",
-             r->nruns, plural(r->nruns), r->ncfgs, plural(r->ncfgs), r->nenvs, plural(r->nenvs), hosts,
-             plural(hosts), r->ncrashes, plural(r->ncrashes));
+    if (r->nruns)
+        ro_textf(o, "%zu measured run%s of %zu configuration%s on %zu filesystem%s of %zu host%s.", r->nruns,
+                 plural(r->nruns), r->ncfgs, plural(r->ncfgs), r->nenvs, plural(r->nenvs), hosts, plural(hosts));
+    if (r->ncrashes)
+        ro_textf(o, "%s%zu crash combination%s, %lld crash%s in all.", r->nruns ? " " : "", r->ncrashes,
+                 plural(r->ncrashes), crashes, crashes == 1 ? "" : "es");
+    if (!r->nruns && !r->ncrashes)
+        ro_textf(o, "Nothing measured.");
     if (r->time_first)
         ro_textf(o, " Runs from %s to %s.", r->time_first, r->time_last);
     if (!o->md)

@@ -106,7 +106,9 @@ struct rp_crash {
     char *key;
     json_t *row;                  /* the first row (owned reference) */
     long long crashes, mid_run, lost, worst, unacked, atomic, foreign, phantoms, recov;
-    int failed, na, durable;
+    int failed, na, durable;      /* durable: the policy promises durability (sync_durable) */
+    int held;                     /* the engine claims its commits survive this kind of crash, with
+                                   * the row's knobs: a loss then FAILS (survives_claimed) */
     char *first_failure;          /* the first failed row's, or NULL */
 };
 

@@ -210,10 +210,14 @@ static void load_bench(struct report *r, const char *file, size_t line, json_t *
     run->series = 0;
 }
 
-/* The fields that make a crash row's combination (docs/crash.md). */
+/* The fields that make a crash row's combination (docs/crash.md): the
+ * campaign's own, the plugin's file, and the whole "config" object, so
+ * that rows that ran under different knobs (--lmdb-flags, --sqlite-sync,
+ * --pipeline, ...) are never merged.  A line without a config (an older
+ * one) keys as null: it never merges with one that has it. */
 static const char *const crash_key_fields[] = {
     "mode", "engine", "workload", "sync", "sync_method", "segments", "segment_init", "prealloc",
-    "elr", "model", "clients", "txns_per_client", "lying_device",
+    "elr", "model", "clients", "txns_per_client", "lying_device", "plugin", "config",
 };
 
 static char *crash_key(json_t *j)
@@ -290,10 +294,17 @@ static void load_crash(struct report *r, const char *file, size_t line, json_t *
         c->key = key;
         c->row = json_incref(j);
         c->na = 1;
+        /* held to what the engine claims its commits survive under the
+         * row's knobs, for the row's kind of crash; an older line without
+         * the claim, to its policy's durability */
+        json_t *claim = rp_get(rp_get(j, "survives_claimed"), strcmp(rp_str(j, "mode", "sim"), "kill") ? "power"
+                                                                                                         : "kill");
         c->durable = json_is_true(rp_get(j, "sync_durable"));
+        c->held = claim ? json_is_true(claim) : c->durable;
     } else {
         free(key);
     }
+    keep_time(r, rp_str(j, "time", NULL));
     add_crash_row(&r->crashes[i], j);
 }
 

@@ -353,6 +353,51 @@ char *rp_series_command(const struct report *r, size_t s)
     return buf;
 }
 
+/* The knobs a crash row names in its own columns or fields (the lists a
+ * campaign sweeps), and its directory: not among its "other knobs". */
+static int crash_shown(enum bench_knob k)
+{
+    return (bench_knob(k)->flags & KF_SERIES) || k == K_SYNC_METHOD || k == K_SEGMENTS || k == K_SEGMENT_INIT ||
+           k == K_PREALLOC || k == K_ELR || k == K_DIR;
+}
+
+/* The config a crash row's engine and workload hold where no flag was
+ * given: bench's defaults with crash's own (bench_crash_defaults). */
+static json_t *crash_default_config(json_t *cfg)
+{
+    struct bench_config d;
+    bench_config_defaults(&d);
+    bench_knob_set(&d, K_ENGINE, rp_str(cfg, "engine", "commitlab"), 0);
+    bench_knob_set(&d, K_WORKLOAD, rp_str(cfg, "workload", "kv"), 0);
+    for (size_t i = 0; i < bench_crash_ndefaults; i++)
+        bench_knob_set(&d, bench_crash_defaults[i].knob, bench_crash_defaults[i].value, 0);
+    return bench_config_json(&d);
+}
+
+/* The flags of the knobs a crash row's config holds away from crash's
+ * defaults, other than those its own fields say. */
+static void crash_knob_flags(FILE *f, json_t *cfg)
+{
+    if (!json_is_object(cfg))
+        return;
+    json_t *def = crash_default_config(cfg);
+    for (int i = 0; i < K_COUNT; i++) {
+        const struct bench_knob_def *k = bench_knob((enum bench_knob)i);
+        json_t *v = rp_get(cfg, k->key);
+        char val[200];
+        if (crash_shown((enum bench_knob)i) || !v || json_is_null(v) || json_equal(v, rp_get(def, k->key)))
+            continue;
+        if (k->type == KT_TRUE || k->type == KT_FALSE) {
+            if (json_is_true(v) == (k->type == KT_TRUE))
+                flag(f, k->flag, NULL);
+            continue;
+        }
+        knob_value(k->type == KT_SIZE, v, val, sizeof val);
+        flag(f, k->flag, val);
+    }
+    json_decref(def);
+}
+
 /* The `commitlab crash` line of a combination; with a seed, the line
  * that replays that one crash. */
 static char *crash_command(const struct rp_crash *c, long long replay)
@@ -377,9 +422,13 @@ static char *crash_command(const struct rp_crash *c, long long replay)
         json_t *v = rp_get(c->row, fields[i][0]);
         if (!v || json_is_null(v) || (kill && strcmp(fields[i][0], "model") == 0))
             continue; /* a kill or cut row's model is "kill" or "cut", which --model does not take */
-        knob_value(0, v, val, sizeof val);
+        if (!strcmp(fields[i][0], "engine") && json_is_string(rp_get(c->row, "plugin")))
+            snprintf(val, sizeof val, "plugin:%s", rp_str(c->row, "plugin", "")); /* the file, as it ran */
+        else
+            knob_value(0, v, val, sizeof val);
         flag(f, fields[i][1], val);
     }
+    crash_knob_flags(f, rp_get(c->row, "config"));
     double n = rp_num(c->row, "crashes");
     if (replay < 0 && isfinite(n) && n > 0)
         fprintf(f, " --iterations %.0f", n);
@@ -647,16 +696,18 @@ void ro_table_matrix(const struct ro *o, const struct report *r)
 
 /* ---- durability ------------------------------------------------------------------------------------ */
 
-/* The verdict of a combination and its class: a durable policy that lost
- * an acknowledged commit FAILED (whatever the row says); losses where the
- * policy does not promise durability are what it trades for speed. */
+/* The verdict of a combination and its class: an engine that lost an
+ * acknowledged commit where it claims its commits survive the row's kind
+ * of crash, with the row's knobs, FAILED (whatever the row's status
+ * says); losses where it does not claim that are what it trades for
+ * speed. */
 static const char *crash_verdict(const struct rp_crash *c, const char **cls)
 {
     if (c->na) {
         *cls = "na";
         return "n/a";
     }
-    if (c->failed || (c->durable && c->lost > 0)) {
+    if (c->failed || (c->held && c->lost > 0)) {
         *cls = "bad";
         return "FAILED";
     }
@@ -676,10 +727,29 @@ static const char *int_or_dash(json_t *v, char *buf, size_t len)
     return buf;
 }
 
-static void crash_row(struct tw *t, const struct rp_crash *c)
+/* The knobs of the table whose values differ between the crash rows
+ * (set in varies[]), and whether some row has no config (an older line):
+ * what each row must show to be told apart. */
+static int crash_varying(const struct report *r, unsigned char *varies)
+{
+    int unrecorded = 0;
+    memset(varies, 0, K_COUNT);
+    for (size_t i = 0; i < r->ncrashes; i++)
+        unrecorded |= !json_is_object(rp_get(r->crashes[i].row, "config"));
+    for (int k = 0; k < K_COUNT; k++) {
+        const char *key = bench_knob((enum bench_knob)k)->key;
+        for (size_t i = 1; i < r->ncrashes && !varies[k]; i++) {
+            json_t *a = rp_get(rp_get(r->crashes[0].row, "config"), key), *b = rp_get(rp_get(r->crashes[i].row, "config"), key);
+            varies[k] = !crash_shown((enum bench_knob)k) && !(a == b || (a && b && json_equal(a, b)));
+        }
+    }
+    return unrecorded;
+}
+
+static void crash_row(struct tw *t, const struct rp_crash *c, const unsigned char *varies, int unrecorded)
 {
     static const char *const cfg[] = {"mode", "engine", "workload", "sync", "sync_method", "model"};
-    char buf[600], pre[32], cl[32];
+    char buf[1200], pre[32], cl[32];
     const char *cls, *v = crash_verdict(c, &cls);
     json_t *elr = rp_get(c->row, "elr");
     for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++)
@@ -690,11 +760,28 @@ static void crash_row(struct tw *t, const struct rp_crash *c)
              json_is_boolean(elr) ? (json_is_true(elr) ? "on" : "off") : "-",
              int_or_dash(rp_get(c->row, "clients"), cl, sizeof cl),
              json_is_true(rp_get(c->row, "lying_device")) ? ", lying device" : "");
+    json_t *config = rp_get(c->row, "config");
+    size_t o = strlen(buf);
+    if (!json_is_object(config) && unrecorded) {
+        snprintf(buf + o, sizeof buf - o, "; other knobs not recorded");
+    } else {
+        for (int k = 0; k < K_COUNT && o < sizeof buf; k++) {
+            if (!varies[k])
+                continue;
+            char label[200];
+            json_t *kv = rp_get(config, bench_knob((enum bench_knob)k)->key);
+            if (kv && !json_is_null(kv))
+                rp_knob_label(bench_knob((enum bench_knob)k)->key, kv, label, sizeof label);
+            else
+                snprintf(label, sizeof label, "%s=-", bench_knob((enum bench_knob)k)->flag + 2);
+            o += (size_t)snprintf(buf + o, sizeof buf - o, ", %s", label);
+        }
+    }
     tw_cell(t, NULL, NULL, buf);
     snprintf(buf, sizeof buf, "%lld (%lld mid-run)", c->crashes, c->mid_run);
     tw_cell(t, "num", NULL, buf);
     snprintf(buf, sizeof buf, "%lld (worst %lld)", c->lost, c->worst);
-    tw_cell(t, c->lost ? (c->durable ? "num bad" : "num warn") : "num", NULL, buf);
+    tw_cell(t, c->lost ? (c->held ? "num bad" : "num warn") : "num", NULL, buf);
     snprintf(buf, sizeof buf, "%lld / %lld / %lld / %lld", c->atomic, c->foreign, c->phantoms, c->recov);
     tw_cell(t, c->atomic + c->foreign + c->phantoms + c->recov ? "num bad" : "num", NULL, buf);
     if (c->first_failure)
@@ -712,9 +799,11 @@ void ro_table_durability(const struct ro *o, const struct report *r)
                                         "crashes", "acknowledged commits lost",
                                         "partial / foreign / phantom / failed recoveries", "verdict"};
     struct tw t;
+    unsigned char varies[K_COUNT];
+    int unrecorded = crash_varying(r, varies);
     tw_begin(&t, o, "table-durability", heads, sizeof heads / sizeof *heads);
     for (size_t i = 0; i < r->ncrashes; i++)
-        crash_row(&t, &r->crashes[i]);
+        crash_row(&t, &r->crashes[i], varies, unrecorded);
     tw_end(&t);
 }
 
@@ -771,7 +860,7 @@ static void env_table(const struct ro *o, const struct report *r, size_t e)
         {"cpu_model", "CPU"}, {"fs_type", "filesystem"}, {"fs_magic", "statfs type"},
         {"mount_point", "mount point"}, {"mount_source", "mount source"}, {"mount_options", "mount options"},
         {"super_options", "superblock options"}, {"device", "block device"}, {"dev_id", "device id"},
-        {"commitlab_version", "commitlab version"},
+        {"commitlab_version", "commitlab version"}, {"commitlab_commit", "source commit"},
     };
     const struct rp_env *en = &r->envs[e];
     char buf[600];
@@ -792,6 +881,53 @@ static void env_table(const struct ro *o, const struct report *r, size_t e)
         kv_row(&t, "image", rp_str(en->matrix, "image_init", NULL));
     }
     tw_end(&t);
+}
+
+/* The crash rows' environments, each once (host, filesystem, mount point
+ * and build), as crash lines record them; 0 when none records one. */
+size_t ro_crash_environment(const struct ro *o, const struct report *r)
+{
+    static const char *const heads[] = {"host", "kernel", "filesystem", "mount point", "device", "commitlab",
+                                        "source commit", "crash combinations"};
+    static const char *const fields[] = {"hostname", "kernel", "fs_type", "mount_point", "device",
+                                         "commitlab_version", "commitlab_commit"};
+    struct tw t;
+    size_t shown = 0;
+    for (size_t i = 0; i < r->ncrashes; i++) {
+        json_t *e = rp_get(r->crashes[i].row, "env");
+        size_t k, n = 0;
+        if (!json_is_object(e))
+            continue;
+        for (k = 0; k < i; k++) { /* shown with an earlier row */
+            json_t *p = rp_get(r->crashes[k].row, "env");
+            size_t f = 0;
+            while (p && f < sizeof fields / sizeof *fields &&
+                   !strcmp(rp_str(p, fields[f], ""), rp_str(e, fields[f], "")))
+                f++;
+            if (p && f == sizeof fields / sizeof *fields)
+                break;
+        }
+        if (k < i)
+            continue;
+        for (size_t j = i; j < r->ncrashes; j++) {
+            json_t *p = rp_get(r->crashes[j].row, "env");
+            size_t f = 0;
+            while (p && f < sizeof fields / sizeof *fields &&
+                   !strcmp(rp_str(p, fields[f], ""), rp_str(e, fields[f], "")))
+                f++;
+            n += p && f == sizeof fields / sizeof *fields;
+        }
+        if (!shown++)
+            tw_begin(&t, o, "table-crash-env", heads, sizeof heads / sizeof *heads);
+        for (size_t f = 0; f < sizeof fields / sizeof *fields; f++)
+            tw_cell(&t, NULL, NULL, rp_str(e, fields[f], "-"));
+        char cnt[32];
+        snprintf(cnt, sizeof cnt, "%zu", n);
+        tw_cell(&t, "num", NULL, cnt);
+    }
+    if (shown)
+        tw_end(&t);
+    return shown;
 }
 
 void ro_environment(const struct ro *o, const struct report *r)

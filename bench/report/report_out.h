@@ -49,6 +49,7 @@ void ro_verdicts(const struct ro *o, const struct report *r);
 void ro_table_durability(const struct ro *o, const struct report *r);
 void ro_crash_commands(const struct ro *o, const struct report *r);
 void ro_environment(const struct ro *o, const struct report *r);
+size_t ro_crash_environment(const struct ro *o, const struct report *r);
 void ro_commands(const struct ro *o, const struct report *r);
 void ro_input(const struct ro *o, const struct report *r);
 

@@ -230,6 +230,10 @@ size_t bench_plugins_loaded(const struct bench_driver *const **out);
  * commitlab, a process kill always and a power failure when the policy is
  * durable. */
 unsigned bench_engine_survives(const struct bench_driver *d, const char *sync);
+/* The same for a whole configuration: the claim of its --sync row,
+ * weakened by every row of another knob cfg gives whose survives caps it
+ * (LMDB's --lmdb-flags nometasync: the process kill only). */
+unsigned bench_engine_claims(const struct bench_driver *d, const struct bench_config *cfg);
 
 /* Whether engine d can run cfg: every knob cfg sets has an accepting row
  * (bench_accept), and d's check agrees.  0, or BENCH_NA with the reason

@@ -34,6 +34,12 @@ static const struct cl_engine_accept lmdb_accepts[] = {
     {"sync", NULL, NULL, "LMDB has one writer that syncs inside mdb_txn_commit (durable = --sync commit, "
                          "MDB_NOSYNC = --sync none)"},
     {"sync-latency", NULL, "emulated: paid after its fdatasync and after its O_DSYNC meta write", NULL},
+    /* LMDB's documentation: with either, "a system crash may undo the
+     * last committed transaction" (ACI, not D) */
+    {"lmdb-flags", "nometasync", "MDB_NOMETASYNC: the meta page is not synced at commit", NULL,
+     CL_ENGINE_SURVIVES_KILL},
+    {"lmdb-flags", "mapasync", "MDB_MAPASYNC (with writemap): the map flushed asynchronously", NULL,
+     CL_ENGINE_SURVIVES_KILL},
     {"lmdb-flags", NULL, "MDB_NOMETASYNC, MDB_WRITEMAP, MDB_MAPASYNC", NULL},
     {NULL, NULL, NULL, NULL},
 };

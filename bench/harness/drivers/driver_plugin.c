@@ -359,8 +359,9 @@ static struct bench_accept *adapt_rows(const struct cl_engine_plugin *p, char *e
             bad = "neither maps it nor says why not";
         else if (a->survives & ~(CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER))
             bad = "claims survival bits this commitlab does not know";
-        else if (a->survives && (k != K_SYNC || !a->maps))
-            bad = "claims what commits survive, which only an accepting --sync row may";
+        else if (a->survives && (!a->maps || (k != K_SYNC && !a->value)))
+            bad = "claims what commits survive, which only an accepting --sync row, or an accepting row for one "
+                  "value of another knob (a cap), may";
         else if (k == K_SYNC && a->maps && !a->value)
             bad = "accepts every --sync value: name each policy, with what its commits survive";
         else if (a->reserved)
@@ -473,6 +474,33 @@ unsigned bench_engine_survives(const struct bench_driver *d, const char *sync)
         return CL_ENGINE_SURVIVES_KILL | (bench_sync_is_durable(sync) ? CL_ENGINE_SURVIVES_POWER : 0);
     const struct bench_accept *a = bench_driver_accept(d, K_SYNC, sync);
     return a && a->maps ? a->survives : 0;
+}
+
+/* 1 when the comma set set has the word w. */
+static int set_has(const char *set, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = set; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == n && strncmp(p, w, n) == 0)
+            return 1;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
+unsigned bench_engine_claims(const struct bench_driver *d, const struct bench_config *cfg)
+{
+    unsigned s = bench_engine_survives(d, cfg->sync);
+    for (const struct bench_accept *a = d->accepts; a && a->knob != K_COUNT; a++) {
+        char v[200];
+        if (a->knob == K_SYNC || !a->value || !a->survives || !cfg->given[a->knob])
+            continue;
+        bench_knob_format(cfg, a->knob, v, sizeof v);
+        if (bench_knob(a->knob)->type == KT_SET ? set_has(v, a->value) : strcmp(v, a->value) == 0)
+            s &= a->survives;
+    }
+    return s;
 }
 
 /* ---- loading ------------------------------------------------------------------------- */
