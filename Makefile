@@ -8,7 +8,7 @@ CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake pkg-config liblmdb-dev liburing-dev check libjansson-dev librocksdb-dev libsqlite3-dev e2fsprogs xfsprogs btrfs-progs python3 clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build demo test test-asan test-tsan fuzz example install clean
+.PHONY: all deps build demo test test-long test-asan test-tsan fuzz example install clean
 
 all: build
 
@@ -28,6 +28,11 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory example
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=10
+
+# The same suites with every crash and corruption loop 8 times longer
+# (CL_TEST_SCALE): the long campaigns `make test` samples.
+test-long: build
+	cd $(BUILD) && CL_TEST_SCALE=8 ctest --output-on-failure -j $(JOBS) --timeout 7200
 
 # The libFuzzer targets (tests/fuzz), FUZZ_SECONDS each, from a corpus of
 # real files; `make test` runs them for 10 s each.

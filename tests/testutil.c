@@ -47,7 +47,13 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 }
 
 uint64_t tu_seed(uint64_t dflt) { return env_u64("CL_SEED", dflt); }
-uint64_t tu_iterations(uint64_t dflt) { return env_u64("CL_ITERATIONS", dflt); }
+uint64_t tu_iterations(uint64_t dflt)
+{
+    const char *scale = getenv("CL_TEST_SCALE");
+    double s = scale && *scale ? strtod(scale, NULL) : 1.0;
+    uint64_t n = s > 0 ? (uint64_t)((double)dflt * s + 0.5) : dflt;
+    return env_u64("CL_ITERATIONS", n ? n : 1);
+}
 
 int tu_read_file(const char *path, uint8_t **buf, size_t *len)
 {

@@ -16,7 +16,9 @@ void tu_rmdir(const char *path);
 /* The base seed of a loop: $CL_SEED when set (to replay a failure), else
  * the given default. */
 uint64_t tu_seed(uint64_t dflt);
-/* Iteration count: $CL_ITERATIONS when set, else dflt. */
+/* Iteration count: $CL_ITERATIONS when set, else dflt times
+ * $CL_TEST_SCALE (default 1: the short campaigns of `make test`; `make
+ * test-long` runs them 8 times longer). */
 uint64_t tu_iterations(uint64_t dflt);
 
 /* splitmix64: a tiny deterministic PRNG. */

@@ -22,9 +22,10 @@
  * crosses several segments and checkpoints: recycled files, with the
  * records of their earlier lives, are written again before the crash.
  * A failure prints the seed; CL_SEED=<seed> CL_ITERATIONS=1 replays it.
- * The iteration count defaults to 250 crashes per configuration (36 of them
- * since rwf-dsync joined, about the 8,700 crashes of the 29 before);
- * CL_ITERATIONS overrides.
+ * The iteration count defaults to 84 crashes per configuration (36 of them,
+ * about 3,000 crashes: `make test`'s short campaign); `make test-long`
+ * scales every loop by 8 (CL_TEST_SCALE), about 24,000; CL_ITERATIONS
+ * overrides.
  */
 #include <check.h>
 #include <errno.h>
@@ -386,7 +387,7 @@ START_TEST(test_crash_loop)
 {
     uint64_t base = tu_seed(1000);
     make_configs();
-    uint64_t iters = tu_iterations(250 * nconfig);
+    uint64_t iters = tu_iterations(84 * nconfig);
     struct state *states = malloc(sizeof(struct state) * (MAXTXN + 1));
     unsigned skipped = 0;
     ck_assert_ptr_nonnull(states);
@@ -550,7 +551,7 @@ static void kill_then_power_failure(uint64_t seed, enum vfs_crash_model model, s
 
 START_TEST(test_kill_then_power_failure)
 {
-    uint64_t base = tu_seed(50000), iters = tu_iterations(600);
+    uint64_t base = tu_seed(50000), iters = tu_iterations(200);
     struct state *states = malloc(sizeof(struct state) * (MAXTXN + 1));
     ck_assert_ptr_nonnull(states);
     for (uint64_t i = 0; i < iters; i++)
@@ -699,7 +700,7 @@ static void crash_concurrent(uint64_t seed, const struct cc_config *cc, enum vfs
 
 START_TEST(test_crash_concurrent)
 {
-    uint64_t base = tu_seed(70000), iters = tu_iterations(40 * CC_NCONFIG);
+    uint64_t base = tu_seed(70000), iters = tu_iterations(14 * CC_NCONFIG);
     for (uint64_t i = 0; i < iters; i++) {
         uint64_t seed = base + i;
         crash_concurrent(seed, &cc_configs[seed % CC_NCONFIG], (enum vfs_crash_model)((seed / CC_NCONFIG) % 3));
@@ -891,7 +892,7 @@ static void crash_pipelined(uint64_t seed, const struct pl_config *pc, enum vfs_
 
 START_TEST(test_crash_pipelined)
 {
-    uint64_t base = tu_seed(80000), iters = tu_iterations(16 * PL_NCONFIG);
+    uint64_t base = tu_seed(80000), iters = tu_iterations(6 * PL_NCONFIG);
     for (uint64_t i = 0; i < iters; i++) {
         uint64_t seed = base + i;
         crash_pipelined(seed, &pl_configs[seed % PL_NCONFIG], (enum vfs_crash_model)((seed / PL_NCONFIG) % 3));
