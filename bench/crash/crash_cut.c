@@ -230,16 +230,16 @@ static int parse(const unsigned char *buf, size_t size, struct cut_state *s, str
     while (size - off >= sizeof(struct cut_rec)) {
         struct cut_rec r;
         memcpy(&r, buf + off, sizeof r);
-        if (r.magic != CUT_MAGIC || r.len < sizeof r || r.len > size - off)
-            break;
-        uint64_t h = r.hash;
-        r.hash = 0;
-        uint64_t want = cut_hash(&r, sizeof r, CUT_HASH_SEED);
-        want = cut_hash(buf + off + sizeof r, r.len - sizeof r, want);
-        if (want != h)
+        if (r.magic != CUT_MAGIC || r.len < sizeof r || r.len > size - off || r.n1 > r.len - sizeof r)
             break;
         const unsigned char *p = buf + off + sizeof r;
         size_t plen = r.len - sizeof r;
+        uint64_t h = r.hash;
+        r.hash = 0;
+        uint64_t want = cut_hash(p, r.n1, CUT_HASH_SEED);
+        want = cut_hash(p + r.n1, plen - r.n1, want);
+        if (cut_hash(&r, sizeof r, want) != h)
+            break;
         off += r.len;
         st->records++;
         switch (r.type) {

@@ -208,8 +208,11 @@ static int write_all(int fd, struct iovec *iov, int n)
 static uint64_t jappend_b(int bounded, uint16_t type, uint16_t flags, uint32_t id, uint32_t id2, uint64_t a,
                           uint64_t b, uint64_t c, const void *p1, size_t n1, const void *p2, size_t n2)
 {
-    struct cut_rec r = {.magic = CUT_MAGIC, .type = type, .flags = flags, .id = id, .id2 = id2, .a = a, .b = b, .c = c};
+    struct cut_rec r = {
+        .magic = CUT_MAGIC, .type = type, .flags = flags, .id = id, .id2 = id2, .n1 = (uint32_t)n1, .a = a, .b = b, .c = c};
     r.len = (uint32_t)(sizeof r + n1 + n2);
+    uint64_t h = cut_hash(p1, n1, CUT_HASH_SEED); /* the payload outside the lock: the header has the seq */
+    h = cut_hash(p2, n2, h);
     pthread_mutex_lock(&jmu);
     if (bounded && jbytes + r.len > jmax) {
         uint64_t need = jbytes + r.len;
@@ -218,12 +221,7 @@ static uint64_t jappend_b(int bounded, uint16_t type, uint16_t flags, uint32_t i
         die();
     }
     r.seq = next_seq++;
-    uint64_t h = cut_hash(&r, sizeof r, CUT_HASH_SEED);
-    if (n1)
-        h = cut_hash(p1, n1, h);
-    if (n2)
-        h = cut_hash(p2, n2, h);
-    r.hash = h;
+    r.hash = cut_hash(&r, sizeof r, h);
     struct iovec iov[3] = {{&r, sizeof r}, {(void *)p1, n1}, {(void *)p2, n2}};
     if (write_all(jfd, iov, 1 + (n1 > 0) + (n2 > 0)))
         die(); /* nothing can be recorded any more: the parent sees a process that died by itself */

@@ -78,18 +78,28 @@ struct cut_rec {
     uint16_t flags;
     uint32_t len;     /* the whole record, this header included */
     uint32_t id, id2;
-    uint32_t pad;
+    uint32_t n1;      /* the payload's first part (the rest is its second): hashed apart */
     uint64_t seq;
     uint64_t a, b, c;
-    uint64_t hash;    /* cut_hash of the record with hash = 0 */
+    uint64_t hash;    /* cut_hash of the payload's two parts, then of this header with hash = 0 */
 };
 
-/* FNV-1a, 64 bits: enough to tell a record cut off by a kill. */
+/* 64 bits over 8-byte words, then the bytes left, each step (h ^ w) * odd
+ * then h ^= h >> 29, a bijection of h: a record that differs from what was
+ * written in one word never checks.  Enough to tell a record cut off by a
+ * kill, and several times faster than FNV-1a's byte at a time over the
+ * undo records' old bytes. */
 static inline uint64_t cut_hash(const void *p, size_t n, uint64_t h)
 {
     const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ s[i]) * 0x100000001b3ull;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    for (; n; s++, n--)
+        h = (h ^ *s) * 0x100000001b3ull;
     return h;
 }
 #define CUT_HASH_SEED 0xcbf29ce484222325ull
@@ -105,17 +115,23 @@ static inline uint64_t cut_mix64(uint64_t h)
     h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
     return h ^ (h >> 33);
 }
+static inline uint64_t cut_lane(uint64_t h, const unsigned char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    return (h << 31) | (h >> 33);
+}
 static inline uint64_t cut_block_hash(const unsigned char *p)
 {
-    uint64_t h[4] = {CUT_HASH_SEED, 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull};
-    for (size_t i = 0; i < CUT_BLOCK; i += 32)
-        for (size_t l = 0; l < 4; l++) {
-            uint64_t w;
-            memcpy(&w, p + i + 8 * l, 8);
-            h[l] = (h[l] ^ w) * 0x9e3779b97f4a7c15ull;
-            h[l] = (h[l] << 31) | (h[l] >> 33);
-        }
-    return cut_mix64(h[0]) ^ cut_mix64(h[1] + 1) * 3 ^ cut_mix64(h[2] + 2) * 5 ^ cut_mix64(h[3] + 3) * 7;
+    uint64_t h0 = CUT_HASH_SEED, h1 = 0x9e3779b97f4a7c15ull, h2 = 0xbf58476d1ce4e5b9ull, h3 = 0x94d049bb133111ebull;
+    for (size_t i = 0; i < CUT_BLOCK; i += 32) {
+        h0 = cut_lane(h0, p + i);
+        h1 = cut_lane(h1, p + i + 8);
+        h2 = cut_lane(h2, p + i + 16);
+        h3 = cut_lane(h3, p + i + 24);
+    }
+    return cut_mix64(h0) ^ cut_mix64(h1 + 1) * 3 ^ cut_mix64(h2 + 2) * 5 ^ cut_mix64(h3 + 3) * 7;
 }
 
 /* ---- the committing process (cut_journal.c) ----------------------------- */
