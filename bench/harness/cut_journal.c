@@ -516,13 +516,18 @@ static void record_changing(struct cut_file *f, uint64_t off, uint64_t len, uint
  * [lo, hi) touches that start below f's size now (a file cut shorter to
  * lo: the block it now ends in), read back and hashed, with that size
  * (CUT_HASHES).  Only the blocks the call touched are read: what
- * anything else changed in the others stays unexplained.  A record
- * whatever the range, so the file's CUT_CHANGING is closed. */
+ * anything else changed in the others stays unexplained -- but in a file
+ * a stdio stream appends to, whose writes no call sees, every block is.
+ * A record whatever the range, so the file's CUT_CHANGING is closed. */
 static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi)
 {
     struct stat st;
     if (f->shared)
         return;
+    if (f->stream) { /* what the stream wrote no call saw: all of it, as it is now (a log: small) */
+        lo = 0;
+        hi = UINT64_MAX;
+    }
     if (fstat(f->rfd, &st))
         unsupported("fstat of a file of the database directory: %s", strerror(errno));
     uint64_t size = (uint64_t)st.st_size, end = hi < size ? hi : size;
