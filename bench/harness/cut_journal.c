@@ -38,17 +38,23 @@
  * and its size; before each call that changes bytes or the size (a
  * write, a truncation, an fallocate, an open with O_TRUNC) a CUT_CHANGING
  * record of the range and size it may leave; and after it returned, still
- * under the file's lock, the blocks it touched read back and hashed, with
- * the size now (CUT_HASHES).  The parent holds each file to the last hash
- * of each block and the last size, but for the range of a call the kill
- * fell inside.  What this guarantees: a change to a block that no
- * journaled call touched afterwards, or to the size that no journaled
- * call set afterwards, is found, whenever the kill falls -- so an engine
- * that writes a file only by means the journal does not see fails at the
- * first crash after it wrote.  What it does not: a write no call saw, to
- * a block that a journaled call then touched (or raced, between the call
- * and its read-back), is taken into that call's read-back and passes as
- * if the call had written it; and a file whose name matches the engine's
+ * under the file's lock, the hashes of the blocks it touched, with the
+ * size it left (CUT_HASHES): a block a write wrote whole is hashed from
+ * the write's own buffers, and its size is its end or the size recorded
+ * before, whichever is larger; every other block is read back, and the
+ * size of a call that is not a write is the file's.  The parent holds
+ * each file to the last hash of each block and the last size, but for the
+ * range of a call the kill fell inside.  What this guarantees: a change
+ * to a block that no journaled call touched afterwards, or to the size
+ * that no journaled call set afterwards, is found, whenever the kill falls
+ * -- so an engine that writes a file only by means the journal does not
+ * see fails at the first crash after it wrote.  What it does not: a write
+ * no call saw, to a block that a journaled call then read back (a block
+ * a write covered in part, or one a truncation or a punched hole
+ * touched), is taken into that read-back -- as is one that raced the
+ * call, between the call and its read-back -- and passes as if the call
+ * had written it; a write no call saw that a journaled write then wrote
+ * over whole is gone, and so no matter; and a file whose name matches the engine's
  * shared memory (bench_cut_arm's patterns: LMDB's lock.mdb, SQLite's
  * -shm) is neither hashed nor checked -- what its mapping writes is not
  * data.  A file written by an appending stdio stream (CUT_STREAM) is held
@@ -109,6 +115,7 @@ struct cut_file {
     int rfd;             /* reads the old bytes (never O_DIRECT) */
     int mapped;          /* mapped shared and writable */
     int shared;          /* the engine's shared memory (CUT_F_SHARED): neither hashed nor checked */
+    uint64_t size;       /* the size its last CUT_HASHES recorded */
     int stream;          /* opened by an appending stdio stream (CUT_STREAM recorded) */
 };
 
@@ -292,7 +299,8 @@ static struct cut_dir *dir_find(dev_t dev, ino_t ino)
     return NULL;
 }
 
-static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi);
+struct written;
+static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi, const struct written *w);
 
 /* 1 when name is one of the engine's shared memory files. */
 static int is_shared(const char *name)
@@ -347,7 +355,7 @@ static struct cut_file *track_file(int srcfd, const char *src, const struct stat
     jappend(CUT_FILE, f->shared ? CUT_F_SHARED : 0, id, 0, (uint64_t)st->st_dev, (uint64_t)st->st_ino, synced, NULL,
             0, NULL, 0);
     if (!f->shared)
-        record_hashes(f, 0, UINT64_MAX);
+        record_hashes(f, 0, UINT64_MAX, NULL);
     files[id] = f;
     size_t i = slot_of(f->dev, f->ino);
     while (atomic_load(&slots[i]))
@@ -512,25 +520,68 @@ static void record_changing(struct cut_file *f, uint64_t off, uint64_t len, uint
         jappend(CUT_CHANGING, 0, f->id, 0, off, len, size, NULL, 0, NULL, 0);
 }
 
+/* What a write wrote: n bytes from its buffers, at off. */
+struct written {
+    const struct iovec *iov;
+    int cnt;
+    uint64_t off, n;
+};
+
+/* Block b of the file, if w wrote all of it: a pointer to its bytes (in
+ * w's buffers, or gathered into tmp); else NULL. */
+static const unsigned char *written_block(const struct written *w, uint64_t b, unsigned char *tmp)
+{
+    if (!w || b * CUT_BLOCK < w->off || (b + 1) * CUT_BLOCK > w->off + w->n)
+        return NULL;
+    uint64_t skip = b * CUT_BLOCK - w->off;
+    size_t got = 0;
+    for (int i = 0; i < w->cnt && got < CUT_BLOCK; i++) {
+        size_t len = w->iov[i].iov_len;
+        const unsigned char *base = w->iov[i].iov_base;
+        if (skip >= len) {
+            skip -= len;
+            continue;
+        }
+        size_t k = len - skip < CUT_BLOCK - got ? (size_t)(len - skip) : CUT_BLOCK - got;
+        if (!got && k == CUT_BLOCK)
+            return base + skip; /* whole in one buffer */
+        memcpy(tmp + got, base + skip, k);
+        got += k;
+        skip = 0;
+    }
+    return got == CUT_BLOCK ? tmp : NULL;
+}
+
 /* After the call, under f's lock (or as f is tracked): the blocks that
  * [lo, hi) touches that start below f's size now (a file cut shorter to
- * lo: the block it now ends in), read back and hashed, with that size
- * (CUT_HASHES).  Only the blocks the call touched are read: what
- * anything else changed in the others stays unexplained -- but in a file
- * a stdio stream appends to, whose writes no call sees, every block is.
- * A record whatever the range, so the file's CUT_CHANGING is closed. */
-static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi)
+ * lo: the block it now ends in), hashed, with that size (CUT_HASHES).
+ * w: what a write wrote, whose blocks it wrote whole are hashed from its
+ * buffers -- what the file holds there once it returned -- and the size
+ * is the larger of the one last recorded and the write's end; without
+ * it, the size is the file's and every block is read back.  Only the
+ * blocks the call touched are hashed: what anything else changed in the
+ * others stays unexplained -- but in a file a stdio stream appends to,
+ * whose writes no call sees, every block is read back.  A record
+ * whatever the range, so the file's CUT_CHANGING is closed. */
+static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi, const struct written *w)
 {
     struct stat st;
+    uint64_t size;
     if (f->shared)
         return;
     if (f->stream) { /* what the stream wrote no call saw: all of it, as it is now (a log: small) */
         lo = 0;
         hi = UINT64_MAX;
+        w = NULL;
     }
-    if (fstat(f->rfd, &st))
-        unsupported("fstat of a file of the database directory: %s", strerror(errno));
-    uint64_t size = (uint64_t)st.st_size, end = hi < size ? hi : size;
+    if (w) {
+        size = w->off + w->n > f->size ? w->off + w->n : f->size;
+    } else {
+        if (fstat(f->rfd, &st))
+            unsupported("fstat of a file of the database directory: %s", strerror(errno));
+        size = (uint64_t)st.st_size;
+    }
+    uint64_t end = hi < size ? hi : size;
     uint64_t first = lo / CUT_BLOCK, last = hi > lo && end > first * CUT_BLOCK ? (end - 1) / CUT_BLOCK + 1 : first;
     size_t n = (size_t)(last - first);
     uint64_t one, *h = n <= 1 ? &one : malloc(n * sizeof *h);
@@ -538,7 +589,14 @@ static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi)
     if (!h)
         unsupported("out of memory");
     for (uint64_t b = first; b < last;) {
-        size_t k = last - b < sizeof buf / CUT_BLOCK ? (size_t)(last - b) : sizeof buf / CUT_BLOCK, got = 0;
+        const unsigned char *mine = written_block(w, b, buf);
+        if (mine) {
+            h[b++ - first] = cut_block_hash(mine);
+            continue;
+        }
+        size_t k = 1, got = 0; /* a run of blocks to read back, up to buf's */
+        while (b + k < last && k < sizeof buf / CUT_BLOCK && !written_block(w, b + k, buf))
+            k++;
         while (got < k * CUT_BLOCK) {
             ssize_t r = pread(f->rfd, buf + got, k * CUT_BLOCK - got, (off_t)(b * CUT_BLOCK + got));
             if (r < 0 && errno == EINTR)
@@ -555,6 +613,7 @@ static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi)
         b += k;
     }
     jappend(CUT_HASHES, 0, f->id, 0, first, n, size, h, n * sizeof *h, NULL, 0);
+    f->size = size;
     if (h != &one)
         free(h);
 }
@@ -603,12 +662,13 @@ void bench_cut_write_begin(int fd, int64_t off, size_t n, int rwf, struct bench_
     op->n = n;
 }
 
-void bench_cut_write_end(struct bench_cut_op *op, ssize_t rc)
+void bench_cut_write_end(struct bench_cut_op *op, ssize_t rc, const struct iovec *iov, int cnt)
 {
     struct cut_file *f = op->file;
     if (!f)
         return;
-    record_hashes(f, op->off, op->off + op->n);
+    struct written w = {iov, cnt, op->off, rc > 0 ? (uint64_t)rc : 0};
+    record_hashes(f, op->off, op->off + op->n, &w);
     if (rc > 0 && op->dsync) {
         jappend(CUT_DSYNC, 0, f->id, 0, op->off, (uint64_t)rc, 0, NULL, 0, NULL, 0);
         cov_remove(f, op->off, op->off + (uint64_t)rc);
@@ -892,7 +952,7 @@ static void open_end(struct open_op *op, int fd)
     if (!op->d)
         return;
     if (op->trunc) {
-        record_hashes(op->trunc, 0, 0); /* the size it left */
+        record_hashes(op->trunc, 0, 0, NULL); /* the size it left */
         pthread_mutex_unlock(&op->trunc->mu);
     }
     struct stat st;
@@ -1147,7 +1207,7 @@ static int cut_ftruncate(int fd, off_t size)
     record_changing(f, to < old ? to : old, to < old ? old - to : to - old, to);
     int rc = real_ftruncate(fd, size);
     int e = errno;
-    record_hashes(f, to, old); /* cut shorter: the block it now ends in */
+    record_hashes(f, to, old, NULL); /* cut shorter: the block it now ends in */
     pthread_mutex_unlock(&f->mu);
     errno = e;
     return rc;
@@ -1176,7 +1236,7 @@ static int cut_fallocate(int fd, int mode, off_t off, off_t len)
     record_changing(f, a, zeroes ? end - a : 0, (mode & FALLOC_FL_KEEP_SIZE) || end < old ? old : end);
     int rc = real_fallocate(fd, mode, off, len);
     int e = errno;
-    record_hashes(f, zeroes ? a : 0, zeroes ? end : 0);
+    record_hashes(f, zeroes ? a : 0, zeroes ? end : 0, NULL);
     pthread_mutex_unlock(&f->mu);
     errno = e;
     return rc;
@@ -1199,7 +1259,7 @@ static int cut_posix_fallocate(int fd, off_t off, off_t len)
     uint64_t end = (uint64_t)off + (uint64_t)len, old = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : f->synced;
     record_changing(f, (uint64_t)off, 0, end < old ? old : end);
     int rc = real_posix_fallocate(fd, off, len);
-    record_hashes(f, 0, 0);
+    record_hashes(f, 0, 0, NULL);
     pthread_mutex_unlock(&f->mu);
     return rc; /* an error number, not errno */
 }

@@ -23,8 +23,9 @@
  * (a shared writable mapping, a raw system call, io_uring) from the ones
  * it did: a CUT_HASHES record of every block of a file when it is
  * tracked, and after every journaled call that changes bytes or the size
- * one of the blocks the call touched, as read back once it returned, with
- * the size it left; before such a call, a CUT_CHANGING record of what it
+ * one of the blocks the call touched as it left them (from a write's own
+ * buffers where it wrote a block whole, else read back), with the size it
+ * left; before such a call, a CUT_CHANGING record of what it
  * may change, so that a kill inside the call is told from a write the
  * journal did not see.  A block's hash is cut_block_hash of its CUT_BLOCK
  * bytes, those at or past the file's size read as zeros.
@@ -160,7 +161,8 @@ struct bench_cut_op {
     int dsync;
 };
 void bench_cut_write_begin(int fd, int64_t off, size_t n, int rwf, struct bench_cut_op *op); /* off < 0: the file offset */
-void bench_cut_write_end(struct bench_cut_op *op, ssize_t rc);
+struct iovec;
+void bench_cut_write_end(struct bench_cut_op *op, ssize_t rc, const struct iovec *iov, int cnt); /* what it wrote */
 void bench_cut_sync_begin(int fd, struct bench_cut_op *op);
 void bench_cut_sync_end(struct bench_cut_op *op, int rc);
 void bench_cut_msync(void *addr);
