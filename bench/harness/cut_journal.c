@@ -46,20 +46,20 @@
  * each file to the last hash of each block and the last size, but for the
  * range of a call the kill fell inside.  What this guarantees: a change
  * to a block that no journaled call touched afterwards, or to the size
- * that no journaled call set afterwards, is found, whenever the kill falls
- * -- so an engine that writes a file only by means the journal does not
- * see fails at the first crash after it wrote.  What it does not: a write
- * no call saw, to a block that a journaled call then read back (a block
- * a write covered in part, or one a truncation or a punched hole
- * touched), is taken into that read-back -- as is one that raced the
- * call, between the call and its read-back -- and passes as if the call
- * had written it; a write no call saw that a journaled write then wrote
- * over whole is gone, and so no matter; and a file whose name matches the engine's
- * shared memory (bench_cut_arm's patterns: LMDB's lock.mdb, SQLite's
- * -shm) is neither hashed nor checked -- what its mapping writes is not
- * data.  A file written by an appending stdio stream (CUT_STREAM) is held
- * only below the size the calls left it.  A 64-bit hash may collide; it
- * is no defence against an engine that means to deceive.
+ * that no journaled call set afterwards, is found, whenever the kill
+ * falls -- so an engine that writes a file only by means the journal
+ * does not see fails at the first crash after it wrote.  What it does
+ * not: a write no call saw, to a block that a journaled call then read
+ * back (a block a write covered in part, or one a truncation or a
+ * punched hole touched), is taken into that read-back -- as is one that
+ * raced the call, between the call and its read-back -- and passes as if
+ * the call had written it (one that a journaled write then wrote over
+ * whole is gone, and does not matter); and a file whose name matches the
+ * engine's shared memory (bench_cut_arm's patterns: LMDB's lock.mdb,
+ * SQLite's -shm) is neither hashed nor checked -- what its mapping writes
+ * is not data.  A file written by an appending stdio stream (CUT_STREAM)
+ * is held only below the size the calls left it.  A 64-bit hash may
+ * collide; it is no defence against an engine that means to deceive.
  *
  * Invariants: a file's undo records and its write are made under its own
  * lock, and a sync takes its snapshot under that lock, so no write to the
@@ -527,11 +527,17 @@ struct written {
     uint64_t off, n;
 };
 
+/* Whether w wrote all of block b. */
+static int wrote_whole(const struct written *w, uint64_t b)
+{
+    return w && b * CUT_BLOCK >= w->off && (b + 1) * CUT_BLOCK <= w->off + w->n;
+}
+
 /* Block b of the file, if w wrote all of it: a pointer to its bytes (in
  * w's buffers, or gathered into tmp); else NULL. */
 static const unsigned char *written_block(const struct written *w, uint64_t b, unsigned char *tmp)
 {
-    if (!w || b * CUT_BLOCK < w->off || (b + 1) * CUT_BLOCK > w->off + w->n)
+    if (!wrote_whole(w, b))
         return NULL;
     uint64_t skip = b * CUT_BLOCK - w->off;
     size_t got = 0;
@@ -595,7 +601,7 @@ static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi, const st
             continue;
         }
         size_t k = 1, got = 0; /* a run of blocks to read back, up to buf's */
-        while (b + k < last && k < sizeof buf / CUT_BLOCK && !written_block(w, b + k, buf))
+        while (b + k < last && k < sizeof buf / CUT_BLOCK && !wrote_whole(w, b + k))
             k++;
         while (got < k * CUT_BLOCK) {
             ssize_t r = pread(f->rfd, buf + got, k * CUT_BLOCK - got, (off_t)(b * CUT_BLOCK + got));
