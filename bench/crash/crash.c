@@ -380,7 +380,8 @@ static void usage(FILE *f)
             "Exit 1 when an acknowledged commit was lost where the policy promises none is\n"
             "(a durable policy; any policy under --mode kill), or any combination showed a\n"
             "partly visible transaction, a value no commit wrote, or a failed recovery, or,\n"
-            "under --mode cut, made a file call the cut cannot model.\n",
+            "under --mode cut, made a file call the cut cannot model or wrote by a means it\n"
+            "did not see (a shared writable mapping, a raw system call, io_uring).\n",
             bench_sync_durable_choices());
 }
 

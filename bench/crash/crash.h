@@ -156,13 +156,25 @@ int crash_cut_one(const struct crash_config *c, uint64_t seed, uint64_t span, co
 
 struct crash_cut_stats {
     uint64_t records, journal_bytes, syncs, files, bytes_restored, names_undone;
+    uint64_t blocks_checked; /* blocks whose contents were held to the journal's hashes */
     int torn; /* the journal's last record was cut off */
+    int unseen; /* the check found writes the journal does not explain */
 };
 
-/* Rolls dir back to its last synced state from the undo journal in jdir.
- * 0; -1 with why filled: the journal says the child made a call the cut
- * cannot model or reached the bound, or it could not be read or applied. */
-int crash_cut_rollback(const char *dir, const char *jdir, struct crash_cut_stats *st, char *why, size_t len);
+/* The words every failure of the check of unseen writes starts with. */
+#define CRASH_CUT_UNSEEN "writes the cut did not see (mmap, raw system calls, io_uring)"
+
+/* Rolls dir back to its last synced state from the undo journal in jdir,
+ * after checking that every file and name there is what the journal
+ * explains (the check of unseen writes).  uring: the child held an
+ * io_uring instance when it was killed, which fails the run once the
+ * check has passed.  0; -1 with why filled: the journal says the child
+ * made a call the cut cannot model or reached the bound, the check found
+ * writes the journal does not explain (st->unseen, why starting with
+ * CRASH_CUT_UNSEEN and naming the file), the child held a ring, or the
+ * journal could not be read or applied.  Nothing is rolled back then. */
+int crash_cut_rollback(const char *dir, const char *jdir, int uring, struct crash_cut_stats *st, char *why,
+                       size_t len);
 /* Whether process pid holds an io_uring instance, whose writes no
  * interposed call sees. */
 int crash_cut_uses_uring(pid_t pid);

@@ -137,7 +137,8 @@ static void __attribute__((noreturn)) run_child(const struct crash_config *c, co
         _exit(3);
     }
     char err[200];
-    if (jdir && bench_cut_arm(bc->dir, jdir, c->cut_max, err, sizeof err)) {
+    if (jdir && bench_cut_arm(bc->dir, jdir, c->cut_max, c->drv->plugin ? c->drv->plugin->shared_memory : NULL,
+                              err, sizeof err)) {
         send_msg(fd, MSG_ERROR, 1, 0, err); /* cannot be cut here: n/a */
         _exit(3);
     }
@@ -236,10 +237,7 @@ static int cut_after_kill(const char *dir, const char *jdir, int uring, struct c
 {
     struct crash_cut_stats st;
     char why[sizeof o->why];
-    if (uring)
-        snprintf(why, sizeof why, "the engine made a call the cut cannot model: io_uring (its writes pass no "
-                                  "interposed call)");
-    else if (crash_cut_rollback(dir, jdir, &st, why, sizeof why) == 0)
+    if (crash_cut_rollback(dir, jdir, uring, &st, why, sizeof why) == 0)
         return 0;
     o->cut_failed = 1;
     snprintf(o->why, sizeof o->why, "%s", why);

@@ -12,10 +12,10 @@
  * names and sizes, and the ones a cut cannot model, which it refuses:
  *   open, open64, openat, openat64, __open_2, __open64_2, __openat_2,
  *   __openat64_2, creat, creat64 (with O_CREAT or O_TRUNC), fopen, fopen64,
- *   fdopen, ftruncate, ftruncate64, fallocate, fallocate64, rename,
- *   renameat, renameat2, unlink, unlinkat, link, linkat, mkdir, mkdirat,
- *   rmdir, mmap, mmap64 (shared and writable), copy_file_range, sendfile,
- *   sendfile64, splice.
+ *   fdopen, ftruncate, ftruncate64, fallocate, fallocate64,
+ *   posix_fallocate, posix_fallocate64, rename, renameat, renameat2,
+ *   unlink, unlinkat, link, linkat, mkdir, mkdirat, rmdir, mmap, mmap64
+ *   (shared and writable), copy_file_range, sendfile, sendfile64, splice.
  * Each is named in interposed.list, which the link exports, so a plugin
  * loaded at run time binds to these too.  Until bench_cut_arm, each is
  * the real call behind one atomic load.
@@ -30,12 +30,44 @@
  * write beyond the synced size is recorded as a hole without its bytes;
  * and every change of a name is recorded before it is made.
  *
+ * What the journal does not see it cannot undo: a store into a shared
+ * writable mapping, a write by syscall(2) or io_uring passes none of
+ * these calls.  So the journal also says what every file holds, for the
+ * parent's check of unseen writes at the kill (crash_cut.c): when a file
+ * is tracked, the hash of each of its CUT_BLOCK blocks (cut_block_hash)
+ * and its size; before each call that changes bytes or the size (a
+ * write, a truncation, an fallocate, an open with O_TRUNC) a CUT_CHANGING
+ * record of the range and size it may leave; and after it returned, still
+ * under the file's lock, the hashes of the blocks it touched, with the
+ * size it left (CUT_HASHES): a block a write wrote whole is hashed from
+ * the write's own buffers, and its size is its end or the size recorded
+ * before, whichever is larger; every other block is read back, and the
+ * size of a call that is not a write is the file's.  The parent holds
+ * each file to the last hash of each block and the last size, but for the
+ * range of a call the kill fell inside.  What this guarantees: a change
+ * to a block that no journaled call touched afterwards, or to the size
+ * that no journaled call set afterwards, is found, whenever the kill
+ * falls -- so an engine that writes a file only by means the journal
+ * does not see fails at the first crash after it wrote.  What it does
+ * not: a write no call saw, to a block that a journaled call then read
+ * back (a block a write covered in part, or one a truncation or a
+ * punched hole touched), is taken into that read-back -- as is one that
+ * raced the call, between the call and its read-back -- and passes as if
+ * the call had written it (one that a journaled write then wrote over
+ * whole is gone, and does not matter); and a file whose name matches the
+ * engine's shared memory (bench_cut_arm's patterns: LMDB's lock.mdb,
+ * SQLite's -shm) is neither hashed nor checked -- what its mapping writes
+ * is not data.  A file written by an appending stdio stream (CUT_STREAM)
+ * is held only below the size the calls left it.  A 64-bit hash may
+ * collide; it is no defence against an engine that means to deceive.
+ *
  * Invariants: a file's undo records and its write are made under its own
  * lock, and a sync takes its snapshot under that lock, so no write to the
  * file is half done when the snapshot is taken; every change of a name is
  * made under one lock, which a directory's sync takes its snapshot under.
  * Locks nest names -> file -> journal.  A record is whole in the journal
- * before the call it describes runs.  Anything this file cannot journal
+ * before the call it describes runs, and a file's first hashes are in it
+ * before any other thread can find the file.  Anything this file cannot journal
  * (a call it does not model, the journal's bound, a failing journal)
  * ends the process with SIGKILL after a record saying why, so a run that
  * could not be journaled is never checked as if it had been.
@@ -44,6 +76,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <linux/falloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -81,6 +114,9 @@ struct cut_file {
     size_t ncov, capcov;
     int rfd;             /* reads the old bytes (never O_DIRECT) */
     int mapped;          /* mapped shared and writable */
+    int shared;          /* the engine's shared memory (CUT_F_SHARED): neither hashed nor checked */
+    uint64_t size;       /* the size its last CUT_HASHES recorded */
+    int stream;          /* opened by an appending stdio stream (CUT_STREAM recorded) */
 };
 
 struct cut_dir {
@@ -100,6 +136,7 @@ static _Atomic(struct cut_file *) slots[CUT_SLOTS];
 static _Atomic uint32_t nfiles;
 static struct cut_dir dirs[CUT_MAX_DIRS + 1];
 static _Atomic uint32_t ndirs;
+static const char *const *shared_names; /* the engine's shared memory: fnmatch patterns of a file's name */
 
 /* ---- the real calls --------------------------------------------------------- */
 
@@ -108,6 +145,7 @@ static FILE *(*real_fopen)(const char *, const char *);
 static FILE *(*real_fdopen)(int, const char *);
 static int (*real_ftruncate)(int, off_t);
 static int (*real_fallocate)(int, int, off_t, off_t);
+static int (*real_posix_fallocate)(int, off_t, off_t);
 static int (*real_renameat2)(int, const char *, int, const char *, unsigned);
 static int (*real_unlinkat)(int, const char *, int);
 static int (*real_linkat)(int, const char *, int, const char *, int);
@@ -125,6 +163,7 @@ __attribute__((constructor)) static void cut_resolve(void)
     real_fdopen = (FILE * (*)(int, const char *)) dlsym(RTLD_NEXT, "fdopen");
     real_ftruncate = (int (*)(int, off_t))dlsym(RTLD_NEXT, "ftruncate");
     real_fallocate = (int (*)(int, int, off_t, off_t))dlsym(RTLD_NEXT, "fallocate");
+    real_posix_fallocate = (int (*)(int, off_t, off_t))dlsym(RTLD_NEXT, "posix_fallocate");
     real_renameat2 = (int (*)(int, const char *, int, const char *, unsigned))dlsym(RTLD_NEXT, "renameat2");
     real_unlinkat = (int (*)(int, const char *, int))dlsym(RTLD_NEXT, "unlinkat");
     real_linkat = (int (*)(int, const char *, int, const char *, int))dlsym(RTLD_NEXT, "linkat");
@@ -176,8 +215,11 @@ static int write_all(int fd, struct iovec *iov, int n)
 static uint64_t jappend_b(int bounded, uint16_t type, uint16_t flags, uint32_t id, uint32_t id2, uint64_t a,
                           uint64_t b, uint64_t c, const void *p1, size_t n1, const void *p2, size_t n2)
 {
-    struct cut_rec r = {.magic = CUT_MAGIC, .type = type, .flags = flags, .id = id, .id2 = id2, .a = a, .b = b, .c = c};
+    struct cut_rec r = {
+        .magic = CUT_MAGIC, .type = type, .flags = flags, .id = id, .id2 = id2, .n1 = (uint32_t)n1, .a = a, .b = b, .c = c};
     r.len = (uint32_t)(sizeof r + n1 + n2);
+    uint64_t h = cut_hash(p1, n1, CUT_HASH_SEED); /* the payload outside the lock: the header has the seq */
+    h = cut_hash(p2, n2, h);
     pthread_mutex_lock(&jmu);
     if (bounded && jbytes + r.len > jmax) {
         uint64_t need = jbytes + r.len;
@@ -186,12 +228,7 @@ static uint64_t jappend_b(int bounded, uint16_t type, uint16_t flags, uint32_t i
         die();
     }
     r.seq = next_seq++;
-    uint64_t h = cut_hash(&r, sizeof r, CUT_HASH_SEED);
-    if (n1)
-        h = cut_hash(p1, n1, h);
-    if (n2)
-        h = cut_hash(p2, n2, h);
-    r.hash = h;
+    r.hash = cut_hash(&r, sizeof r, h);
     struct iovec iov[3] = {{&r, sizeof r}, {(void *)p1, n1}, {(void *)p2, n2}};
     if (write_all(jfd, iov, 1 + (n1 > 0) + (n2 > 0)))
         die(); /* nothing can be recorded any more: the parent sees a process that died by itself */
@@ -262,10 +299,26 @@ static struct cut_dir *dir_find(dev_t dev, ino_t ino)
     return NULL;
 }
 
+struct written;
+static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi, const struct written *w);
+
+/* 1 when name is one of the engine's shared memory files. */
+static int is_shared(const char *name)
+{
+    for (const char *const *p = shared_names; p && *p; p++)
+        if (fnmatch(*p, name, 0) == 0)
+            return 1;
+    return 0;
+}
+
 /* Tracks the regular file st, which the name src (relative to srcfd, or
- * "" with srcfd an open descriptor of it) reaches: a hard link to it in the
- * journal's directory, a descriptor to read its old bytes, a record. */
-static struct cut_file *track_file(int srcfd, const char *src, const struct stat *st, uint64_t synced)
+ * "" with srcfd an open descriptor of it) reaches, and whose own name in
+ * its directory is name: a hard link to it in the journal's directory, a
+ * descriptor to read its old bytes, a record, and the hashes of all its
+ * blocks -- published to the other threads only then, so no journaled
+ * call on it comes before them. */
+static struct cut_file *track_file(int srcfd, const char *src, const struct stat *st, uint64_t synced,
+                                   const char *name_in_dir)
 {
     char name[32], proc[64];
     pthread_mutex_lock(&table_mu);
@@ -298,7 +351,11 @@ static struct cut_file *track_file(int srcfd, const char *src, const struct stat
     f->rfd = real_openat(jdirfd, name, O_RDONLY | O_CLOEXEC);
     if (f->rfd < 0)
         unsupported("open %s in the journal's directory: %s", name, strerror(errno));
-    jappend(CUT_FILE, 0, id, 0, (uint64_t)st->st_dev, (uint64_t)st->st_ino, synced, NULL, 0, NULL, 0);
+    f->shared = is_shared(name_in_dir);
+    jappend(CUT_FILE, f->shared ? CUT_F_SHARED : 0, id, 0, (uint64_t)st->st_dev, (uint64_t)st->st_ino, synced, NULL,
+            0, NULL, 0);
+    if (!f->shared)
+        record_hashes(f, 0, UINT64_MAX, NULL);
     files[id] = f;
     size_t i = slot_of(f->dev, f->ino);
     while (atomic_load(&slots[i]))
@@ -452,6 +509,132 @@ static void record_change(struct cut_file *f, uint64_t a, uint64_t b)
     cov_add(f, a, b);
 }
 
+/* ---- what each file holds -------------------------------------------------------- */
+
+/* Before a call that may change [off, off + len) of f and leave it size
+ * bytes long (CUT_CHANGING), under f's lock: a kill inside the call is
+ * then told from a write no call made. */
+static void record_changing(struct cut_file *f, uint64_t off, uint64_t len, uint64_t size)
+{
+    if (!f->shared)
+        jappend(CUT_CHANGING, 0, f->id, 0, off, len, size, NULL, 0, NULL, 0);
+}
+
+/* What a write wrote: n bytes from its buffers, at off. */
+struct written {
+    const struct iovec *iov;
+    int cnt;
+    uint64_t off, n;
+};
+
+/* Whether w wrote all of block b. */
+static int wrote_whole(const struct written *w, uint64_t b)
+{
+    return w && b * CUT_BLOCK >= w->off && (b + 1) * CUT_BLOCK <= w->off + w->n;
+}
+
+/* Block b of the file, if w wrote all of it: a pointer to its bytes (in
+ * w's buffers, or gathered into tmp); else NULL. */
+static const unsigned char *written_block(const struct written *w, uint64_t b, unsigned char *tmp)
+{
+    if (!wrote_whole(w, b))
+        return NULL;
+    uint64_t skip = b * CUT_BLOCK - w->off;
+    size_t got = 0;
+    for (int i = 0; i < w->cnt && got < CUT_BLOCK; i++) {
+        size_t len = w->iov[i].iov_len;
+        const unsigned char *base = w->iov[i].iov_base;
+        if (skip >= len) {
+            skip -= len;
+            continue;
+        }
+        size_t k = len - skip < CUT_BLOCK - got ? (size_t)(len - skip) : CUT_BLOCK - got;
+        if (!got && k == CUT_BLOCK)
+            return base + skip; /* whole in one buffer */
+        memcpy(tmp + got, base + skip, k);
+        got += k;
+        skip = 0;
+    }
+    return got == CUT_BLOCK ? tmp : NULL;
+}
+
+/* After the call, under f's lock (or as f is tracked): the blocks that
+ * [lo, hi) touches that start below f's size now (a file cut shorter to
+ * lo: the block it now ends in), hashed, with that size (CUT_HASHES).
+ * w: what a write wrote, whose blocks it wrote whole are hashed from its
+ * buffers -- what the file holds there once it returned -- and the size
+ * is the larger of the one last recorded and the write's end; without
+ * it, the size is the file's and every block is read back.  Only the
+ * blocks the call touched are hashed: what anything else changed in the
+ * others stays unexplained -- but in a file a stdio stream appends to,
+ * whose writes no call sees, every block is read back.  A record
+ * whatever the range, so the file's CUT_CHANGING is closed. */
+static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi, const struct written *w)
+{
+    struct stat st;
+    uint64_t size;
+    if (f->shared)
+        return;
+    if (f->stream) { /* what the stream wrote no call saw: all of it, as it is now (a log: small) */
+        lo = 0;
+        hi = UINT64_MAX;
+        w = NULL;
+    }
+    if (w) {
+        size = w->off + w->n > f->size ? w->off + w->n : f->size;
+    } else {
+        if (fstat(f->rfd, &st))
+            unsupported("fstat of a file of the database directory: %s", strerror(errno));
+        size = (uint64_t)st.st_size;
+    }
+    uint64_t end = hi < size ? hi : size;
+    uint64_t first = lo / CUT_BLOCK, last = hi > lo && end > first * CUT_BLOCK ? (end - 1) / CUT_BLOCK + 1 : first;
+    size_t n = (size_t)(last - first);
+    uint64_t one, *h = n <= 1 ? &one : malloc(n * sizeof *h);
+    unsigned char buf[4 * CUT_BLOCK];
+    if (!h)
+        unsupported("out of memory");
+    for (uint64_t b = first; b < last;) {
+        const unsigned char *mine = written_block(w, b, buf);
+        if (mine) {
+            h[b++ - first] = cut_block_hash(mine);
+            continue;
+        }
+        size_t k = 1, got = 0; /* a run of blocks to read back, up to buf's */
+        while (b + k < last && k < sizeof buf / CUT_BLOCK && !wrote_whole(w, b + k))
+            k++;
+        while (got < k * CUT_BLOCK) {
+            ssize_t r = pread(f->rfd, buf + got, k * CUT_BLOCK - got, (off_t)(b * CUT_BLOCK + got));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0)
+                unsupported("pread of a file of the database directory: %s", strerror(errno));
+            if (r == 0)
+                break;
+            got += (size_t)r;
+        }
+        memset(buf + got, 0, k * CUT_BLOCK - got); /* past the end: zeros, as the parent reads them */
+        for (size_t i = 0; i < k; i++)
+            h[b - first + i] = cut_block_hash(buf + i * CUT_BLOCK);
+        b += k;
+    }
+    jappend(CUT_HASHES, 0, f->id, 0, first, n, size, h, n * sizeof *h, NULL, 0);
+    f->size = size;
+    if (h != &one)
+        free(h);
+}
+
+/* A file written by an appending stdio stream from here on (CUT_STREAM). */
+static void mark_stream(struct cut_file *f)
+{
+    pthread_mutex_lock(&f->mu);
+    if (!f->stream && !f->shared) {
+        f->stream = 1;
+        jappend(CUT_STREAM, 0, f->id, 0, 0, 0, 0, NULL, 0, NULL, 0);
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
 /* ---- the hooks of sync_latency.c's writes and syncs ------------------------------------ */
 
 void bench_cut_write_begin(int fd, int64_t off, size_t n, int rwf, struct bench_cut_op *op)
@@ -479,16 +662,19 @@ void bench_cut_write_begin(int fd, int64_t off, size_t n, int rwf, struct bench_
     if (op->dsync && f->mapped)
         unsupported("an O_DSYNC write to a file that is mapped shared and writable (file %u)", f->id);
     record_change(f, (uint64_t)off, (uint64_t)off + n);
+    record_changing(f, (uint64_t)off, n, (uint64_t)off + n);
     op->file = f;
     op->off = (uint64_t)off;
     op->n = n;
 }
 
-void bench_cut_write_end(struct bench_cut_op *op, ssize_t rc)
+void bench_cut_write_end(struct bench_cut_op *op, ssize_t rc, const struct iovec *iov, int cnt)
 {
     struct cut_file *f = op->file;
     if (!f)
         return;
+    struct written w = {iov, cnt, op->off, rc > 0 ? (uint64_t)rc : 0};
+    record_hashes(f, op->off, op->off + op->n, &w);
     if (rc > 0 && op->dsync) {
         jappend(CUT_DSYNC, 0, f->id, 0, op->off, (uint64_t)rc, 0, NULL, 0, NULL, 0);
         cov_remove(f, op->off, op->off + (uint64_t)rc);
@@ -604,7 +790,7 @@ static int scan(int dfd, const char *rel)
         if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW))
             continue;
         if (S_ISREG(st.st_mode)) {
-            track_file(dfd, e->d_name, &st, (uint64_t)st.st_size);
+            track_file(dfd, e->d_name, &st, (uint64_t)st.st_size, e->d_name);
         } else if (S_ISDIR(st.st_mode)) {
             char sub[4096];
             snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
@@ -648,7 +834,8 @@ static void scan_maps(void)
     fclose(m);
 }
 
-int bench_cut_arm(const char *dbdir, const char *jdir, uint64_t max, char *err, size_t len)
+int bench_cut_arm(const char *dbdir, const char *jdir, uint64_t max, const char *const *shared, char *err,
+                  size_t len)
 {
     struct stat st;
     RESOLVED(real_openat);
@@ -657,6 +844,7 @@ int bench_cut_arm(const char *dbdir, const char *jdir, uint64_t max, char *err, 
         return -EBUSY;
     }
     jmax = max;
+    shared_names = shared;
     jdirfd = real_openat(AT_FDCWD, jdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (jdirfd < 0 ||
         (jfd = real_openat(jdirfd, CUT_JOURNAL_NAME, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644)) < 0) {
@@ -733,6 +921,7 @@ struct open_op {
     struct cut_dir *d;
     struct cut_file *trunc;
     int created;
+    char name[256];
 };
 
 static void open_begin(int dirfd, const char *path, int flags, struct open_op *op)
@@ -753,11 +942,13 @@ static void open_begin(int dirfd, const char *path, int flags, struct open_op *o
     if (!exists && (flags & O_CREAT)) {
         jappend(CUT_CREATE, 0, op->d->id, 0, 0, 0, 0, name, strlen(name), NULL, 0);
         op->created = 1;
+        snprintf(op->name, sizeof op->name, "%s", name);
     } else if (exists && S_ISREG(st.st_mode) && !f) {
         unsupported("open: %s in the database directory was made by a call the cut does not see", name);
     } else if (f && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
         pthread_mutex_lock(&f->mu);
         record_change(f, 0, f->synced);
+        record_changing(f, 0, (uint64_t)st.st_size, 0);
         op->trunc = f;
     }
 }
@@ -766,11 +957,13 @@ static void open_end(struct open_op *op, int fd)
 {
     if (!op->d)
         return;
-    if (op->trunc)
+    if (op->trunc) {
+        record_hashes(op->trunc, 0, 0, NULL); /* the size it left */
         pthread_mutex_unlock(&op->trunc->mu);
+    }
     struct stat st;
     if (fd >= 0 && op->created && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-        track_file(fd, "", &st, 0);
+        track_file(fd, "", &st, 0, op->name);
     pthread_mutex_unlock(&names_mu);
 }
 
@@ -861,6 +1054,9 @@ static FILE *cut_fopen(const char *path, const char *mode)
     FILE *f = real_fopen(path, mode);
     int e = errno;
     open_end(&op, f ? fileno(f) : -1);
+    struct cut_file *cf;
+    if (f && fl > 0 && (cf = fd_file(fileno(f), NULL)))
+        mark_stream(cf);
     errno = e;
     return f;
 }
@@ -870,8 +1066,14 @@ FILE *fopen64(const char *path, const char *mode) { return cut_fopen(path, mode)
 FILE *fdopen(int fd, const char *mode)
 {
     RESOLVED(real_fdopen);
-    if (bench_cut_armed() && stdio_flags(mode) < 0 && fd_file(fd, NULL))
-        unsupported("fdopen(\"%s\") of a file of the database directory: a stream that may overwrite", mode);
+    struct cut_file *f;
+    if (bench_cut_armed() && (f = fd_file(fd, NULL))) {
+        int fl = stdio_flags(mode);
+        if (fl < 0)
+            unsupported("fdopen(\"%s\") of a file of the database directory: a stream that may overwrite", mode);
+        if (fl > 0)
+            mark_stream(f);
+    }
     return real_fdopen(fd, mode);
 }
 
@@ -1004,10 +1206,14 @@ static int cut_ftruncate(int fd, off_t size)
     if (!bench_cut_armed() || size < 0 || !(f = fd_file(fd, NULL)))
         return real_ftruncate(fd, size);
     pthread_mutex_lock(&f->mu);
-    if ((uint64_t)size < f->synced)
-        record_change(f, (uint64_t)size, f->synced);
+    struct stat st;
+    uint64_t old = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : f->synced, to = (uint64_t)size;
+    if (to < f->synced)
+        record_change(f, to, f->synced);
+    record_changing(f, to < old ? to : old, to < old ? old - to : to - old, to);
     int rc = real_ftruncate(fd, size);
     int e = errno;
+    record_hashes(f, to, old, NULL); /* cut shorter: the block it now ends in */
     pthread_mutex_unlock(&f->mu);
     errno = e;
     return rc;
@@ -1025,23 +1231,46 @@ static int cut_fallocate(int fd, int mode, off_t off, off_t len)
     if (mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE))
         unsupported("fallocate(%s) on a file of the database directory: it moves bytes",
                     mode & FALLOC_FL_COLLAPSE_RANGE ? "FALLOC_FL_COLLAPSE_RANGE" : "FALLOC_FL_INSERT_RANGE");
-    if (!(mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)))
-        return real_fallocate(fd, mode, off, len); /* allocates: no byte changes, the size a cut cuts back */
+    /* Without PUNCH_HOLE or ZERO_RANGE it only allocates: no byte changes,
+     * and the size a cut cuts back; the size it leaves is recorded. */
+    int zeroes = (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) != 0;
+    uint64_t a = (uint64_t)off, end = a + (uint64_t)len;
     pthread_mutex_lock(&f->mu);
-    if (fstat(fd, &st) == 0) {
-        uint64_t end = (uint64_t)off + (uint64_t)len;
-        if (end > (uint64_t)st.st_size)
-            end = (uint64_t)st.st_size; /* beyond the end nothing is seen to change */
-        record_change(f, (uint64_t)off, end);
-    }
+    uint64_t old = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : f->synced;
+    if (zeroes)
+        record_change(f, a, end < old ? end : old); /* beyond the end nothing is seen to change */
+    record_changing(f, a, zeroes ? end - a : 0, (mode & FALLOC_FL_KEEP_SIZE) || end < old ? old : end);
     int rc = real_fallocate(fd, mode, off, len);
     int e = errno;
+    record_hashes(f, zeroes ? a : 0, zeroes ? end : 0, NULL);
     pthread_mutex_unlock(&f->mu);
     errno = e;
     return rc;
 }
 int fallocate(int fd, int mode, off_t off, off_t len) { return cut_fallocate(fd, mode, off, len); }
 int fallocate64(int fd, int mode, off_t off, off_t len) { return cut_fallocate(fd, mode, off, len); }
+
+/* glibc's posix_fallocate calls the system call (or, where the filesystem
+ * has no fallocate, writes zeros where a block reads zero) inside itself,
+ * past the definitions here: it changes no byte, and the size it leaves
+ * is recorded. */
+static int cut_posix_fallocate(int fd, off_t off, off_t len)
+{
+    RESOLVED(real_posix_fallocate);
+    struct stat st;
+    struct cut_file *f;
+    if (!bench_cut_armed() || off < 0 || len <= 0 || !(f = fd_file(fd, &st)))
+        return real_posix_fallocate(fd, off, len);
+    pthread_mutex_lock(&f->mu);
+    uint64_t end = (uint64_t)off + (uint64_t)len, old = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : f->synced;
+    record_changing(f, (uint64_t)off, 0, end < old ? old : end);
+    int rc = real_posix_fallocate(fd, off, len);
+    record_hashes(f, 0, 0, NULL);
+    pthread_mutex_unlock(&f->mu);
+    return rc; /* an error number, not errno */
+}
+int posix_fallocate(int fd, off_t off, off_t len) { return cut_posix_fallocate(fd, off, len); }
+int posix_fallocate64(int fd, off_t off, off_t len) { return cut_posix_fallocate(fd, off, len); }
 
 /* ---- what a cut cannot model ------------------------------------------------------------ */
 

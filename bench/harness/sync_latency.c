@@ -152,7 +152,7 @@ static ssize_t write_call(int fd, const struct iovec *iov, int cnt, int64_t off,
     else
         rc = off < 0 ? real_writev(fd, iov, cnt) : real_pwritev(fd, iov, cnt, (off_t)off);
     int e = errno;
-    bench_cut_write_end(&op, rc);
+    bench_cut_write_end(&op, rc, iov, cnt);
     pay_if_synchronous(fd, rc, rwf);
     errno = e;
     return rc;

@@ -199,7 +199,16 @@ struct cl_engine_plugin {
     /* The counters it keeps; NULL: none (every counter null). */
     void (*stats)(struct cl_engine_db *db, struct cl_engine_stats *st);
 
-    void *reserved[8];           /* NULL */
+    /* The files the store maps shared and writable as memory its
+     * processes share, and rebuilds when it opens a store no process
+     * holds, so their contents are never data (LMDB's "lock.mdb",
+     * SQLite's "*-shm"): fnmatch(3) patterns of a file's name in its
+     * directory, NULL-terminated; NULL: none.  `crash --mode cut` leaves
+     * them as the mapping left them; every other file of the store must
+     * hold only what its calls wrote (docs/crash.md section 7). */
+    const char *const *shared_memory;
+
+    void *reserved[7];           /* NULL */
 };
 
 /* The entry point a plugin exports. */

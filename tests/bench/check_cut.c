@@ -8,7 +8,12 @@
  * RWF_DSYNC writes kept, names created, renamed or unlinked since their
  * directory's last fsync undone, durable ones kept.
  * A journal whose last record is cut off is still applied; a call the cut
- * cannot model, and the journal's bound, fail with their names.
+ * cannot model, and the journal's bound, fail with their names.  Writes
+ * the journal did not see -- a raw system call's, a shared writable
+ * mapping's, a file made past the interposed calls -- fail the cut,
+ * naming the file, before anything is rolled back; the engine's declared
+ * shared memory, stdio streams that append, allocations, and a kill
+ * inside a journaled call do not.
  */
 #include <check.h>
 #include <errno.h>
@@ -20,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +36,7 @@
 
 static char *root;
 static char db[4096], jdir[4096];
+static const char *const *shared; /* the engine's shared memory, as bench_cut_arm takes it */
 
 static void path(char *out, const char *name) { snprintf(out, 4200, "%s/%s", db, name); }
 
@@ -95,6 +102,7 @@ static void expect_absent(const char *name)
 
 static void fresh(void)
 {
+    shared = NULL;
     if (root) {
         tu_rmdir(root);
         free(root);
@@ -106,15 +114,15 @@ static void fresh(void)
     ck_assert_int_eq(mkdir(jdir, 0755), 0);
 }
 
-/* Runs body in an armed child, kills it, rolls back; the rollback's result. */
-static int cut(void (*body)(void), uint64_t max, struct crash_cut_stats *st, char *why, size_t wlen)
+/* Runs body in an armed child and kills it; the journal stays in jdir. */
+static void run_killed(void (*body)(void), uint64_t max)
 {
     fflush(NULL);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         char err[200];
-        if (bench_cut_arm(db, jdir, max, err, sizeof err)) {
+        if (bench_cut_arm(db, jdir, max, shared, err, sizeof err)) {
             fprintf(stderr, "arm: %s\n", err);
             _exit(3);
         }
@@ -125,8 +133,14 @@ static int cut(void (*body)(void), uint64_t max, struct crash_cut_stats *st, cha
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the child did not die of SIGKILL: %d", status);
+}
+
+/* Runs body in an armed child, kills it, rolls back; the rollback's result. */
+static int cut(void (*body)(void), uint64_t max, struct crash_cut_stats *st, char *why, size_t wlen)
+{
+    run_killed(body, max);
     why[0] = 0;
-    return crash_cut_rollback(db, jdir, st, why, wlen);
+    return crash_cut_rollback(db, jdir, 0, st, why, wlen);
 }
 
 static int openf(const char *name, int flags)
@@ -231,6 +245,12 @@ static void body_pwritev(void)
         _exit(18);
     if (pwritev(fd, v, 2, 8192) != 120) /* beyond the synced size: cut back */
         _exit(19);
+    /* whole blocks across several buffers, hashed from them for the check */
+    static char big[16384];
+    memset(big, 'b', sizeof big);
+    struct iovec b[3] = {{big, 1000}, {big + 1000, 5000}, {big + 6000, 2192 + 4096 + 100}};
+    if (pwritev(fd, b, 3, 16384) != 12388)
+        _exit(21);
     close(fd);
 }
 
@@ -318,6 +338,8 @@ static void body_sizes(void)
         _exit(31);
     if (fallocate(fd, 0, 0, 1 << 20))
         _exit(32);
+    if (posix_fallocate(fd, 0, 2 << 20))
+        _exit(33);
     close(fd);
 }
 
@@ -417,8 +439,15 @@ START_TEST(test_torn)
     struct crash_cut_stats st;
     char why[300];
     ck_assert_msg(cut(body_data, CUT_MAX_DEFAULT, &st, why, sizeof why) == 0, "%s", why);
-    /* the journal as a kill in the middle of a record's write leaves it:
-     * the records, then part of one more (a copy of the first's start) */
+    uint64_t records = st.records;
+    /* the same calls again, and the journal as a kill in the middle of a
+     * record's write leaves it: the records, then part of one more (a copy
+     * of the first's start) */
+    fresh();
+    make_file("a", 'A', 8192);
+    make_file("s", 'S', 8192);
+    make_file("w", 'W', 100);
+    run_killed(body_data, CUT_MAX_DEFAULT);
     char p[4300];
     snprintf(p, sizeof p, "%s/%s", jdir, CUT_JOURNAL_NAME);
     int fd = open(p, O_RDWR | O_APPEND);
@@ -427,10 +456,8 @@ START_TEST(test_torn)
     ck_assert_int_eq(pread(fd, head, sizeof head, 0), (ssize_t)sizeof head);
     ck_assert_int_eq(write(fd, head, sizeof head), (ssize_t)sizeof head);
     close(fd);
-    uint64_t records = st.records;
-    /* rolled back once already: a second rollback of the same journal
-     * changes nothing and must see the torn tail */
-    ck_assert_msg(crash_cut_rollback(db, jdir, &st, why, sizeof why) == 0, "%s", why);
+    /* applied up to the torn tail, which it must see */
+    ck_assert_msg(crash_cut_rollback(db, jdir, 0, &st, why, sizeof why) == 0, "%s", why);
     ck_assert_int_eq(st.torn, 1);
     ck_assert_uint_eq(st.records, records);
     expect_size("a", 8192);
@@ -485,6 +512,250 @@ START_TEST(test_refused)
 }
 END_TEST
 
+/* ---- writes the journal did not see ---------------------------------------------------- */
+
+static void body_raw_write(void)
+{
+    int fd = openf("a", O_WRONLY);
+    fill(fd, 'j', 0, 10);                          /* journaled: explained */
+    if (syscall(SYS_pwrite64, fd, "zz", 2, 5000) != 2) /* past the interposed pwrite */
+        _exit(60);
+    close(fd);
+}
+
+static void body_raw_append(void)
+{
+    int fd = openf("a", O_WRONLY);
+    if (syscall(SYS_pwrite64, fd, "zz", 2, 8192) != 2) /* the size grows by a call no one saw */
+        _exit(61);
+    close(fd);
+}
+
+/* A journaled write after the unseen one: the size it records is its
+ * own end or the one recorded before, not what the file grew to. */
+static void body_raw_then_journaled(void)
+{
+    int fd = openf("a", O_WRONLY);
+    if (syscall(SYS_pwrite64, fd, "zz", 2, 8192) != 2)
+        _exit(69);
+    fill(fd, 'j', 0, 10);
+    close(fd);
+}
+
+static void body_raw_truncate(void)
+{
+    int fd = openf("a", O_WRONLY);
+    if (syscall(SYS_ftruncate, fd, 4096))
+        _exit(62);
+    close(fd);
+}
+
+static void body_raw_create(void)
+{
+    char p[4200];
+    path(p, "made");
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0)
+        _exit(63);
+    close(fd);
+}
+
+static void body_map_write(void)
+{
+    int fd = openf("a", O_RDWR);
+    char *m = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        _exit(64);
+    m[6000] = 'Z'; /* never synced: no call the journal sees */
+    close(fd);
+}
+
+/* A file of the engine's shared memory (declared), and a database file
+ * written through a stdio stream that appends: neither is held to it. */
+static void body_not_held(void)
+{
+    int fd = openf("x-shm", O_RDWR);
+    char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        _exit(65);
+    memset(m, 'Z', 4096);
+    char p[4200];
+    path(p, "LOG");
+    FILE *f = fopen(p, "a");
+    if (!f || fputs("an appended line\n", f) < 0 || fflush(f))
+        _exit(66);
+    if (ftruncate(fileno(f), 8192)) /* a journaled call after what the stream wrote */
+        _exit(68);
+    path(p, "LOG2");
+    f = fopen(p, "w");
+    if (!f || fputs("a new log\n", f) < 0 || fflush(f))
+        _exit(67);
+}
+
+/* The check's message names the unseen writes and the file. */
+static void expect_unseen(void (*body)(void), const char *file, const char *detail)
+{
+    struct crash_cut_stats st;
+    char why[300], want[64];
+    ck_assert_int_eq(cut(body, CUT_MAX_DEFAULT, &st, why, sizeof why), -1);
+    ck_assert_msg(st.unseen, "not an unseen write: %s", why);
+    ck_assert_msg(strncmp(why, CRASH_CUT_UNSEEN ": ", strlen(CRASH_CUT_UNSEEN) + 2) == 0, "%s", why);
+    snprintf(want, sizeof want, ": %s", file);
+    ck_assert_msg(strstr(why, want), "%s does not name %s", why, file);
+    ck_assert_msg(strstr(why, detail), "%s does not say '%s'", why, detail);
+}
+
+START_TEST(test_unseen)
+{
+    fresh();
+    make_file("a", 'A', 8192);
+    expect_unseen(body_raw_write, "a: ", "bytes 4096-8191 are not what the journaled calls left");
+    expect_size("a", 8192); /* nothing rolled back: the run is failed as it stands */
+    expect_range("a", 0, 10, 'j');
+    fresh();
+    make_file("a", 'A', 8192);
+    expect_unseen(body_raw_append, "a: ", "8194 bytes, where the journaled calls left 8192");
+    fresh();
+    make_file("a", 'A', 8192);
+    expect_unseen(body_raw_then_journaled, "a: ", "8194 bytes, where the journaled calls left 8192");
+    fresh();
+    make_file("a", 'A', 8192);
+    expect_unseen(body_raw_truncate, "a: ", "4096 bytes, where the journaled calls left 8192");
+    fresh();
+    expect_unseen(body_raw_create, "made: ", "a file that no journaled call made");
+    fresh();
+    make_file("a", 'A', 8192);
+    expect_unseen(body_map_write, "a (mapped shared and writable): ", "bytes 4096-8191");
+}
+END_TEST
+
+START_TEST(test_not_held)
+{
+    static const char *const shm[] = {"*-shm", NULL};
+    struct crash_cut_stats st;
+    char why[300];
+    fresh();
+    shared = shm;
+    make_file("x-shm", 0, 4096);
+    make_file("LOG", 'L', 100);
+    make_file("LOG2", 'M', 100);
+    ck_assert_msg(cut(body_not_held, CUT_MAX_DEFAULT, &st, why, sizeof why) == 0, "%s", why);
+    ck_assert_int_eq(st.unseen, 0);
+    expect_range("x-shm", 0, 4096, 'Z'); /* left as the mapping left it */
+    expect_size("LOG", 100);
+    expect_range("LOG", 0, 100, 'L');
+    expect_size("LOG2", 100);
+    expect_range("LOG2", 0, 100, 'M');
+    /* the same mapping of a file not declared: held, and failed */
+    fresh();
+    make_file("x-shm", 0, 4096);
+    make_file("LOG", 'L', 100);
+    make_file("LOG2", 'M', 100);
+    ck_assert_int_eq(cut(body_not_held, CUT_MAX_DEFAULT, &st, why, sizeof why), -1);
+    ck_assert_msg(strstr(why, CRASH_CUT_UNSEEN ": x-shm (mapped shared and writable)"), "%s", why);
+}
+END_TEST
+
+/* ---- a kill inside a journaled call ------------------------------------------------ */
+
+static void body_one_write(void)
+{
+    int fd = openf("a", O_WRONLY);
+    fill(fd, 'z', 100, 100);
+    fill(fd, 'z', 8192, 100); /* and the size */
+    close(fd);
+}
+
+/* Cuts the journal back to before its last record of type. */
+static void drop_last(uint16_t type)
+{
+    char p[4300];
+    snprintf(p, sizeof p, "%s/%s", jdir, CUT_JOURNAL_NAME);
+    int fd = open(p, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    struct stat sb;
+    ck_assert_int_eq(fstat(fd, &sb), 0);
+    off_t at = -1;
+    for (off_t o = 0; o + (off_t)sizeof(struct cut_rec) <= sb.st_size;) {
+        struct cut_rec r;
+        ck_assert_int_eq(pread(fd, &r, sizeof r, o), (ssize_t)sizeof r);
+        if (r.type == type)
+            at = o;
+        o += r.len;
+    }
+    ck_assert_int_ge(at, 0);
+    ck_assert_int_eq(ftruncate(fd, at), 0);
+    close(fd);
+}
+
+/* Writes n bytes of c at off of name, past the journal (it is not armed here). */
+static void scribble(const char *name, char c, off_t off, size_t n)
+{
+    char p[4200], buf[256];
+    path(p, name);
+    memset(buf, c, sizeof buf);
+    int fd = open(p, O_WRONLY);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(pwrite(fd, buf, n, off), (ssize_t)n);
+    close(fd);
+}
+
+START_TEST(test_inside_a_call)
+{
+    struct crash_cut_stats st;
+    char why[300];
+    /* the journal ending inside the last write (its read-back not yet
+     * recorded) and the write half done: its bytes and the size may be
+     * anything between before and after */
+    fresh();
+    make_file("a", 'A', 8192);
+    run_killed(body_one_write, CUT_MAX_DEFAULT);
+    drop_last(CUT_HASHES);
+    char p[4200];
+    path(p, "a");
+    ck_assert_int_eq(truncate(p, 8192 + 50), 0);
+    ck_assert_msg(crash_cut_rollback(db, jdir, 0, &st, why, sizeof why) == 0, "%s", why);
+    ck_assert_int_eq(st.unseen, 0);
+    expect_size("a", 8192);
+    expect_range("a", 0, 8192, 'A');
+    /* rolled back, the file is no longer what the calls left: the same
+     * journal applied again sees that as unseen writes */
+    ck_assert_int_eq(crash_cut_rollback(db, jdir, 0, &st, why, sizeof why), -1);
+    ck_assert_msg(st.unseen && strstr(why, "a: bytes 0-4095"), "%s", why);
+    /* the call under way excuses only what it may change: a block outside
+     * it is still held to the last read-back */
+    fresh();
+    make_file("a", 'A', 8192);
+    run_killed(body_one_write, CUT_MAX_DEFAULT);
+    drop_last(CUT_HASHES);
+    scribble("a", 'Q', 5000, 1);
+    ck_assert_int_eq(crash_cut_rollback(db, jdir, 0, &st, why, sizeof why), -1);
+    ck_assert_msg(st.unseen && strstr(why, "a: bytes 4096-8191"), "%s", why);
+    /* the whole journal, and the size the last write left changed */
+    fresh();
+    make_file("a", 'A', 8192);
+    run_killed(body_one_write, CUT_MAX_DEFAULT);
+    path(p, "a");
+    ck_assert_int_eq(truncate(p, 8192 + 50), 0);
+    ck_assert_int_eq(crash_cut_rollback(db, jdir, 0, &st, why, sizeof why), -1);
+    ck_assert_msg(st.unseen && strstr(why, "a: 8242 bytes, where the journaled calls left 8292"), "%s", why);
+}
+END_TEST
+
+/* io_uring held at the kill fails the run after the check passed. */
+START_TEST(test_uring_held)
+{
+    struct crash_cut_stats st;
+    char why[300];
+    fresh();
+    make_file("a", 'A', 8192);
+    run_killed(body_one_write, CUT_MAX_DEFAULT);
+    ck_assert_int_eq(crash_cut_rollback(db, jdir, 1, &st, why, sizeof why), -1);
+    ck_assert_msg(!st.unseen && strstr(why, "io_uring"), "%s", why);
+    expect_size("a", 8292); /* nothing rolled back */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("bench/cut");
@@ -496,6 +767,10 @@ int main(void)
     tcase_add_test(tc, test_names);
     tcase_add_test(tc, test_torn);
     tcase_add_test(tc, test_refused);
+    tcase_add_test(tc, test_unseen);
+    tcase_add_test(tc, test_not_held);
+    tcase_add_test(tc, test_inside_a_call);
+    tcase_add_test(tc, test_uring_held);
     suite_add_tcase(s, tc);
     int rc = tu_run_suite(s);
     if (root) {

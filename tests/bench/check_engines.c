@@ -251,7 +251,9 @@ START_TEST(test_adapt_refuses)
         {"runknob", "not a knob an engine maps"}, {"value", "does not accept"},
         {"claim", "only an accepting --sync row"}, {"nosync", "accepts no --sync value"},
         {"reserved", "reserved"}, {"flags", "flags 0x80"}, {"tail", "does not know"},
+        {"shm", "shared_memory[1] is not the pattern of a file's name"},
     };
+    static const char *const shm_path[] = {"*-shm", "sub/lock", NULL};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         struct {
             struct cl_engine_plugin t;
@@ -273,6 +275,7 @@ START_TEST(test_adapt_refuses)
         else if (!strcmp(w, "nosync")) p.accepts = no_sync;
         else if (!strcmp(w, "reserved")) p.reserved[3] = &p;
         else if (!strcmp(w, "flags")) p.flags = 0x80;
+        else if (!strcmp(w, "shm")) p.shared_memory = shm_path;
         else if (!strcmp(w, "tail")) {
             big.t = good;
             big.t.size = sizeof big;
@@ -283,6 +286,12 @@ START_TEST(test_adapt_refuses)
         ck_assert_msg(bench_plugin_adapt(t, 1, &d, err, sizeof err) == -1, "%s: accepted", w);
         ck_assert_msg(strstr(err, cases[i].says) && !strchr(err, '\n'), "%s: '%s'", w, err);
     }
+    /* the files of its shared memory, by their names */
+    static const char *const shm[] = {"lock.mdb", "*-shm", NULL};
+    p = good;
+    p.shared_memory = shm;
+    ck_assert_msg(bench_plugin_adapt(&p, 1, &d, err, sizeof err) == 0, "%s", err);
+    free((void *)d.accepts);
     /* a larger table whose unknown tail is zero is read */
     struct {
         struct cl_engine_plugin t;

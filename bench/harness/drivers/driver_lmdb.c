@@ -216,6 +216,11 @@ static const char *lmdb_version(void)
     return mdb_version(NULL, NULL, NULL);
 }
 
+/* The reader table and the last transaction's id, mapped shared and
+ * writable by every process of the environment, and reset by the first
+ * one to open it (mdb_env_setup_locks). */
+static const char *const lmdb_shared_memory[] = {"lock.mdb", NULL};
+
 const struct cl_engine_plugin bench_plugin_lmdb = {
     .abi_version = CL_ENGINE_ABI_VERSION,
     .size = sizeof(struct cl_engine_plugin),
@@ -237,4 +242,5 @@ const struct cl_engine_plugin bench_plugin_lmdb = {
     .commit = lmdb_commit,
     .abort = lmdb_abort,
     .version = lmdb_version,
+    .shared_memory = lmdb_shared_memory,
 };

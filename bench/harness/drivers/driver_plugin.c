@@ -409,6 +409,11 @@ int bench_plugin_adapt(const struct cl_engine_plugin *p, int loaded, struct benc
         snprintf(err, len, "its table's reserved members are not NULL");
         return -1;
     }
+    for (size_t i = 0; p->shared_memory && p->shared_memory[i]; i++)
+        if (!p->shared_memory[i][0] || strchr(p->shared_memory[i], '/')) {
+            snprintf(err, len, "its shared_memory[%zu] is not the pattern of a file's name", i);
+            return -1;
+        }
     if (!p->name || !name_ok(p->name)) {
         snprintf(err, len, "its name must be 1 to %d of a-z, 0-9, '_' and '-'", PLUGIN_NAME_MAX);
         return -1;

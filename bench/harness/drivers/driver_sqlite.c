@@ -314,6 +314,11 @@ static const char *sqlite_version(void)
     return sqlite3_libversion();
 }
 
+/* WAL mode's wal-index, mapped shared and writable by every connection,
+ * and rebuilt from the WAL by the first one to open the database
+ * (https://www.sqlite.org/walformat.html#the_wal_index_or_shm_file). */
+static const char *const sqlite_shared_memory[] = {"*-shm", NULL};
+
 const struct cl_engine_plugin bench_plugin_sqlite = {
     .abi_version = CL_ENGINE_ABI_VERSION,
     .size = sizeof(struct cl_engine_plugin),
@@ -337,6 +342,7 @@ const struct cl_engine_plugin bench_plugin_sqlite = {
     .abort = sqlite_abort,
     .stats = sqlite_stats,
     .version = sqlite_version,
+    .shared_memory = sqlite_shared_memory,
 };
 
 #else /* !CL_HAVE_SQLITE */
