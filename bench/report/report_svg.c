@@ -369,24 +369,38 @@ static double batch_count(const struct report *r, const struct rp_point *p, int 
     return sum;
 }
 
-/* Commits per sync over the point's syncs, from the exact sizes ("257+"
- * counts as 257, so with such batches it is a lower bound). */
-static double batch_mean(const struct report *r, const struct rp_point *p)
+/* Commits per sync at point p, from the exact counts: each run's commits
+ * (engine_commits when known, else txns) over its syncs, as the run's own
+ * metrics.commits_per_sync counts them, pooled over the repeats.  Never
+ * from the histogram, whose last entry "257+" holds batches of any size
+ * above 256 (a run without durability makes tens of thousands of commits
+ * durable per sync).  When a run lacks the counts, the median of the runs'
+ * own commits_per_sync; NAN when none has it. */
+static double batch_mean(const struct report *r, const struct rp_point *p, double *syncs_out)
 {
-    double syncs = 0, commits = 0;
+    double commits = 0, syncs = 0, *own = rp_xrealloc(NULL, (p->nruns ? p->nruns : 1) * sizeof *own), m = NAN;
+    size_t nown = 0;
+    int pooled = p->nruns > 0;
     for (size_t i = 0; i < p->nruns; i++) {
-        json_t *h = rp_get(rp_get(r->runs[p->runs[i]].metrics, "commits_per_sync_dist"), "hist");
-        const char *k;
-        json_t *v;
-        json_object_foreach(h, k, v) {
-            int b = batch_of_key(k);
-            if (b > 0 && json_is_number(v) && json_number_value(v) > 0) {
-                syncs += json_number_value(v);
-                commits += b * json_number_value(v);
-            }
+        json_t *mt = r->runs[p->runs[i]].metrics;
+        double ec = rp_num(mt, "engine_commits"), c = isfinite(ec) && ec > 0 ? ec : rp_num(mt, "txns");
+        double s = rp_num(mt, "syncs"), cps = rp_num(mt, "commits_per_sync");
+        if (isfinite(c) && isfinite(s) && s > 0) {
+            commits += c;
+            syncs += s;
+        } else {
+            pooled = 0;
         }
+        if (isfinite(cps) && cps >= 0)
+            own[nown++] = cps;
     }
-    return syncs > 0 ? commits / syncs : NAN;
+    if (pooled)
+        m = commits / syncs;
+    else if (nown)
+        m = ut_median(own, nown);
+    *syncs_out = pooled ? syncs : NAN;
+    free(own);
+    return m;
 }
 
 static int has_batches(const struct report *r, const struct rp_series *s)
@@ -884,8 +898,11 @@ static void batch_panel(FILE *f, const struct report *r, size_t s, size_t k, con
              lab);
     }
     text(f, p.x + p.w / 2, p.y + p.h + (b->n > 6 ? 46 : 30), "middle", "font-size=\"11\"", "commits per sync");
-    rp_fmt_num(num, sizeof num, total);
-    snprintf(lab, sizeof lab, "(%zu) %d clients, %s syncs, mean %.2f", k + 1, pt->clients, num, batch_mean(r, pt));
+    char mean[32];
+    double syncs, m = batch_mean(r, pt, &syncs);
+    rp_fmt_num(num, sizeof num, isfinite(syncs) ? syncs : total);
+    rp_fmt_num(mean, sizeof mean, m);
+    snprintf(lab, sizeof lab, "(%zu) %d clients, %s syncs, mean %s", k + 1, pt->clients, num, mean);
     text(f, x0 + 10, y0 + 14, "start", "font-weight=\"bold\"", lab);
     char attrs[96];
     snprintf(attrs, sizeof attrs, "font-size=\"11\" transform=\"rotate(-90 %.1f %.1f)\"", x0 + 12, p.y + p.h / 2);

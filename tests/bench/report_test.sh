@@ -19,7 +19,8 @@
 #  6. a missing file exits 2 naming it, a file without a usable line exits
 #     1, bad arguments exit 2, --help exits 0;
 #  7. `commitlab tour` writes report.html beside its JSON lines and names it
-#     on its last line (runs of 0.1 s: no timeline, which the report says);
+#     on its last line (runs of 0.1 s: no timeline, which the report says),
+#     and the means of commits per sync it shows are its lines' own;
 #  8. untrusted input: a line over 1 MiB, implausible figures (2^32+1
 #     clients, 1.7e308 tps, a negative latency), a directory, a device and
 #     a 64 MiB file without a newline are each named and skipped or refused,
@@ -269,6 +270,20 @@ for sync, head in (("commit", "At 64 clients commitlab --sync commit"), ("group"
     assert real is not None and abs(quoted - real) < 0.06, (sync, quoted, real)
     assert (why == "shared each sync") == (quoted >= 1.5), (sync, quoted, why)
 assert found >= 1, text
+PY
+# the means of commits per sync its report shows are its lines' own
+# commits_per_sync (commits over syncs), within 1%, not means of the
+# histogram, whose last entry "257+" is no size
+python3 - out.d/report.html "$work/out.d/t.jsonl" <<'PY' || fail "the tour's report: a mean of commits per sync its lines do not have"
+import json, re, sys
+doc = open(sys.argv[1], encoding="utf-8").read()
+svg = re.search(r'<svg[^>]*id="chart-batches".*?</svg>', doc, re.S).group(0)
+shown = [float(m.replace(",", "")) for m in re.findall(r"<text[^>]*>[^<]*\bmean ([0-9][0-9,.]*)", svg)]
+cps = [r["metrics"]["commits_per_sync"] for r in map(json.loads, open(sys.argv[2]))
+       if r.get("status") == "ok" and r["engine"] == "commitlab" and r["metrics"].get("commits_per_sync")]
+assert shown, "no mean in chart-batches"
+for v in shown:
+    assert any(abs(v - c) <= 0.01 * c for c in cps), (v, cps)
 PY
 python3 check.py out.d/report.html --has chart-tps chart-p99 chart-percentiles chart-phases chart-batches \
     --absent "Second by second: no run at the largest client count has a per-second timeline" \
