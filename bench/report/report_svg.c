@@ -531,33 +531,113 @@ static double series_legend(FILE *f, const struct report *r, const size_t *which
     return y;
 }
 
-/* Where a line ends, for its tag. */
+/* Where a line ends, for its tag; at is where end_tags puts the tag's
+ * middle, led whether a leader joins them. */
 struct end_tag {
     double x, y;
     size_t s;
+    double at;
+    int led;
 };
+
+#define TAG_ROW 11.0      /* px between two tags' middles: 10px bold digits */
+#define TAG_DX 9.0        /* from a line's last point to its tag's left edge */
+
+static double tag_width(size_t s)
+{
+    char num[24];
+    return 6.2 * (double)snprintf(num, sizeof num, "[%zu]", s + 1);
+}
+
+static int cmp_tag_x(const void *a, const void *b)
+{
+    const struct end_tag *x = a, *y = b;
+    return x->x < y->x ? -1 : x->x > y->x;
+}
 
 static int cmp_tag_y(const void *a, const void *b)
 {
     const struct end_tag *x = a, *y = b;
-    return x->y < y->y ? -1 : x->y > y->y;
+    return x->y < y->y ? -1 : x->y > y->y ? 1 : x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* Each line's number beside its last point ("[3]"), nudged apart
- * vertically where lines end close together. */
-static void end_tags(FILE *f, struct end_tag *t, size_t n)
+/* Places the tags t[0..n), sorted by y, whose boxes share some x: each
+ * wants its middle at its own point's y; where two would overlap, the run
+ * of them is spread TAG_ROW apart around the mean of the points it stands
+ * for (so each moves as little as it can, up as well as down), and kept
+ * between top and bottom.  Runs that come to overlap merge, until none
+ * does.  Every tag keeps its order by y, so none crosses another. */
+static void spread_tags(struct end_tag *t, size_t n, double top, double bottom)
 {
-    qsort(t, n, sizeof *t, cmp_tag_y);
-    double last = -INFINITY;
+    size_t *first = rp_xrealloc(NULL, (n ? n : 1) * sizeof *first), nb = 0;
+    double *at = rp_xrealloc(NULL, (n ? n : 1) * sizeof *at);
     for (size_t i = 0; i < n; i++) {
-        double y = t[i].y + 4;
-        if (y < last + 11)
-            y = last + 11;
-        last = y;
+        /* a new run for tag i, then merged down while it overlaps the one before */
+        first[nb] = i;
+        nb++;
+        for (;;) {
+            size_t b = nb - 1, lo = first[b], hi = i + 1;
+            double sum = 0;
+            for (size_t k = lo; k < hi; k++)
+                sum += t[k].y - (double)(k - lo) * TAG_ROW;
+            double start = sum / (double)(hi - lo), span = (double)(hi - lo - 1) * TAG_ROW;
+            if (start + span > bottom)
+                start = bottom - span;
+            if (start < top)
+                start = top;
+            at[b] = start;
+            if (b == 0) {
+                break;
+            }
+            size_t plo = first[b - 1];
+            if (at[b - 1] + (double)(lo - plo - 1) * TAG_ROW + TAG_ROW <= start)
+                break;
+            nb--; /* overlaps the run before: one run */
+        }
+    }
+    for (size_t b = 0; b < nb; b++) {
+        size_t hi = b + 1 < nb ? first[b + 1] : n;
+        for (size_t k = first[b]; k < hi; k++) {
+            t[k].at = at[b] + (double)(k - first[b]) * TAG_ROW;
+            t[k].led = hi - first[b] > 1 || fabs(t[k].at - t[k].y) > 2;
+        }
+    }
+    free(first);
+    free(at);
+}
+
+/* Each line's number at its last point ("[3]"), in the line's colour.
+ * Tags whose boxes would share some x are placed together (spread_tags);
+ * a tag that had to move off its point's height, or stands in a run of
+ * tags spread apart (where lines end too close together for a tag to be
+ * nearer its own point than another's), is joined to its point by a thin
+ * leader in the same colour, so that it reads as its own line's and never
+ * as the neighbour's.  top and bottom: the plot's. */
+static void end_tags(FILE *f, struct end_tag *t, size_t n, double top, double bottom)
+{
+    qsort(t, n, sizeof *t, cmp_tag_x);
+    for (size_t i = 0; i < n;) {
+        /* a column: tags whose boxes overlap in x, one after the other */
+        size_t j = i + 1;
+        double right = t[i].x + TAG_DX + tag_width(t[i].s);
+        while (j < n && t[j].x + TAG_DX < right) {
+            right = fmax(right, t[j].x + TAG_DX + tag_width(t[j].s));
+            j++;
+        }
+        qsort(t + i, j - i, sizeof *t, cmp_tag_y);
+        spread_tags(t + i, j - i, top + TAG_ROW / 2, bottom - TAG_ROW / 2);
+        i = j;
+    }
+    for (size_t i = 0; i < n; i++) {
         char num[24];
         snprintf(num, sizeof num, "[%zu]", t[i].s + 1);
-        fprintf(f, "<text class=\"end-tag\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-weight=\"bold\" fill=\"%s\">%s</text>\n",
-                t[i].x + 7, y, colour(t[i].s), num);
+        if (t[i].led)
+            fprintf(f, "<line class=\"end-tag-leader\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                       "stroke=\"%s\" stroke-width=\"1\"/>\n",
+                    t[i].x, t[i].y, t[i].x + TAG_DX - 1, t[i].at, colour(t[i].s));
+        fprintf(f, "<text class=\"end-tag\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-weight=\"bold\" "
+                   "fill=\"%s\">%s</text>\n",
+                t[i].x + TAG_DX, t[i].at + 3.5, colour(t[i].s), num);
     }
 }
 
@@ -620,7 +700,7 @@ static void clients_series(const struct plot *p, const struct rp_series *se, siz
     for (size_t i = 0; i < n; i++)
         marker(p->f, s, xs[i], ys[i]);
     if (n)
-        *tag = (struct end_tag){xs[n - 1], ys[n - 1], s};
+        *tag = (struct end_tag){xs[n - 1], ys[n - 1], s, 0, 0};
     free(xs);
     free(ys);
 }
@@ -658,7 +738,7 @@ static void chart_clients(FILE *f, const struct report *r, int which, const char
         clients_series(&p, &r->series[s], s, which, &tags[ntags]);
         ntags += tags[ntags].s != SIZE_MAX;
     }
-    end_tags(f, tags, ntags);
+    end_tags(f, tags, ntags, p.y, p.y + p.h);
     free(tags);
     double y = series_legend(f, r, all, r->nseries, ly);
     if (bars) {
@@ -713,9 +793,9 @@ static void chart_percentiles(FILE *f, const struct report *r, const char *capti
         for (size_t k = 0; k < m; k++)
             marker(f, rows[i], xs[k], ys[k]);
         if (m)
-            tags[ntags++] = (struct end_tag){xs[m - 1], ys[m - 1], rows[i]};
+            tags[ntags++] = (struct end_tag){xs[m - 1], ys[m - 1], rows[i], 0, 0};
     }
-    end_tags(f, tags, ntags);
+    end_tags(f, tags, ntags, p.y, p.y + p.h);
     free(tags);
     series_legend(f, r, rows, n, ly);
     free(rows);

@@ -5,7 +5,12 @@
 #  1. commits per sync: each panel's mean is the runs' commits over their
 #     syncs, as the JSON's commits_per_sync (pooled over repeats), within
 #     1% -- also for runs whose batches sit in the histogram's last entry,
-#     "257+", which says nothing of their size.
+#     "257+", which says nothing of their size;
+#  2. end tags: every line's "[n]" sits at its own line's last point --
+#     beside it, nearer to it than to any other line's end, or joined to it
+#     by a leader when lines end too close together for that -- and no two
+#     tags overlap (four lines ending within a few pixels at 4 clients, a
+#     fifth ending at 2 clients at the same height; latencies 2% apart).
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_charts_test.sh COMMITLAB FIXTURES}
@@ -77,4 +82,54 @@ for w in want:
     assert any(abs(v - w) <= 0.01 * w for v in shown), ("%g not shown: %s" % (w, shown))
 PY
 
-echo "report_charts: 1 case passed"
+# 2. end tags at their own lines' last points
+python3 - "$fx/bench.jsonl" >tags.jsonl <<'PY' || fail "deriving tags.jsonl"
+import json, sys, svg
+b = svg.base(sys.argv[1])
+ends = ((4, 1000), (4, 1010), (4, 1020), (4, 1030), (2, 1000))
+for i, (last, tps) in enumerate(ends):
+    for c in (1, last):
+        r = svg.copy(b)
+        r["config"].update(clients=c, value_size=101 + i)
+        r["metrics"]["tps"] = tps if c == last else 600 + 50 * i
+        lat = r["metrics"]["latency_us"]
+        lat.update({k: v * (1 + 0.02 * i) for k, v in lat.items() if v})
+        print(json.dumps(r))
+PY
+"$bin" report tags.jsonl -o tags.html >/dev/null 2>err || { cat err; fail "report of tags.jsonl"; }
+python3 - tags.html <<'PY' || fail "an end tag is not at its own line's last point"
+import re, sys, svg
+for cid in ("chart-tps", "chart-p99", "chart-percentiles"):
+    root = svg.chart(sys.argv[1], cid)
+    last = {}                      # colour: the last point of the line of that colour
+    for pl in root.iter(svg.NS + "polyline"):
+        pts = [tuple(map(float, p.split(","))) for p in pl.get("points").split()]
+        assert pl.get("stroke") not in last, "two lines of one colour"
+        last[pl.get("stroke")] = pts[-1]
+    leaders = [l for l in root.iter(svg.NS + "line") if l.get("class") == "end-tag-leader"]
+    tags = [t for t in root.iter(svg.NS + "text") if t.get("class") == "end-tag"]
+    assert len(tags) == len(last) == 5, (cid, len(tags), len(last))
+    boxes = []
+    for t in tags:
+        x, y, c = float(t.get("x")), float(t.get("y")), t.get("fill")
+        w, mid = 6.2 * len(t.text), y - 3.5
+        boxes.append((x, mid - 5, x + w, mid + 5, t.text))
+        px, py = last[c]
+        led = [l for l in leaders if l.get("stroke") == c]
+        if led:
+            l = led[0]
+            x1, y1, x2, y2 = (float(l.get(k)) for k in ("x1", "y1", "x2", "y2"))
+            assert abs(x1 - px) < 1 and abs(y1 - py) < 1, (cid, t.text, "leader not from its point")
+            assert abs(x2 - x) < 3 and abs(y2 - mid) < 3, (cid, t.text, "leader not to its tag")
+            continue
+        assert 0 < x - px < 14 and abs(mid - py) <= 3, (cid, t.text, "not beside its point", (x, mid), (px, py))
+        for oc, (ox, oy) in last.items():
+            if oc != c:
+                assert (x - ox) ** 2 + (mid - oy) ** 2 > (x - px) ** 2 + (mid - py) ** 2, \
+                    (cid, t.text, "nearer to another line's end")
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (cid, "tags overlap", a, b)
+PY
+
+echo "report_charts: 2 cases passed"
