@@ -4,9 +4,11 @@
  * presentation attributes only, so that the same element reads the same
  * inline in the HTML page and as a file of its own beside the markdown.
  *
- * Every string from the input goes through rp_esc.  Colours come from a
- * ten-colour palette and markers cycle through four shapes, so series
- * stay apart on a grey printout too.
+ * Every string from the input goes through rp_esc.  A series' look is a
+ * pair, a colour of a ten-colour palette and a marker of six shapes (filled,
+ * then hollow past 60 series), and no two of the first 120 series share
+ * one, so series stay apart on a grey printout too; every chart that
+ * shows series shows both halves of the pair in its key.
  */
 #include <math.h>
 #include <stdint.h>
@@ -36,9 +38,26 @@ static const char *const phase_colours[BENCH_PHASES] = {"#bab0ac", "#76b7b2", "#
 #define LEFT 80.0     /* room for the y tick labels and title */
 #define LEGEND_ROW 18.0
 
+#define NCOLOURS 10
+#define NSHAPES 6
+
 static const char *colour(size_t i)
 {
-    return palette[i % 10];
+    return palette[i % NCOLOURS];
+}
+
+/* Series i's marker shape: i and i + 10k share a colour, and their shapes
+ * differ by 11k mod 6, which is 0 only for k a multiple of 6; past 60 the
+ * markers are hollow.  So the (colour, shape, fill) of the first 120
+ * series are all distinct, and neighbours differ in shape as well. */
+static int shape_of(size_t i)
+{
+    return (int)((i + i / NCOLOURS) % NSHAPES);
+}
+
+static int hollow_of(size_t i)
+{
+    return (int)(i / (NCOLOURS * NSHAPES) % 2);
 }
 
 /* ---- axes -------------------------------------------------------------------------- */
@@ -265,24 +284,38 @@ static void draw_axes(const struct plot *p)
 
 /* ---- marks and legends --------------------------------------------------------------- */
 
-/* Series i's marker: its colour, and one of four shapes. */
+/* Series i's marker at (x, y): its colour, its shape (shape_of), filled
+ * or hollow (hollow_of). */
 static void marker(FILE *f, size_t i, double x, double y)
 {
     const char *c = colour(i);
-    switch ((i / 10 + i) % 4) {
-    case 0:
-        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", x, y, c);
+    char paint[96];
+    if (hollow_of(i))
+        snprintf(paint, sizeof paint, "fill=\"#ffffff\" stroke=\"%s\" stroke-width=\"1.5\"", c);
+    else
+        snprintf(paint, sizeof paint, "fill=\"%s\"", c);
+    switch (shape_of(i)) {
+    case 0: /* circle */
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" %s/>\n", x, y, paint);
         break;
-    case 1:
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\"/>\n", x - 3.5, y - 3.5, c);
+    case 1: /* square */
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" %s/>\n", x - 3.5, y - 3.5, paint);
         break;
-    case 2:
-        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\"/>\n", x, y - 4.5, x + 4.5, y, x,
-                y + 4.5, x - 4.5, y, c);
+    case 2: /* diamond */
+        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" %s/>\n", x, y - 4.5, x + 4.5, y, x, y + 4.5,
+                x - 4.5, y, paint);
         break;
-    default:
-        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\"/>\n", x, y - 4.5, x + 4.5, y + 3.5,
-                x - 4.5, y + 3.5, c);
+    case 3: /* triangle, point up */
+        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" %s/>\n", x, y - 4.5, x + 4.5, y + 3.5, x - 4.5,
+                y + 3.5, paint);
+        break;
+    case 4: /* triangle, point down */
+        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" %s/>\n", x, y + 4.5, x + 4.5, y - 3.5, x - 4.5,
+                y - 3.5, paint);
+        break;
+    default: /* cross, a plus turned 45 degrees */
+        fprintf(f, "<path d=\"M%.1f %.1fl2 2l2 -2l1.5 1.5l-2 2l2 2l-1.5 1.5l-2 -2l-2 2l-1.5 -1.5l2 -2l-2 -2Z\" %s/>\n",
+                x - 2, y - 3.5, paint);
         break;
     }
 }
@@ -950,8 +983,7 @@ static void bin_label(const struct bins *b, size_t i, char *buf, size_t len)
 #define PANEL_W 270.0
 #define PANEL_H 200.0
 
-static void batch_panel(FILE *f, const struct report *r, size_t s, size_t k, const struct bins *b, double x0,
-                        double y0)
+static void batch_panel(FILE *f, const struct report *r, size_t s, const struct bins *b, double x0, double y0)
 {
     const struct rp_point *pt = rp_last_point(&r->series[s]);
     struct plot p = {f, x0 + 46, y0 + 26, PANEL_W - 60, PANEL_H - 86, 0, {0}, {0}};
@@ -982,8 +1014,9 @@ static void batch_panel(FILE *f, const struct report *r, size_t s, size_t k, con
     double syncs, m = batch_mean(r, pt, &syncs);
     rp_fmt_num(num, sizeof num, isfinite(syncs) ? syncs : total);
     rp_fmt_num(mean, sizeof mean, m);
-    snprintf(lab, sizeof lab, "(%zu) %d clients, %s syncs, mean %s", k + 1, pt->clients, num, mean);
-    text(f, x0 + 10, y0 + 14, "start", "font-weight=\"bold\"", lab);
+    snprintf(lab, sizeof lab, "[%zu] %d clients, %s syncs, mean %s", s + 1, pt->clients, num, mean);
+    marker(f, s, x0 + 12, y0 + 10);
+    text(f, x0 + 22, y0 + 14, "start", "font-weight=\"bold\"", lab);
     char attrs[96];
     snprintf(attrs, sizeof attrs, "font-size=\"11\" transform=\"rotate(-90 %.1f %.1f)\"", x0 + 12, p.y + p.h / 2);
     text(f, x0 + 12, p.y + p.h / 2, "middle", attrs, "% of syncs");
@@ -998,21 +1031,11 @@ static void chart_batches(FILE *f, const struct report *r, const char *caption, 
     struct bins b;
     make_bins(r, rows, n, &b);
     size_t per_row = 3, grid_rows = (n + per_row - 1) / per_row;
-    char **labs = rp_xrealloc(NULL, (n ? n : 1) * sizeof *labs);
-    double top = 10, legend_y = top + (double)grid_rows * PANEL_H + 30, rows_n = 0;
-    for (size_t i = 0; i < n; i++) {
-        labs[i] = rp_printf("(%zu) %s", i + 1, r->series[rows[i]].label);
-        rows_n += (double)wrapped(NULL, 0, 0, labs[i], chars_in(LEGEND_TEXT_W));
-    }
-    svg_begin(f, RP_CHART_BATCHES, legend_y + rows_n * LEGEND_ROW + 10, caption, standalone);
+    double top = 10, legend_y = top + (double)grid_rows * PANEL_H + 30;
+    svg_begin(f, RP_CHART_BATCHES, legend_y + series_legend_rows(r, rows, n) * LEGEND_ROW + 10, caption, standalone);
     for (size_t i = 0; i < n; i++)
-        batch_panel(f, r, rows[i], i, &b, 20 + (double)(i % per_row) * (PANEL_W + 10),
-                    top + (double)(i / per_row) * PANEL_H);
-    for (size_t i = 0; i < n; i++) {
-        legend_y += (double)legend_box(f, LEFT, legend_y, colour(rows[i]), labs[i], LEGEND_TEXT_W) * LEGEND_ROW;
-        free(labs[i]);
-    }
-    free(labs);
+        batch_panel(f, r, rows[i], &b, 20 + (double)(i % per_row) * (PANEL_W + 10), top + (double)(i / per_row) * PANEL_H);
+    series_legend(f, r, rows, n, legend_y);
     free(rows);
     fputs("</svg>\n", f);
 }

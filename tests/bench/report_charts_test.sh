@@ -10,7 +10,9 @@
 #     beside it, nearer to it than to any other line's end, or joined to it
 #     by a leader when lines end too close together for that -- and no two
 #     tags overlap (four lines ending within a few pixels at 4 clients, a
-#     fifth ending at 2 clients at the same height; latencies 2% apart).
+#     fifth ending at 2 clients at the same height; latencies 2% apart);
+#  3. 25 series: in every chart's key, each series' colour and marker
+#     (shape, fill) are a pair no other series has.
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_charts_test.sh COMMITLAB FIXTURES}
@@ -47,6 +49,47 @@ def copy(j):
     return json.loads(json.dumps(j))
 def num(s):
     return float(s.replace(",", ""))
+def shape(el):
+    """What an element looks like, wherever it is drawn."""
+    tag = el.tag.split("}")[1]
+    paint = tuple(el.get(k) for k in ("fill", "stroke", "stroke-width"))
+    if tag == "circle":
+        return (tag, el.get("r")) + paint
+    if tag == "rect":
+        return (tag, el.get("width"), el.get("height")) + paint
+    if tag == "line":
+        return (tag, round(float(el.get("x2")) - float(el.get("x1")), 1),
+                round(float(el.get("y2")) - float(el.get("y1")), 1)) + paint
+    if tag == "path":                   # absolute points relative to the first
+        out, org, cmd = [], None, None
+        toks = re.findall(r"[A-Za-z]|-?[0-9.]+", el.get("d"))
+        nums = []
+        for t in toks + ["Z"]:
+            if t.isalpha():
+                if cmd in ("M", "L") and nums:
+                    if org is None:
+                        org = (nums[0], nums[1])
+                    nums = [round(v - org[i % 2], 1) for i, v in enumerate(nums)]
+                out.append((cmd, tuple(nums)))
+                cmd, nums = t, []
+            else:
+                nums.append(float(t))
+        return (tag, tuple(out)) + paint
+    return (tag,) + paint
+def key(root, pattern=r"[\[(](\d+)[\])] "):
+    """The key of a chart: {series number: the shapes drawn just before its
+    entry's text (its line, its marker)}; an entry starts "[n] " (or "(n) ")."""
+    entries, glyphs = {}, []
+    for el in root.iter():
+        tag = el.tag.split("}")[1]
+        if tag == "text":
+            m = re.match(pattern, "".join(el.itertext()))
+            if m and el.get("class") != "end-tag" and glyphs:
+                entries[int(m.group(1))] = tuple(glyphs)
+            glyphs = []
+        elif tag in ("circle", "rect", "line", "path"):
+            glyphs.append(shape(el))
+    return entries
 PY
 
 # 1. commits per sync from the exact counts, never from the capped histogram
@@ -132,4 +175,27 @@ for cid in ("chart-tps", "chart-p99", "chart-percentiles"):
             assert a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1], (cid, "tags overlap", a, b)
 PY
 
-echo "report_charts: 2 cases passed"
+# 3. 25 series, 25 pairs of colour and marker
+python3 - "$fx/bench.jsonl" >many.jsonl <<'PY' || fail "deriving many.jsonl"
+import json, sys, svg
+b = svg.base(sys.argv[1])
+for i in range(25):
+    for c in (1, 4):
+        r = svg.copy(b)
+        r["config"].update(clients=c, value_size=101 + i)
+        r["metrics"]["tps"] = 1000 + 40 * i + 300 * c
+        print(json.dumps(r))
+PY
+"$bin" report many.jsonl -o many.html >/dev/null 2>err || { cat err; fail "report of many.jsonl"; }
+python3 - many.html <<'PY' || fail "two series share a colour and marker"
+import sys, svg
+for cid in ("chart-tps", "chart-p99", "chart-percentiles", "chart-batches", "chart-timeline"):
+    k = svg.key(svg.chart(sys.argv[1], cid))
+    assert sorted(k) == list(range(1, 26)), (cid, "key entries", sorted(k))
+    seen = {}
+    for n, g in sorted(k.items()):
+        assert g not in seen, (cid, "[%d] looks like [%d]" % (n, seen.get(g, 0)), g)
+        seen[g] = n
+PY
+
+echo "report_charts: 3 cases passed"
