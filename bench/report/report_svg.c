@@ -206,9 +206,10 @@ static size_t chars_in(double w)
 }
 
 /* Draws s from (x, y) down in lines of at most max characters, broken at
- * spaces (a longer word stands alone), LEGEND_ROW apart; with f NULL only
- * counts them.  Returns the number of lines. */
-static size_t wrapped(FILE *f, double x, double y, const char *s, size_t max)
+ * spaces (a longer word stands alone), LEGEND_ROW apart, each a <text>
+ * with attrs (or none); with f NULL only counts them.  Returns the number
+ * of lines. */
+static size_t wrapped_attrs(FILE *f, double x, double y, const char *s, size_t max, const char *attrs)
 {
     size_t lines = 0;
     while (*s) {
@@ -225,7 +226,7 @@ static size_t wrapped(FILE *f, double x, double y, const char *s, size_t max)
             char *line = rp_xrealloc(NULL, cut + 1);
             memcpy(line, s, cut);
             line[cut] = 0;
-            text(f, x, y + (double)lines * LEGEND_ROW, "start", NULL, line);
+            text(f, x, y + (double)lines * LEGEND_ROW, "start", attrs, line);
             free(line);
         }
         lines++;
@@ -234,6 +235,11 @@ static size_t wrapped(FILE *f, double x, double y, const char *s, size_t max)
             s++;
     }
     return lines ? lines : 1;
+}
+
+static size_t wrapped(FILE *f, double x, double y, const char *s, size_t max)
+{
+    return wrapped_attrs(f, x, y, s, max, NULL);
 }
 
 static void x_ticks(const struct plot *p)
@@ -537,16 +543,19 @@ char *rp_chart_caption(const struct report *r, enum rp_chart c)
 /* The legend rows of the given series (their labels wrapped). */
 /* A series' legend entry starts with its number, the tag its line carries
  * at its end (end_tags), so a chart printed without colour still reads. */
-static char *numbered(const struct report *r, size_t s)
+static char *numbered(const struct report *r, size_t s, int clients)
 {
+    const struct rp_point *pt = rp_last_point(&r->series[s]);
+    if (clients && pt)
+        return rp_printf("[%zu] %s, %d client%s", s + 1, r->series[s].label, pt->clients, pt->clients == 1 ? "" : "s");
     return rp_printf("[%zu] %s", s + 1, r->series[s].label);
 }
 
-static double series_legend_rows(const struct report *r, const size_t *which, size_t n)
+static double series_legend_rows(const struct report *r, const size_t *which, size_t n, int clients)
 {
     size_t rows = 0;
     for (size_t i = 0; i < n; i++) {
-        char *l = numbered(r, which[i]);
+        char *l = numbered(r, which[i], clients);
         rows += wrapped(NULL, 0, 0, l, chars_in(LEGEND_TEXT_W));
         free(l);
     }
@@ -554,10 +563,10 @@ static double series_legend_rows(const struct report *r, const size_t *which, si
 }
 
 /* Draws the legend from y down; returns the y below it. */
-static double series_legend(FILE *f, const struct report *r, const size_t *which, size_t n, double y)
+static double series_legend(FILE *f, const struct report *r, const size_t *which, size_t n, double y, int clients)
 {
     for (size_t i = 0; i < n; i++) {
-        char *l = numbered(r, which[i]);
+        char *l = numbered(r, which[i], clients);
         y += (double)legend_line(f, LEFT, y, which[i], l) * LEGEND_ROW;
         free(l);
     }
@@ -761,7 +770,7 @@ static void chart_clients(FILE *f, const struct report *r, int which, const char
     for (size_t s = 0; s < r->nseries; s++)
         all[s] = s;
     double ly = p.y + p.h + 62;
-    double h = ly + (series_legend_rows(r, all, r->nseries) + bars) * LEGEND_ROW + 10;
+    double h = ly + (series_legend_rows(r, all, r->nseries, 0) + bars) * LEGEND_ROW + 10;
     svg_begin(f, which ? RP_CHART_P99 : RP_CHART_TPS, h, caption, standalone);
     draw_axes(&p);
     struct end_tag *tags = rp_xrealloc(NULL, (r->nseries ? r->nseries : 1) * sizeof *tags);
@@ -773,7 +782,7 @@ static void chart_clients(FILE *f, const struct report *r, int which, const char
     }
     end_tags(f, tags, ntags, p.y, p.y + p.h);
     free(tags);
-    double y = series_legend(f, r, all, r->nseries, ly);
+    double y = series_legend(f, r, all, r->nseries, ly, 0);
     if (bars) {
         error_bar(f, 9, LEFT + 12, y - 9, y + 1);
         text(f, LEFT + 32, y, "start", NULL, "min to max of the repeats");
@@ -808,7 +817,7 @@ static void chart_percentiles(FILE *f, const struct report *r, const char *capti
     p.ax = (struct axis){NINES, 0.30103, 4, 1, "percentile (each step one more nine; the maximum last)"};
     axis_log10(&p.ay, lo, hi, "latency (µs, log scale)");
     double ly = p.y + p.h + 62;
-    double h = ly + series_legend_rows(r, rows, n) * LEGEND_ROW + 10;
+    double h = ly + series_legend_rows(r, rows, n, 1) * LEGEND_ROW + 10;
     svg_begin(f, RP_CHART_PCT, h, caption, standalone);
     draw_axes(&p);
     struct end_tag *tags = rp_xrealloc(NULL, (n ? n : 1) * sizeof *tags);
@@ -830,7 +839,7 @@ static void chart_percentiles(FILE *f, const struct report *r, const char *capti
     }
     end_tags(f, tags, ntags, p.y, p.y + p.h);
     free(tags);
-    series_legend(f, r, rows, n, ly);
+    series_legend(f, r, rows, n, ly, 1);
     free(rows);
     fputs("</svg>\n", f);
 }
@@ -981,12 +990,23 @@ static void bin_label(const struct bins *b, size_t i, char *buf, size_t len)
 }
 
 #define PANEL_W 270.0
-#define PANEL_H 200.0
+#define PANEL_PLOT_H 114.0
+#define PANEL_FOOT 60.0          /* below the plot: bar labels and the axis title */
+#define PANEL_TITLE_CHARS 31     /* of 12px bold in a panel's width, less its marker */
 
-static void batch_panel(FILE *f, const struct report *r, size_t s, const struct bins *b, double x0, double y0)
+/* A panel's title: what is fixed in it, the series' number and label (its
+ * configuration, and its env when there are several); a string to free. */
+static char *panel_title(const struct report *r, size_t s)
+{
+    return rp_printf("[%zu] %s", s + 1, r->series[s].label);
+}
+
+/* One series' panel at (x0, y0): its title in head px, then its bars. */
+static void batch_panel(FILE *f, const struct report *r, size_t s, const struct bins *b, double x0, double y0,
+                        double head)
 {
     const struct rp_point *pt = rp_last_point(&r->series[s]);
-    struct plot p = {f, x0 + 46, y0 + 26, PANEL_W - 60, PANEL_H - 86, 0, {0}, {0}};
+    struct plot p = {f, x0 + 46, y0 + head + 8, PANEL_W - 60, PANEL_PLOT_H, 0, {0}, {0}};
     double total = batch_count(r, pt, 1, 1 << 30);
     char lab[160], num[32];
     axis_lin(&p.ay, 0, 100, "% of syncs");
@@ -1010,13 +1030,17 @@ static void batch_panel(FILE *f, const struct report *r, size_t s, const struct 
              lab);
     }
     text(f, p.x + p.w / 2, p.y + p.h + (b->n > 6 ? 46 : 30), "middle", "font-size=\"11\"", "commits per sync");
-    char mean[32];
+    /* the title: the series' marker, its number and label, then the
+     * client count it is at and its syncs */
+    char *title = panel_title(r, s), mean[32];
+    marker(f, s, x0 + 14, y0 + 10);
+    size_t lines = wrapped_attrs(f, x0 + 24, y0 + 14, title, PANEL_TITLE_CHARS, "font-weight=\"bold\"");
+    free(title);
     double syncs, m = batch_mean(r, pt, &syncs);
     rp_fmt_num(num, sizeof num, isfinite(syncs) ? syncs : total);
     rp_fmt_num(mean, sizeof mean, m);
-    snprintf(lab, sizeof lab, "[%zu] %d clients, %s syncs, mean %s", s + 1, pt->clients, num, mean);
-    marker(f, s, x0 + 12, y0 + 10);
-    text(f, x0 + 22, y0 + 14, "start", "font-weight=\"bold\"", lab);
+    snprintf(lab, sizeof lab, "%d client%s, %s syncs, mean %s", pt->clients, pt->clients == 1 ? "" : "s", num, mean);
+    text(f, x0 + 24, y0 + 14 + (double)lines * LEGEND_ROW, "start", "font-size=\"11\"", lab);
     char attrs[96];
     snprintf(attrs, sizeof attrs, "font-size=\"11\" transform=\"rotate(-90 %.1f %.1f)\"", x0 + 12, p.y + p.h / 2);
     text(f, x0 + 12, p.y + p.h / 2, "middle", attrs, "% of syncs");
@@ -1024,18 +1048,26 @@ static void batch_panel(FILE *f, const struct report *r, size_t s, const struct 
 
 static void chart_batches(FILE *f, const struct report *r, const char *caption, int standalone)
 {
-    size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0;
+    size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0, lines = 1;
     for (size_t s = 0; s < r->nseries; s++)
-        if (has_batches(r, &r->series[s]))
+        if (has_batches(r, &r->series[s])) {
+            char *title = panel_title(r, s);
+            size_t l = wrapped(NULL, 0, 0, title, PANEL_TITLE_CHARS);
+            lines = l > lines ? l : lines;
+            free(title);
             rows[n++] = s;
+        }
     struct bins b;
     make_bins(r, rows, n, &b);
+    /* every panel has room for the longest title, so that the grid lines up */
+    double head = (double)(lines + 1) * LEGEND_ROW, panel_h = head + 8 + PANEL_PLOT_H + PANEL_FOOT;
     size_t per_row = 3, grid_rows = (n + per_row - 1) / per_row;
-    double top = 10, legend_y = top + (double)grid_rows * PANEL_H + 30;
-    svg_begin(f, RP_CHART_BATCHES, legend_y + series_legend_rows(r, rows, n) * LEGEND_ROW + 10, caption, standalone);
+    double top = 10, legend_y = top + (double)grid_rows * panel_h + 30;
+    svg_begin(f, RP_CHART_BATCHES, legend_y + series_legend_rows(r, rows, n, 1) * LEGEND_ROW + 10, caption, standalone);
     for (size_t i = 0; i < n; i++)
-        batch_panel(f, r, rows[i], &b, 20 + (double)(i % per_row) * (PANEL_W + 10), top + (double)(i / per_row) * PANEL_H);
-    series_legend(f, r, rows, n, legend_y);
+        batch_panel(f, r, rows[i], &b, 20 + (double)(i % per_row) * (PANEL_W + 10), top + (double)(i / per_row) * panel_h,
+                    head);
+    series_legend(f, r, rows, n, legend_y, 1);
     free(rows);
     fputs("</svg>\n", f);
 }
@@ -1122,16 +1154,23 @@ static void chart_timeline(FILE *f, const struct report *r, const char *caption,
 {
     struct timeline_set ts;
     timeline_collect(r, &ts);
-    struct plot up = {f, LEFT, 20, WIDTH - LEFT - 30, 220, 0, {0}, {0}};
+    /* each panel titled with what is fixed in it: the client count */
+    struct plot up = {f, LEFT, 40, WIDTH - LEFT - 30, 220, 0, {0}, {0}};
     axis_lin(&up.ax, 0, fmax(ts.tmax, 1), "seconds into the measured phase");
     /* headroom above the highest second: the checkpoint ticks hang there */
     tps_axis(&up.ay, isfinite(ts.tps_lo) ? ts.tps_lo : 1, fmax(ts.tps_hi * 1.12, 1));
     struct plot down = up;
-    down.y = up.y + up.h + 56;
+    down.y = up.y + up.h + 76;
     down.h = 160;
     axis_log10(&down.ay, isfinite(ts.p99_lo) ? ts.p99_lo : 1, fmax(ts.p99_hi, 10), "p99 latency (µs, log scale)");
-    double ly = down.y + down.h + 62, h = ly + (series_legend_rows(r, ts.series, ts.n) + 2) * LEGEND_ROW + 10;
+    double ly = down.y + down.h + 62, h = ly + (series_legend_rows(r, ts.series, ts.n, 0) + 2) * LEGEND_ROW + 10;
     svg_begin(f, RP_CHART_TIMELINE, h, caption, standalone);
+    int c = max_clients(r);
+    char title[160];
+    snprintf(title, sizeof title, "Transactions per second, each second, at %d client%s", c, c == 1 ? "" : "s");
+    text(f, up.x, up.y - 12, "start", "font-weight=\"bold\"", title);
+    snprintf(title, sizeof title, "p99 latency, each second, at %d client%s", c, c == 1 ? "" : "s");
+    text(f, down.x, down.y - 12, "start", "font-weight=\"bold\"", title);
     draw_axes(&up);
     draw_axes(&down);
     for (size_t i = 0; i < ts.n; i++) {
@@ -1139,7 +1178,7 @@ static void chart_timeline(FILE *f, const struct report *r, const char *caption,
         timeline_marks(&up, ts.series[i], i, ts.tl[i]);
         timeline_line(&down, ts.series[i], ts.tl[i], "p99_us");
     }
-    double y = series_legend(f, r, ts.series, ts.n, ly);
+    double y = series_legend(f, r, ts.series, ts.n, ly, 0);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" stroke-width=\"3\"/>\n",
             LEFT + 12, y, LEFT + 12, y - 8);
     text(f, LEFT + 32, y, "start", NULL, "tick up from the upper panel's bottom edge: segment switches in that second");

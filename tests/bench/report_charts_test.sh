@@ -12,7 +12,11 @@
 #     tags overlap (four lines ending within a few pixels at 4 clients, a
 #     fifth ending at 2 clients at the same height; latencies 2% apart);
 #  3. 25 series: in every chart's key, each series' colour and marker
-#     (shape, fill) are a pair no other series has.
+#     (shape, fill) are a pair no other series has;
+#  4. panels name what is fixed in them: each commits-per-sync panel its
+#     series' number, configuration and client count, each timeline panel
+#     its client count, and the percentile curves' key each series' client
+#     count (the lines of case 2: four end at 4 clients, one at 2).
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_charts_test.sh COMMITLAB FIXTURES}
@@ -198,4 +202,27 @@ for cid in ("chart-tps", "chart-p99", "chart-percentiles", "chart-batches", "cha
         seen[g] = n
 PY
 
-echo "report_charts: 3 cases passed"
+# 4. panel titles name their configuration
+python3 - tags.html <<'PY' || fail "a panel does not name what is fixed in it"
+import re, sys, svg
+labels = {}
+for t in svg.texts(svg.chart(sys.argv[1], "chart-tps")):
+    m = re.match(r"\[(\d+)\] (.*)$", t)
+    if m:
+        labels[int(m.group(1))] = m.group(2)
+assert len(labels) == 5, labels
+last = {n: 2 if n == 5 else 4 for n in labels}
+def words(cid):
+    return " ".join(svg.texts(svg.chart(sys.argv[1], cid)))
+batches = words("chart-batches")
+for n, l in labels.items():
+    want = "[%d] %s %d clients, " % (n, l, last[n])
+    assert want in batches, ("no panel titled", want)
+timeline = [t for t in svg.texts(svg.chart(sys.argv[1], "chart-timeline")) if "each second" in t]
+assert len(timeline) == 2 and all(t.endswith(" at 4 clients") for t in timeline), timeline
+pct = svg.texts(svg.chart(sys.argv[1], "chart-percentiles"))
+for n, l in labels.items():
+    assert "[%d] %s, %d clients" % (n, l, last[n]) in pct, ("percentile key", n, pct)
+PY
+
+echo "report_charts: 4 cases passed"
