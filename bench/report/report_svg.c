@@ -383,6 +383,38 @@ static int has_phases(const struct report *r, const struct rp_series *s)
     return 0;
 }
 
+/* Bars whose totals span more than this are drawn on a log axis. */
+#define PHASES_LOG_SPAN 10.0
+
+/* The sum of a series' phase means at its largest client count, µs. */
+static double phase_total(const struct report *r, size_t s)
+{
+    double sum = 0;
+    for (int k = 0; k < BENCH_PHASES; k++) {
+        double v = rp_phase_mean(r, rp_last_point(&r->series[s]), k);
+        sum += isfinite(v) && v > 0 ? v : 0;
+    }
+    return sum;
+}
+
+/* The smallest and largest nonzero bar of the phases chart (lo INFINITY
+ * when none), and whether they span more than PHASES_LOG_SPAN. */
+static int phases_log(const struct report *r, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = 0;
+    for (size_t s = 0; s < r->nseries; s++) {
+        if (!has_phases(r, &r->series[s]))
+            continue;
+        double t = phase_total(r, s);
+        if (t > 0) {
+            *lo = fmin(*lo, t);
+            *hi = fmax(*hi, t);
+        }
+    }
+    return isfinite(*lo) && *hi / *lo > PHASES_LOG_SPAN;
+}
+
 /* A commits_per_sync_dist.hist key: "7" is 7, "257+" is 257. */
 static int batch_of_key(const char *k)
 {
@@ -525,8 +557,12 @@ char *rp_chart_caption(const struct report *r, enum rp_chart c)
         return rp_printf("Latency by percentile (p50 to the maximum, log scale), one line per %s at its "
                          "largest client count%s.", which, any_repeats(r) ? " (median of the repeats)" : "");
     case RP_CHART_PHASES:
-        return rp_strdup("Where a commit's time goes: the mean microseconds of each phase, per configuration "
-                         "at its largest client count.");
+        return rp_printf("Where a commit's time goes: the mean microseconds of each phase, per configuration "
+                         "at its largest client count%s.",
+                         phases_log(r, &(double){0}, &(double){0})
+                             ? "; on a log scale, as the totals span more than 10x: each bar ends at its "
+                               "total and is divided among the phases by their shares"
+                             : "");
     case RP_CHART_BATCHES:
         return rp_strdup("Commits made durable per sync: the share of syncs by batch size, per configuration "
                          "at its largest client count.");
@@ -847,33 +883,40 @@ static void chart_percentiles(FILE *f, const struct report *r, const char *capti
 /* ---- 3: phases ------------------------------------------------------------------------------ */
 
 #define BAR_H 18.0
-
 static char *phase_label(const struct report *r, size_t s)
 {
-    return rp_printf("%s, %d clients", r->series[s].label, rp_last_point(&r->series[s])->clients);
+    const struct rp_point *pt = rp_last_point(&r->series[s]);
+    return rp_printf("[%zu] %s, %d client%s", s + 1, r->series[s].label, pt->clients, pt->clients == 1 ? "" : "s");
 }
 
-/* One configuration's bar, its label above it; returns the height used. */
+/* One configuration's bar, its label above it; returns the height used.
+ * The bar ends at its total on the axis; its phases divide it in
+ * proportion to their shares of that total -- on a linear axis exactly
+ * their lengths, on a log axis the only reading that does not swell the
+ * first phases (where a phase would start and end on a log scale depends
+ * on the phases before it). */
 static double phase_bar(const struct plot *p, const struct report *r, size_t s, double y)
 {
     const struct rp_point *pt = rp_last_point(&r->series[s]);
     char *label = phase_label(r, s);
-    double x = 0, top = y + (double)wrapped(p->f, p->x, y + 12, label, chars_in(WIDTH - LEFT - 20)) * LEGEND_ROW;
+    double top = y + (double)wrapped(p->f, p->x, y + 12, label, chars_in(WIDTH - LEFT - 20)) * LEGEND_ROW;
+    double total = phase_total(r, s), x0 = px(p, p->ax.scale == LIN ? 0 : p->ax.lo), x1 = px(p, total), at = x0;
     char lab[64], num[32];
     free(label);
-    for (int k = 0; k < BENCH_PHASES; k++) {
+    for (int k = 0; k < BENCH_PHASES && total > 0; k++) {
         double v = rp_phase_mean(r, pt, k);
         if (!isfinite(v) || v <= 0)
             continue;
+        double w = (x1 - x0) * v / total;
         rp_fmt_num(num, sizeof num, v);
-        fprintf(p->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>%s: %s µs"
-                      "</title></rect>\n",
-                px(p, x), top - 4, px(p, x + v) - px(p, x), BAR_H, phase_colours[k], bench_phase_names[k], num);
-        x += v;
+        fprintf(p->f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>%s: %s µs, "
+                      "%.1f%% of the total</title></rect>\n",
+                at, top - 4, w, BAR_H, phase_colours[k], bench_phase_names[k], num, 100 * v / total);
+        at += w;
     }
-    rp_fmt_num(num, sizeof num, x);
+    rp_fmt_num(num, sizeof num, total);
     snprintf(lab, sizeof lab, "%s µs", num);
-    text(p->f, px(p, x) + 6, top + 9, "start", NULL, lab);
+    text(p->f, x1 + 6, top + 9, "start", NULL, lab);
     return top - y + BAR_H + 10;
 }
 
@@ -891,23 +934,27 @@ static double phase_rows_height(const struct report *r, const size_t *rows, size
 static void chart_phases(FILE *f, const struct report *r, const char *caption, int standalone)
 {
     size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0;
-    double hi = 0;
-    for (size_t s = 0; s < r->nseries; s++) {
-        if (!has_phases(r, &r->series[s]))
-            continue;
-        double sum = 0;
-        for (int k = 0; k < BENCH_PHASES; k++) {
-            double v = rp_phase_mean(r, rp_last_point(&r->series[s]), k);
-            sum += isfinite(v) && v > 0 ? v : 0;
-        }
-        hi = fmax(hi, sum);
-        rows[n++] = s;
-    }
+    double lo, hi;
+    int log_axis = phases_log(r, &lo, &hi);
+    for (size_t s = 0; s < r->nseries; s++)
+        if (has_phases(r, &r->series[s]))
+            rows[n++] = s;
     /* room on the right for the total written after the longest bar */
     struct plot p = {f, LEFT, 20, WIDTH - LEFT - 110, phase_rows_height(r, rows, n) + 6, 0, {0}, {0}};
-    axis_lin(&p.ax, 0, hi, "mean time in each phase of a commit (µs)");
+    if (log_axis) {
+        /* from a power of ten at least twice below the smallest bar, so
+         * that the smallest bar still has a length */
+        p.ax.scale = LOG10;
+        p.ax.lo = pow(10, floor(log10(lo)));
+        if (lo / p.ax.lo < 2)
+            p.ax.lo /= 10;
+        p.ax.hi = round125(hi, 1);
+        p.ax.title = "mean time of a commit (µs, log scale), divided among its phases by their shares";
+    } else {
+        axis_lin(&p.ax, 0, hi, "mean time in each phase of a commit (µs)");
+    }
     p.ay = (struct axis){LIN, 0, 1, 1, ""};
-    double h = p.y + p.h + 50 + 2 * LEGEND_ROW + 10;
+    double h = p.y + p.h + 50 + (log_axis ? 3 : 2) * LEGEND_ROW + 10;
     svg_begin(f, RP_CHART_PHASES, h, caption, standalone);
     x_ticks(&p);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", p.x, p.y + p.h,
@@ -919,6 +966,10 @@ static void chart_phases(FILE *f, const struct report *r, const char *caption, i
     double ly = p.y + p.h + 62;
     for (int k = 0; k < BENCH_PHASES; k++)
         legend_box(f, LEFT + (double)k * 100, ly, phase_colours[k], bench_phase_names[k], 80);
+    if (log_axis)
+        text(f, LEFT, ly + LEGEND_ROW + 4, "start", NULL,
+             "Log scale (the bars span more than 10x): a bar ends at its total; its colours are each phase's "
+             "share of it.");
     free(rows);
     fputs("</svg>\n", f);
 }

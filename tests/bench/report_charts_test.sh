@@ -16,7 +16,11 @@
 #  4. panels name what is fixed in them: each commits-per-sync panel its
 #     series' number, configuration and client count, each timeline panel
 #     its client count, and the percentile curves' key each series' client
-#     count (the lines of case 2: four end at 4 clients, one at 2).
+#     count (the lines of case 2: four end at 4 clients, one at 2);
+#  5. phase bars: totals spanning more than 10x are drawn on a log axis
+#     that says so, each bar ending at its total and divided among its
+#     phases by their shares, the smallest still a bar; within 10x, a
+#     linear axis from zero, each phase its own length.
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_charts_test.sh COMMITLAB FIXTURES}
@@ -225,4 +229,55 @@ for n, l in labels.items():
     assert "[%d] %s, %d clients" % (n, l, last[n]) in pct, ("percentile key", n, pct)
 PY
 
-echo "report_charts: 4 cases passed"
+# 5. phase bars: a log axis beyond 10x, labelled, bars ending at their totals
+for span in 100 3; do
+    python3 - "$fx/bench.jsonl" "$span" >phases$span.jsonl <<'PY' || fail "deriving phases$span.jsonl"
+import json, sys, svg
+b = svg.base(sys.argv[1])
+for i, f in enumerate((1, float(sys.argv[2]), 2)):
+    r = svg.copy(b)
+    r["config"]["value_size"] = 101 + i
+    for ph in r["metrics"]["commit_phases_us"].values():
+        ph["mean"] *= f
+    print(json.dumps(r))
+PY
+    "$bin" report phases$span.jsonl -o phases$span.html >/dev/null 2>err || { cat err; fail "report of phases$span.jsonl"; }
+    python3 - phases$span.html "$span" <<'PY' || fail "phase bars, totals ${span}x apart"
+import math, re, sys, svg
+root = svg.chart(sys.argv[1], "chart-phases")
+log = float(sys.argv[2]) > 10
+words = " ".join(svg.texts(root))
+assert ("log scale" in words) == log, ("log scale said", log, words)
+def short(t):
+    m = re.match(r"^([0-9.]+)([kMG]?)$", t)
+    return float(m.group(1)) * {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m.group(2)] if m else None
+ticks = [(float(t.get("x")), short(t.text)) for t in root.iter(svg.NS + "text")
+         if t.get("text-anchor") == "middle" and t.text and short(t.text) is not None]
+assert len(ticks) >= 3, ticks
+f = (lambda v: math.log10(v)) if log else (lambda v: v)
+if not log:
+    assert min(v for x, v in ticks) == 0, ("a linear axis from zero", ticks)
+(x0, v0), (x1, v1) = ticks[0], ticks[-1]
+def pos(v):
+    return x0 + (f(v) - f(v0)) * (x1 - x0) / (f(v1) - f(v0))
+for x, v in ticks:
+    assert abs(pos(v) - x) < 1, ("ticks are not on one %s scale" % ("log" if log else "linear"), ticks)
+bars = {}
+for rect in root.iter(svg.NS + "rect"):
+    t = rect.find(svg.NS + "title")
+    m = t is not None and re.match(r"^(\w+): ([0-9,.]+) µs", t.text)
+    if m:
+        bars.setdefault(rect.get("y"), []).append((float(rect.get("x")), float(rect.get("width")), svg.num(m.group(2))))
+assert len(bars) == 3, bars
+for y, segs in bars.items():
+    total = sum(v for _, _, v in segs)
+    start, end = segs[0][0], segs[-1][0] + segs[-1][1]
+    assert abs(end - pos(total)) < 2, ("a bar does not end at its total", total, end, pos(total))
+    assert abs(start - (pos(ticks[0][1]) if log else pos(0))) < 1, ("a bar does not start at the axis", start)
+    assert end - start > 20, ("a bar too short to see", end - start)
+    for x, w, v in segs:
+        assert abs(w / (end - start) - v / total) < 0.015, ("a phase is not its share of the bar", v, total, w)
+PY
+done
+
+echo "report_charts: 5 cases passed"
