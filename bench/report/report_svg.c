@@ -26,6 +26,7 @@ const struct rp_chart_info rp_charts[RP_NCHARTS] = {
     [RP_CHART_PHASES] = {"chart-phases", "phases", "Where a commit's time goes"},
     [RP_CHART_BATCHES] = {"chart-batches", "batches", "Commits per sync"},
     [RP_CHART_TIMELINE] = {"chart-timeline", "timeline", "Second by second"},
+    [RP_CHART_DURABILITY] = {"chart-durability", "durability", "Acknowledged commits lost under crashes"},
 };
 
 
@@ -499,6 +500,10 @@ static json_t *timeline_of(const struct report *r, const struct rp_point *p)
 int rp_chart_present(const struct report *r, enum rp_chart c, const char **why)
 {
     int any = 0;
+    if (c == RP_CHART_DURABILITY) {
+        *why = "no crash runs in the input (commitlab-crash/1 lines, from commitlab crash --out)";
+        return r->ncrashes > 0;
+    }
     *why = "no commitlab-bench/1 run with status ok in the input";
     if (!r->nseries)
         return 0;
@@ -528,6 +533,7 @@ int rp_chart_present(const struct report *r, enum rp_chart c, const char **why)
             *why = "no run at the largest client count has a per-second timeline (a run shorter than half a "
                    "second has none)";
             break;
+        case RP_CHART_DURABILITY:
         case RP_NCHARTS: break;
         }
     }
@@ -569,6 +575,9 @@ char *rp_chart_caption(const struct report *r, enum rp_chart c)
     case RP_CHART_TIMELINE:
         return rp_printf("Throughput and p99 latency second by second at %d clients (the median run of each "
                          "%s); ticks for segment switches and checkpoints.", max_clients(r), which);
+    case RP_CHART_DURABILITY:
+        return rp_strdup("Acknowledged commits lost under crashes, one bar per crash combination, coloured by its "
+                         "verdict; a combination that ran no crash is marked not checked, not as none lost.");
     case RP_NCHARTS: break;
     }
     return rp_strdup("");
@@ -1242,6 +1251,170 @@ static void chart_timeline(FILE *f, const struct report *r, const char *caption,
     fputs("</svg>\n", f);
 }
 
+/* ---- 6: durability under crashes ------------------------------------------------------------- */
+
+/* How a combination reads in the chart: a colour, the verdict's short
+ * word, and the durability table's words for it. */
+struct crash_look {
+    const char *fill, *word, *verdict;
+    int checked;                  /* a crash ran: the bar is a count */
+};
+
+/* The table's verdict, except that a combination without a single crash
+ * (and without a failure) checked nothing: not checked, never "none
+ * lost". */
+static struct crash_look crash_look(const struct rp_crash *c)
+{
+    const char *cls, *v = rp_crash_verdict(c, &cls);
+    if (c->na)
+        return (struct crash_look){"#bab0ac", "n/a", v, 0};
+    if (!c->failed && c->crashes == 0)
+        return (struct crash_look){"#bab0ac", "not checked: no crash ran", "not checked: no crash ran", 0};
+    if (strcmp(cls, "bad") == 0)
+        return (struct crash_look){"#e15759", "FAILED", v, 1};
+    if (strcmp(cls, "warn") == 0)
+        return (struct crash_look){"#e8a33d", "as promised", v, 1};
+    return (struct crash_look){"#59a14f", "ok", v, 1};
+}
+
+/* The knobs of a crash row a label names, as the label words them, when
+ * two rows give them different values (engine, workload, sync, mode and
+ * model are always named; a knob a mode does not have is null there). */
+static const struct {
+    const char *key, *name;
+} crash_varying[] = {{"sync_method", "method"}, {"segments", "segments"}, {"segment_init", "init"},
+                     {"prealloc", "prealloc"}, {"elr", "elr"}, {"clients", "clients"},
+                     {"txns_per_client", "txns per client"}};
+
+static int crash_field_varies(const struct report *r, const char *key)
+{
+    json_t *first = NULL;
+    for (size_t i = 0; i < r->ncrashes; i++) {
+        json_t *v = rp_get(r->crashes[i].row, key);
+        if (!v || json_is_null(v))
+            continue;
+        if (first && !json_equal(v, first))
+            return 1;
+        first = first ? first : v;
+    }
+    return 0;
+}
+
+/* A count as the chart writes it: "7", "1,518". */
+static void fmt_count(char *buf, size_t len, long long n)
+{
+    if (n < 1000)
+        snprintf(buf, len, "%lld", n);
+    else
+        rp_fmt_num(buf, len, (double)n);
+}
+
+/* "commitlab kv --sync none, sim crashes, model torn, lying device" (a
+ * string to free). */
+static char *crash_label(const struct report *r, size_t i)
+{
+    json_t *row = r->crashes[i].row;
+    char *l = rp_printf("%s %s --sync %s, %s crashes, model %s", rp_str(row, "engine", "?"),
+                        rp_str(row, "workload", "?"), rp_str(row, "sync", "?"), rp_str(row, "mode", "?"),
+                        rp_str(row, "model", "?"));
+    for (size_t k = 0; k < sizeof crash_varying / sizeof *crash_varying; k++) {
+        json_t *v = rp_get(row, crash_varying[k].key);
+        if (!v || json_is_null(v) || !crash_field_varies(r, crash_varying[k].key))
+            continue;
+        char *val = json_is_string(v) ? rp_strdup(json_string_value(v))
+                    : json_is_boolean(v) ? rp_strdup(json_is_true(v) ? "on" : "off")
+                    : json_is_integer(v) ? rp_printf("%lld", (long long)json_integer_value(v))
+                                         : rp_strdup("?");
+        char *next = rp_printf("%s, %s %s", l, crash_varying[k].name, val);
+        free(val);
+        free(l);
+        l = next;
+    }
+    if (json_is_true(rp_get(row, "lying_device"))) {
+        char *next = rp_printf("%s, lying device", l);
+        free(l);
+        l = next;
+    }
+    return l;
+}
+
+#define CRASH_BAR_H 16.0
+
+static void chart_durability(FILE *f, const struct report *r, const char *caption, int standalone)
+{
+    double hi = 0, rows_h = 0;
+    size_t label_chars = chars_in(WIDTH - LEFT - 20);
+    for (size_t i = 0; i < r->ncrashes; i++) {
+        if (crash_look(&r->crashes[i]).checked)
+            hi = fmax(hi, (double)r->crashes[i].lost);
+        char *l = crash_label(r, i);
+        rows_h += (double)wrapped(NULL, 0, 0, l, label_chars) * LEGEND_ROW + CRASH_BAR_H + 10;
+        free(l);
+    }
+    /* room on the right for the count and the verdict after the longest bar */
+    struct plot p = {f, LEFT, 20, WIDTH - LEFT - 260, rows_h + 6, 0, {0}, {0}};
+    axis_lin(&p.ax, 0, fmax(hi, 1), "acknowledged commits lost, all crashes of a combination added up");
+    if (p.ax.step < 1) { /* counts: whole ticks */
+        p.ax.step = 1;
+        p.ax.hi = ceil(p.ax.hi);
+    }
+    p.ay = (struct axis){LIN, 0, 1, 1, ""};
+    double ly = p.y + p.h + 62, h = ly + 2 * LEGEND_ROW + 10;
+    svg_begin(f, RP_CHART_DURABILITY, h, caption, standalone);
+    x_ticks(&p);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", p.x, p.y, p.x,
+            p.y + p.h);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", p.x, p.y + p.h,
+            p.x + p.w, p.y + p.h);
+    text(f, p.x + p.w / 2, p.y + p.h + 36, "middle", NULL, p.ax.title);
+    double y = p.y;
+    for (size_t i = 0; i < r->ncrashes; i++) {
+        const struct rp_crash *c = &r->crashes[i];
+        struct crash_look look = crash_look(c);
+        char *l = crash_label(r, i), lost[32], crashes[32], lab[128];
+        double top = y + (double)wrapped(f, p.x + 4, y + 12, l, label_chars) * LEGEND_ROW;
+        free(l);
+        fmt_count(lost, sizeof lost, c->lost);
+        fmt_count(crashes, sizeof crashes, c->crashes);
+        /* a count is at least a sliver, so that none lost is seen as a
+         * bar at zero; not checked and n/a are an outline, no bar */
+        double w = look.checked ? fmax(px(&p, (double)c->lost) - p.x, 3) : 10;
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" ", p.x, top - 4, w, CRASH_BAR_H);
+        if (look.checked) {
+            fprintf(f, "fill=\"%s\"><title>%s acknowledged commit%s lost in %s crash%s (worst crash %lld): ", look.fill,
+                    lost, c->lost == 1 ? "" : "s", crashes, c->crashes == 1 ? "" : "es", c->worst);
+            snprintf(lab, sizeof lab, "%s lost in %s crash%s: %s, %s", c->lost ? lost : "none", crashes,
+                     c->crashes == 1 ? "" : "es", c->durable ? "durable" : "not durable", look.word);
+        } else {
+            fprintf(f, "fill=\"#ffffff\" stroke=\"%s\" stroke-dasharray=\"3 2\"><title>", look.fill);
+            snprintf(lab, sizeof lab, "%s", look.word);
+        }
+        rp_esc(f, look.verdict);
+        if (c->na) {
+            fputs(": ", f);
+            rp_esc(f, rp_str(c->row, "reason", "no reason given"));
+        }
+        fputs("</title></rect>\n", f);
+        text(f, p.x + w + 6, top + 8, "start", look.checked ? NULL : "fill=\"#555\"", lab);
+        y = top + CRASH_BAR_H + 10;
+    }
+    static const struct {
+        const char *fill, *label;
+    } key[] = {{"#59a14f", "ok: none lost"}, {"#e8a33d", "lost, as a policy without durability may"},
+               {"#e15759", "FAILED"}, {"#bab0ac", "not checked (no crash ran) or n/a"}};
+    double kx = LEFT;
+    for (size_t k = 0; k < sizeof key / sizeof *key; k++) {
+        double w = 18 + 6.8 * (double)strlen(key[k].label);
+        if (kx > LEFT && kx + w > WIDTH - 10) { /* the second row */
+            kx = LEFT;
+            ly += LEGEND_ROW;
+        }
+        legend_box(f, kx, ly, key[k].fill, key[k].label, WIDTH);
+        kx += w + 24;
+    }
+    fputs("</svg>\n", f);
+}
+
 void rp_chart_svg(FILE *f, const struct report *r, enum rp_chart c, int standalone)
 {
     char *caption = rp_chart_caption(r, c);
@@ -1252,6 +1425,7 @@ void rp_chart_svg(FILE *f, const struct report *r, enum rp_chart c, int standalo
     case RP_CHART_PHASES: chart_phases(f, r, caption, standalone); break;
     case RP_CHART_BATCHES: chart_batches(f, r, caption, standalone); break;
     case RP_CHART_TIMELINE: chart_timeline(f, r, caption, standalone); break;
+    case RP_CHART_DURABILITY: chart_durability(f, r, caption, standalone); break;
     case RP_NCHARTS: break;
     }
     free(caption);

@@ -20,7 +20,13 @@
 #  5. phase bars: totals spanning more than 10x are drawn on a log axis
 #     that says so, each bar ending at its total and divided among its
 #     phases by their shares, the smallest still a bar; within 10x, a
-#     linear axis from zero, each phase its own length.
+#     linear axis from zero, each phase its own length;
+#  6. crashes: one bar per combination of FIXTURES/crash.jsonl (and two
+#     more: one that ran no crash, one n/a whose reason is markup), as long
+#     as its acknowledged commits lost, coloured by verdict -- green none
+#     lost, amber lost where the policy does not promise durability, red
+#     FAILED -- a zero still a visible bar; the one that ran no crash an
+#     outline marked not checked, never "none lost".
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_charts_test.sh COMMITLAB FIXTURES}
@@ -280,4 +286,50 @@ for y, segs in bars.items():
 PY
 done
 
-echo "report_charts: 5 cases passed"
+# 6. acknowledged commits lost per crash combination
+python3 - "$fx/crash.jsonl" >crash.jsonl <<'PY' || fail "deriving crash.jsonl"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in rows:
+    print(json.dumps(r))
+r = json.loads(json.dumps(rows[0]))
+r.update(clients=16, crashes=0, crashes_mid_run=0, acked_lost=0, acked_lost_worst_crash=0, unacked_survived=0)
+print(json.dumps(r))
+r = json.loads(json.dumps(rows[0]))
+r.update(engine="sqlite", status="n/a", reason="<b>sim</b> needs the engine's own log", crashes=None, acked_lost=None)
+print(json.dumps(r))
+PY
+"$bin" report crash.jsonl -o crash.html >/dev/null 2>err || { cat err; fail "report of crash.jsonl"; }
+python3 - crash.html crash.jsonl <<'PY' || fail "the crash chart does not show each combination's loss and verdict"
+import json, re, sys, svg
+root = svg.chart(sys.argv[1], "chart-durability")
+rows = [json.loads(l) for l in open(sys.argv[2])]
+bars = [r for r in root.iter(svg.NS + "rect") if r.find(svg.NS + "title") is not None]
+assert len(bars) == len(rows), (len(bars), len(rows))
+green, amber, red = "#59a14f", "#e8a33d", "#e15759"
+per = []
+words = " ".join(svg.texts(root))
+for j, bar in zip(rows, bars):
+    title = bar.find(svg.NS + "title").text
+    if j["status"] == "n/a":
+        assert title.startswith("n/a: <b>sim</b>"), title
+        assert bar.get("fill") == "#ffffff", ("n/a drawn as a count", title)
+        continue
+    if j["crashes"] == 0:
+        assert title.startswith("not checked") and "lost" not in title, title
+        assert bar.get("fill") == "#ffffff", ("no crash drawn as a count", title)
+        continue
+    lost = j["acked_lost"]
+    assert title.startswith("%s acknowledged commit" % format(lost, ",")), (lost, title)
+    want = red if j["status"] == "failed" or (j["sync_durable"] and lost) else amber if lost else green
+    assert bar.get("fill") == want, (j["sync"], j["model"], lost, bar.get("fill"), want)
+    w = float(bar.get("width"))
+    assert w >= 3, ("a bar too thin to see", w)
+    if lost:
+        per.append(w / lost)
+assert per and max(per) - min(per) < 0.01 * max(per), ("bars not in proportion to the losses", per)
+assert "not checked: no crash ran" in words, words
+assert "durable, FAILED" in words and "not durable, as promised" in words, words
+PY
+
+echo "report_charts: 6 cases passed"

@@ -8,7 +8,8 @@
 #     and listed in the report, every chart of bench data there with its id
 #     and caption, the durability and matrix sections named absent and why;
 #  2. crash rows only: the durability table green, amber ("as promised") and
-#     red ("FAILED"), every chart named absent;
+#     red ("FAILED"), its chart of commits lost, every other chart named
+#     absent;
 #  3. everything, plus a line from another host whose strings are hostile:
 #     the filesystem matrix, series naming their host, every string escaped;
 #     and the matrix file alone: its heat table, verdicts and matrix command;
@@ -151,7 +152,7 @@ PY
 # 2. crash rows only
 "$bin" report crash.jsonl -o crash.html >out 2>err || { cat err; fail "crash.jsonl: exit $?"; }
 [ -s err ] && { cat err; fail "crash.jsonl: stderr not empty"; }
-python3 check.py crash.html --has \
+python3 check.py crash.html --has chart-durability \
     --absent "Throughput: no commitlab-bench/1 run with status ok in the input" "Second by second:" \
              "Filesystem matrix:" \
     --text "ok: durable, none lost" "as promised: not durable, may lose" "FAILED: client" \
@@ -179,7 +180,7 @@ print(json.dumps(j))
 PY
 "$bin" report bench.jsonl crash.jsonl filesystems.jsonl hostile.jsonl -o all.html --title 'All <"&">' >out 2>err \
     || { cat err; fail "all: exit $?"; }
-python3 check.py all.html --has $charts \
+python3 check.py all.html --has $charts chart-durability \
     --text "Filesystem matrix" "ext4 on vm" "tmpfs on vm" "ext4 on <b>\"evil'&host</b>" \
            "commitlab group segment-size=256k checkpoint-bytes=1M, ext4 on vm" "All <\"&\">" \
            "Durability under crashes" \
@@ -203,7 +204,7 @@ mkdir md
 "$bin" report bench.jsonl crash.jsonl filesystems.jsonl --format md -o md/results.md >out 2>err \
     || { cat err; fail "md: exit $?"; }
 [ -s md/results.md ] || fail "no md/results.md"
-for c in tps p99 phases batches timeline; do
+for c in tps p99 phases batches timeline durability; do
     [ -s "md/results-$c.svg" ] || fail "no md/results-$c.svg"
     grep -qF "](<results-$c.svg>)" md/results.md || fail "results.md does not show results-$c.svg"
     python3 -c '
