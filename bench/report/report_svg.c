@@ -416,6 +416,15 @@ static int phases_log(const struct report *r, double *lo, double *hi)
     return isfinite(*lo) && *hi / *lo > PHASES_LOG_SPAN;
 }
 
+/* A count as the chart writes it: "7", "1,518". */
+static void fmt_count(char *buf, size_t len, long long n)
+{
+    if (n < 1000)
+        snprintf(buf, len, "%lld", n);
+    else
+        rp_fmt_num(buf, len, (double)n);
+}
+
 /* A commits_per_sync_dist.hist key: "7" is 7, "257+" is 257. */
 static int batch_of_key(const char *k)
 {
@@ -1097,7 +1106,7 @@ static void batch_panel(FILE *f, const struct report *r, size_t s, const struct 
     size_t lines = wrapped_attrs(f, x0 + 24, y0 + 14, title, PANEL_TITLE_CHARS, "font-weight=\"bold\"");
     free(title);
     double syncs, m = batch_mean(r, pt, &syncs);
-    rp_fmt_num(num, sizeof num, isfinite(syncs) ? syncs : total);
+    fmt_count(num, sizeof num, (long long)llround(isfinite(syncs) ? syncs : total));
     rp_fmt_num(mean, sizeof mean, m);
     snprintf(lab, sizeof lab, "%d client%s, %s syncs, mean %s", pt->clients, pt->clients == 1 ? "" : "s", num, mean);
     text(f, x0 + 24, y0 + 14 + (double)lines * LEGEND_ROW, "start", "font-size=\"11\"", lab);
@@ -1300,14 +1309,6 @@ static int crash_field_varies(const struct report *r, const char *key)
     return 0;
 }
 
-/* A count as the chart writes it: "7", "1,518". */
-static void fmt_count(char *buf, size_t len, long long n)
-{
-    if (n < 1000)
-        snprintf(buf, len, "%lld", n);
-    else
-        rp_fmt_num(buf, len, (double)n);
-}
 
 /* "commitlab kv --sync none, sim crashes, model torn, lying device" (a
  * string to free). */

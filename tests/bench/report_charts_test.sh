@@ -5,7 +5,8 @@
 #  1. commits per sync: each panel's mean is the runs' commits over their
 #     syncs, as the JSON's commits_per_sync (pooled over repeats), within
 #     1% -- also for runs whose batches sit in the histogram's last entry,
-#     "257+", which says nothing of their size;
+#     "257+", which says nothing of their size -- and the syncs it divides
+#     by, a whole number;
 #  2. end tags: every line's "[n]" sits at its own line's last point --
 #     beside it, nearer to it than to any other line's end, or joined to it
 #     by a leader when lines end too close together for that -- and no two
@@ -137,6 +138,9 @@ for v in shown:
     assert any(abs(v - w) <= 0.01 * w for w in want), ("shown %g, want one of %s" % (v, want))
 for w in want:
     assert any(abs(v - w) <= 0.01 * w for v in shown), ("%g not shown: %s" % (w, shown))
+heads = [t for t in svg.texts(svg.chart(sys.argv[1], "chart-batches")) if " syncs, mean " in t]
+assert any(", 3 syncs, mean 64,558" in t for t in heads), ("the syncs the mean divides by, whole", heads)
+assert any(", 37 syncs, mean 81.1" in t for t in heads), ("the syncs the mean divides by, whole", heads)
 PY
 
 # 2. end tags at their own lines' last points
