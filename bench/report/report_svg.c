@@ -1117,26 +1117,37 @@ static void batch_panel(FILE *f, const struct report *r, size_t s, const struct 
 
 static void chart_batches(FILE *f, const struct report *r, const char *caption, int standalone)
 {
-    size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0, lines = 1;
+    size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0;
+    size_t *lines = rp_xrealloc(NULL, (r->nseries ? r->nseries : 1) * sizeof *lines);
     for (size_t s = 0; s < r->nseries; s++)
         if (has_batches(r, &r->series[s])) {
             char *title = panel_title(r, s);
-            size_t l = wrapped(NULL, 0, 0, title, PANEL_TITLE_CHARS);
-            lines = l > lines ? l : lines;
+            lines[n] = wrapped(NULL, 0, 0, title, PANEL_TITLE_CHARS);
             free(title);
             rows[n++] = s;
         }
     struct bins b;
     make_bins(r, rows, n, &b);
-    /* every panel has room for the longest title, so that the grid lines up */
-    double head = (double)(lines + 1) * LEGEND_ROW, panel_h = head + 8 + PANEL_PLOT_H + PANEL_FOOT;
+    /* a row of panels has room for its longest title, so that its plots line up */
     size_t per_row = 3, grid_rows = (n + per_row - 1) / per_row;
-    double top = 10, legend_y = top + (double)grid_rows * panel_h + 30;
+    double *head = rp_xrealloc(NULL, (grid_rows ? grid_rows : 1) * sizeof *head), top = 10, legend_y = top + 30;
+    for (size_t g = 0; g < grid_rows; g++) {
+        size_t most = 1;
+        for (size_t i = g * per_row; i < n && i < (g + 1) * per_row; i++)
+            most = lines[i] > most ? lines[i] : most;
+        head[g] = (double)(most + 1) * LEGEND_ROW;
+        legend_y += head[g] + 8 + PANEL_PLOT_H + PANEL_FOOT;
+    }
     svg_begin(f, RP_CHART_BATCHES, legend_y + series_legend_rows(r, rows, n, 1) * LEGEND_ROW + 10, caption, standalone);
-    for (size_t i = 0; i < n; i++)
-        batch_panel(f, r, rows[i], &b, 20 + (double)(i % per_row) * (PANEL_W + 10), top + (double)(i / per_row) * panel_h,
-                    head);
+    double y = top;
+    for (size_t g = 0; g < grid_rows; g++) {
+        for (size_t i = g * per_row; i < n && i < (g + 1) * per_row; i++)
+            batch_panel(f, r, rows[i], &b, 20 + (double)(i % per_row) * (PANEL_W + 10), y, head[g]);
+        y += head[g] + 8 + PANEL_PLOT_H + PANEL_FOOT;
+    }
     series_legend(f, r, rows, n, legend_y, 1);
+    free(head);
+    free(lines);
     free(rows);
     fputs("</svg>\n", f);
 }
