@@ -918,7 +918,8 @@ static double phase_bar(const struct plot *p, const struct report *r, size_t s, 
     const struct rp_point *pt = rp_last_point(&r->series[s]);
     char *label = phase_label(r, s);
     double top = y + (double)wrapped(p->f, p->x, y + 12, label, chars_in(WIDTH - LEFT - 20)) * LEGEND_ROW;
-    double total = phase_total(r, s), x0 = px(p, p->ax.scale == LIN ? 0 : p->ax.lo), x1 = px(p, total), at = x0;
+    double total = phase_total(r, s), x0 = px(p, p->ax.scale == LIN ? 0 : p->ax.lo);
+    double x1 = total > 0 ? px(p, total) : x0, at = x0; /* a log axis has no 0 */
     char lab[64], num[32];
     free(label);
     for (int k = 0; k < BENCH_PHASES && total > 0; k++) {

@@ -21,7 +21,8 @@
 #  5. phase bars: totals spanning more than 10x are drawn on a log axis
 #     that says so, each bar ending at its total and divided among its
 #     phases by their shares, the smallest still a bar; within 10x, a
-#     linear axis from zero, each phase its own length;
+#     linear axis from zero, each phase its own length; a bar of 0 us
+#     draws nothing, and no coordinate is nan or inf;
 #  6. crashes: one bar per combination of FIXTURES/crash.jsonl (and two
 #     more: one that ran no crash, one n/a whose reason is markup), as long
 #     as its acknowledged commits lost, coloured by verdict -- green none
@@ -244,7 +245,7 @@ for span in 100 3; do
     python3 - "$fx/bench.jsonl" "$span" >phases$span.jsonl <<'PY' || fail "deriving phases$span.jsonl"
 import json, sys, svg
 b = svg.base(sys.argv[1])
-for i, f in enumerate((1, float(sys.argv[2]), 2)):
+for i, f in enumerate((1, float(sys.argv[2]), 2, 0)):      # the last: phases of 0 us
     r = svg.copy(b)
     r["config"]["value_size"] = 101 + i
     for ph in r["metrics"]["commit_phases_us"].values():
@@ -279,6 +280,9 @@ for rect in root.iter(svg.NS + "rect"):
     if m:
         bars.setdefault(rect.get("y"), []).append((float(rect.get("x")), float(rect.get("width")), svg.num(m.group(2))))
 assert len(bars) == 3, bars
+for el in root.iter():
+    for k in ("x", "y", "width", "x1", "x2"):
+        assert not re.search(r"nan|inf", el.get(k) or "", re.I), ("not a number", el.tag, k, el.get(k))
 for y, segs in bars.items():
     total = sum(v for _, _, v in segs)
     start, end = segs[0][0], segs[-1][0] + segs[-1][1]
