@@ -48,8 +48,7 @@ static int sec_present(const struct report *r, enum sec s, const char **why)
     case S_TIMELINE: return rp_chart_present(r, RP_CHART_TIMELINE, why);
     case S_MATRIX: return rp_matrix_present(r, why);
     case S_DURABILITY:
-        *why = "no crash runs in the input (commitlab-crash/1 lines, from commitlab crash --out)";
-        return r->ncrashes > 0;
+        return rp_chart_present(r, RP_CHART_DURABILITY, why);
     case S_ENV:
         *why = "no bench run or crash combination to describe";
         return r->nruns || r->ncrashes;
@@ -154,8 +153,9 @@ static void sec_matrix(const struct ro *o, const struct report *r)
     ro_verdicts(o, r);
 }
 
-static void sec_durability(const struct ro *o, const struct report *r)
+static void sec_durability(const struct ro *o, const struct report *r, struct out_ctx *ctx)
 {
+    chart_block(o, r, RP_CHART_DURABILITY, ctx);
     ro_para(o, "Each row adds up a combination's crashes. Green: a policy that promises durability lost no "
                "acknowledged commit. Amber: a policy that does not promise it lost some, as promised. Red, "
                "FAILED: an acknowledged commit lost where the policy promises none is, or a partly visible "
@@ -194,7 +194,7 @@ static void write_section(const struct ro *o, const struct report *r, enum sec s
     case S_BATCHES: sec_batches(o, r, ctx); break;
     case S_TIMELINE: sec_timeline(o, r, ctx); break;
     case S_MATRIX: sec_matrix(o, r); break;
-    case S_DURABILITY: sec_durability(o, r); break;
+    case S_DURABILITY: sec_durability(o, r, ctx); break;
     case S_ENV: sec_env(o, r); break;
     case S_INPUT: ro_input(o, r); break;
     case NSEC: break;
@@ -381,8 +381,9 @@ static void report_usage(FILE *f)
     fprintf(f, "usage: commitlab report FILE.jsonl... [-o FILE] [--format html|md] [--title T]\n\n"
                "The JSON lines of commitlab bench, tour, matrix and crash as one report: throughput and\n"
                "p99 latency against clients, where a commit's time goes, commits per sync, second by\n"
-               "second timelines, the filesystem matrix, the durability table, the environment and\n"
-               "the commands (docs/report.md).  Sections without data say so.\n\n"
+               "second timelines, the filesystem matrix, commits lost under crashes (chart and\n"
+               "table), the environment and the commands (docs/report.md).  Sections without data\n"
+               "say so.\n\n"
                "  -o, --out FILE   where to write (default report.html, or report.md)\n"
                "  --format html    one self-contained page: inline SVG, no script, nothing fetched,\n"
                "                   printable (default)\n"

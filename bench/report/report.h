@@ -172,7 +172,7 @@ int rp_series_is_matrix(const struct report *r, size_t s);
 /* A chart: draws into f (a whole <svg> element) and returns 0, or returns
  * 1 without drawing when its data is absent, with *why saying so. */
 enum rp_chart { RP_CHART_TPS, RP_CHART_P99, RP_CHART_PCT, RP_CHART_PHASES, RP_CHART_BATCHES, RP_CHART_TIMELINE,
-                RP_NCHARTS };
+                RP_CHART_DURABILITY, RP_NCHARTS };
 struct rp_chart_info {
     const char *id;               /* "chart-tps" */
     const char *file_suffix;      /* "tps": report-tps.svg */
@@ -186,6 +186,11 @@ char *rp_chart_caption(const struct report *r, enum rp_chart c);
 /* Draws chart c, present, as one <svg> element; standalone adds the XML
  * declaration for a file of its own. */
 void rp_chart_svg(FILE *f, const struct report *r, enum rp_chart c, int standalone);
+
+/* A crash combination's verdict, as the durability table words it, and
+ * its class there: "good", "warn" (lost, as a policy without durability
+ * may), "bad" (FAILED) or "na" (report_out.c). */
+const char *rp_crash_verdict(const struct rp_crash *c, const char **cls);
 
 /* The phases of metrics.commit_phases_us, in commit order, are
  * bench_phase_names (bench_schema.h). */

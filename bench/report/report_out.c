@@ -719,6 +719,11 @@ static const char *crash_verdict(const struct rp_crash *c, const char **cls)
     return c->durable ? "ok: durable, none lost" : "ok: none lost";
 }
 
+const char *rp_crash_verdict(const struct rp_crash *c, const char **cls)
+{
+    return crash_verdict(c, cls);
+}
+
 static const char *int_or_dash(json_t *v, char *buf, size_t len)
 {
     if (!json_is_integer(v))

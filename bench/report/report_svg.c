@@ -4,9 +4,11 @@
  * presentation attributes only, so that the same element reads the same
  * inline in the HTML page and as a file of its own beside the markdown.
  *
- * Every string from the input goes through rp_esc.  Colours come from a
- * ten-colour palette and markers cycle through four shapes, so series
- * stay apart on a grey printout too.
+ * Every string from the input goes through rp_esc.  A series' look is a
+ * pair, a colour of a ten-colour palette and a marker of six shapes (filled,
+ * then hollow past 60 series), and no two of the first 120 series share
+ * one, so series stay apart on a grey printout too; every chart that
+ * shows series shows both halves of the pair in its key.
  */
 #include <math.h>
 #include <stdint.h>
@@ -24,6 +26,7 @@ const struct rp_chart_info rp_charts[RP_NCHARTS] = {
     [RP_CHART_PHASES] = {"chart-phases", "phases", "Where a commit's time goes"},
     [RP_CHART_BATCHES] = {"chart-batches", "batches", "Commits per sync"},
     [RP_CHART_TIMELINE] = {"chart-timeline", "timeline", "Second by second"},
+    [RP_CHART_DURABILITY] = {"chart-durability", "durability", "Acknowledged commits lost under crashes"},
 };
 
 
@@ -36,9 +39,26 @@ static const char *const phase_colours[BENCH_PHASES] = {"#bab0ac", "#76b7b2", "#
 #define LEFT 80.0     /* room for the y tick labels and title */
 #define LEGEND_ROW 18.0
 
+#define NCOLOURS 10
+#define NSHAPES 6
+
 static const char *colour(size_t i)
 {
-    return palette[i % 10];
+    return palette[i % NCOLOURS];
+}
+
+/* Series i's marker shape: i and i + 10k share a colour, and their shapes
+ * differ by 11k mod 6, which is 0 only for k a multiple of 6; past 60 the
+ * markers are hollow.  So the (colour, shape, fill) of the first 120
+ * series are all distinct, and neighbours differ in shape as well. */
+static int shape_of(size_t i)
+{
+    return (int)((i + i / NCOLOURS) % NSHAPES);
+}
+
+static int hollow_of(size_t i)
+{
+    return (int)(i / (NCOLOURS * NSHAPES) % 2);
 }
 
 /* ---- axes -------------------------------------------------------------------------- */
@@ -187,9 +207,10 @@ static size_t chars_in(double w)
 }
 
 /* Draws s from (x, y) down in lines of at most max characters, broken at
- * spaces (a longer word stands alone), LEGEND_ROW apart; with f NULL only
- * counts them.  Returns the number of lines. */
-static size_t wrapped(FILE *f, double x, double y, const char *s, size_t max)
+ * spaces (a longer word stands alone), LEGEND_ROW apart, each a <text>
+ * with attrs (or none); with f NULL only counts them.  Returns the number
+ * of lines. */
+static size_t wrapped_attrs(FILE *f, double x, double y, const char *s, size_t max, const char *attrs)
 {
     size_t lines = 0;
     while (*s) {
@@ -206,7 +227,7 @@ static size_t wrapped(FILE *f, double x, double y, const char *s, size_t max)
             char *line = rp_xrealloc(NULL, cut + 1);
             memcpy(line, s, cut);
             line[cut] = 0;
-            text(f, x, y + (double)lines * LEGEND_ROW, "start", NULL, line);
+            text(f, x, y + (double)lines * LEGEND_ROW, "start", attrs, line);
             free(line);
         }
         lines++;
@@ -215,6 +236,11 @@ static size_t wrapped(FILE *f, double x, double y, const char *s, size_t max)
             s++;
     }
     return lines ? lines : 1;
+}
+
+static size_t wrapped(FILE *f, double x, double y, const char *s, size_t max)
+{
+    return wrapped_attrs(f, x, y, s, max, NULL);
 }
 
 static void x_ticks(const struct plot *p)
@@ -265,24 +291,38 @@ static void draw_axes(const struct plot *p)
 
 /* ---- marks and legends --------------------------------------------------------------- */
 
-/* Series i's marker: its colour, and one of four shapes. */
+/* Series i's marker at (x, y): its colour, its shape (shape_of), filled
+ * or hollow (hollow_of). */
 static void marker(FILE *f, size_t i, double x, double y)
 {
     const char *c = colour(i);
-    switch ((i / 10 + i) % 4) {
-    case 0:
-        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", x, y, c);
+    char paint[96];
+    if (hollow_of(i))
+        snprintf(paint, sizeof paint, "fill=\"#ffffff\" stroke=\"%s\" stroke-width=\"1.5\"", c);
+    else
+        snprintf(paint, sizeof paint, "fill=\"%s\"", c);
+    switch (shape_of(i)) {
+    case 0: /* circle */
+        fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" %s/>\n", x, y, paint);
         break;
-    case 1:
-        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\"/>\n", x - 3.5, y - 3.5, c);
+    case 1: /* square */
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" %s/>\n", x - 3.5, y - 3.5, paint);
         break;
-    case 2:
-        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\"/>\n", x, y - 4.5, x + 4.5, y, x,
-                y + 4.5, x - 4.5, y, c);
+    case 2: /* diamond */
+        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" %s/>\n", x, y - 4.5, x + 4.5, y, x, y + 4.5,
+                x - 4.5, y, paint);
         break;
-    default:
-        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" fill=\"%s\"/>\n", x, y - 4.5, x + 4.5, y + 3.5,
-                x - 4.5, y + 3.5, c);
+    case 3: /* triangle, point up */
+        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" %s/>\n", x, y - 4.5, x + 4.5, y + 3.5, x - 4.5,
+                y + 3.5, paint);
+        break;
+    case 4: /* triangle, point down */
+        fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" %s/>\n", x, y + 4.5, x + 4.5, y - 3.5, x - 4.5,
+                y - 3.5, paint);
+        break;
+    default: /* cross, a plus turned 45 degrees */
+        fprintf(f, "<path d=\"M%.1f %.1fl2 2l2 -2l1.5 1.5l-2 2l2 2l-1.5 1.5l-2 -2l-2 2l-1.5 -1.5l2 -2l-2 -2Z\" %s/>\n",
+                x - 2, y - 3.5, paint);
         break;
     }
 }
@@ -344,6 +384,47 @@ static int has_phases(const struct report *r, const struct rp_series *s)
     return 0;
 }
 
+/* Bars whose totals span more than this are drawn on a log axis. */
+#define PHASES_LOG_SPAN 10.0
+
+/* The sum of a series' phase means at its largest client count, µs. */
+static double phase_total(const struct report *r, size_t s)
+{
+    double sum = 0;
+    for (int k = 0; k < BENCH_PHASES; k++) {
+        double v = rp_phase_mean(r, rp_last_point(&r->series[s]), k);
+        sum += isfinite(v) && v > 0 ? v : 0;
+    }
+    return sum;
+}
+
+/* The smallest and largest nonzero bar of the phases chart (lo INFINITY
+ * when none), and whether they span more than PHASES_LOG_SPAN. */
+static int phases_log(const struct report *r, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = 0;
+    for (size_t s = 0; s < r->nseries; s++) {
+        if (!has_phases(r, &r->series[s]))
+            continue;
+        double t = phase_total(r, s);
+        if (t > 0) {
+            *lo = fmin(*lo, t);
+            *hi = fmax(*hi, t);
+        }
+    }
+    return isfinite(*lo) && *hi / *lo > PHASES_LOG_SPAN;
+}
+
+/* A count as the chart writes it: "7", "1,518". */
+static void fmt_count(char *buf, size_t len, long long n)
+{
+    if (n < 1000)
+        snprintf(buf, len, "%lld", n);
+    else
+        rp_fmt_num(buf, len, (double)n);
+}
+
 /* A commits_per_sync_dist.hist key: "7" is 7, "257+" is 257. */
 static int batch_of_key(const char *k)
 {
@@ -369,24 +450,38 @@ static double batch_count(const struct report *r, const struct rp_point *p, int 
     return sum;
 }
 
-/* Commits per sync over the point's syncs, from the exact sizes ("257+"
- * counts as 257, so with such batches it is a lower bound). */
-static double batch_mean(const struct report *r, const struct rp_point *p)
+/* Commits per sync at point p, from the exact counts: each run's commits
+ * (engine_commits when known, else txns) over its syncs, as the run's own
+ * metrics.commits_per_sync counts them, pooled over the repeats.  Never
+ * from the histogram, whose last entry "257+" holds batches of any size
+ * above 256 (a run without durability makes tens of thousands of commits
+ * durable per sync).  When a run lacks the counts, the median of the runs'
+ * own commits_per_sync; NAN when none has it. */
+static double batch_mean(const struct report *r, const struct rp_point *p, double *syncs_out)
 {
-    double syncs = 0, commits = 0;
+    double commits = 0, syncs = 0, *own = rp_xrealloc(NULL, (p->nruns ? p->nruns : 1) * sizeof *own), m = NAN;
+    size_t nown = 0;
+    int pooled = p->nruns > 0;
     for (size_t i = 0; i < p->nruns; i++) {
-        json_t *h = rp_get(rp_get(r->runs[p->runs[i]].metrics, "commits_per_sync_dist"), "hist");
-        const char *k;
-        json_t *v;
-        json_object_foreach(h, k, v) {
-            int b = batch_of_key(k);
-            if (b > 0 && json_is_number(v) && json_number_value(v) > 0) {
-                syncs += json_number_value(v);
-                commits += b * json_number_value(v);
-            }
+        json_t *mt = r->runs[p->runs[i]].metrics;
+        double ec = rp_num(mt, "engine_commits"), c = isfinite(ec) && ec > 0 ? ec : rp_num(mt, "txns");
+        double s = rp_num(mt, "syncs"), cps = rp_num(mt, "commits_per_sync");
+        if (isfinite(c) && isfinite(s) && s > 0) {
+            commits += c;
+            syncs += s;
+        } else {
+            pooled = 0;
         }
+        if (isfinite(cps) && cps >= 0)
+            own[nown++] = cps;
     }
-    return syncs > 0 ? commits / syncs : NAN;
+    if (pooled)
+        m = commits / syncs;
+    else if (nown)
+        m = ut_median(own, nown);
+    *syncs_out = pooled ? syncs : NAN;
+    free(own);
+    return m;
 }
 
 static int has_batches(const struct report *r, const struct rp_series *s)
@@ -414,6 +509,10 @@ static json_t *timeline_of(const struct report *r, const struct rp_point *p)
 int rp_chart_present(const struct report *r, enum rp_chart c, const char **why)
 {
     int any = 0;
+    if (c == RP_CHART_DURABILITY) {
+        *why = "no crash runs in the input (commitlab-crash/1 lines, from commitlab crash --out)";
+        return r->ncrashes > 0;
+    }
     *why = "no commitlab-bench/1 run with status ok in the input";
     if (!r->nseries)
         return 0;
@@ -443,6 +542,7 @@ int rp_chart_present(const struct report *r, enum rp_chart c, const char **why)
             *why = "no run at the largest client count has a per-second timeline (a run shorter than half a "
                    "second has none)";
             break;
+        case RP_CHART_DURABILITY:
         case RP_NCHARTS: break;
         }
     }
@@ -472,14 +572,21 @@ char *rp_chart_caption(const struct report *r, enum rp_chart c)
         return rp_printf("Latency by percentile (p50 to the maximum, log scale), one line per %s at its "
                          "largest client count%s.", which, any_repeats(r) ? " (median of the repeats)" : "");
     case RP_CHART_PHASES:
-        return rp_strdup("Where a commit's time goes: the mean microseconds of each phase, per configuration "
-                         "at its largest client count.");
+        return rp_printf("Where a commit's time goes: the mean microseconds of each phase, per configuration "
+                         "at its largest client count%s.",
+                         phases_log(r, &(double){0}, &(double){0})
+                             ? "; on a log scale, as the totals span more than 10x: each bar ends at its "
+                               "total and is divided among the phases by their shares"
+                             : "");
     case RP_CHART_BATCHES:
         return rp_strdup("Commits made durable per sync: the share of syncs by batch size, per configuration "
                          "at its largest client count.");
     case RP_CHART_TIMELINE:
         return rp_printf("Throughput and p99 latency second by second at %d clients (the median run of each "
                          "%s); ticks for segment switches and checkpoints.", max_clients(r), which);
+    case RP_CHART_DURABILITY:
+        return rp_strdup("Acknowledged commits lost under crashes, one bar per crash combination, coloured by its "
+                         "verdict; a combination that ran no crash is marked not checked, not as none lost.");
     case RP_NCHARTS: break;
     }
     return rp_strdup("");
@@ -490,16 +597,19 @@ char *rp_chart_caption(const struct report *r, enum rp_chart c)
 /* The legend rows of the given series (their labels wrapped). */
 /* A series' legend entry starts with its number, the tag its line carries
  * at its end (end_tags), so a chart printed without colour still reads. */
-static char *numbered(const struct report *r, size_t s)
+static char *numbered(const struct report *r, size_t s, int clients)
 {
+    const struct rp_point *pt = rp_last_point(&r->series[s]);
+    if (clients && pt)
+        return rp_printf("[%zu] %s, %d client%s", s + 1, r->series[s].label, pt->clients, pt->clients == 1 ? "" : "s");
     return rp_printf("[%zu] %s", s + 1, r->series[s].label);
 }
 
-static double series_legend_rows(const struct report *r, const size_t *which, size_t n)
+static double series_legend_rows(const struct report *r, const size_t *which, size_t n, int clients)
 {
     size_t rows = 0;
     for (size_t i = 0; i < n; i++) {
-        char *l = numbered(r, which[i]);
+        char *l = numbered(r, which[i], clients);
         rows += wrapped(NULL, 0, 0, l, chars_in(LEGEND_TEXT_W));
         free(l);
     }
@@ -507,43 +617,123 @@ static double series_legend_rows(const struct report *r, const size_t *which, si
 }
 
 /* Draws the legend from y down; returns the y below it. */
-static double series_legend(FILE *f, const struct report *r, const size_t *which, size_t n, double y)
+static double series_legend(FILE *f, const struct report *r, const size_t *which, size_t n, double y, int clients)
 {
     for (size_t i = 0; i < n; i++) {
-        char *l = numbered(r, which[i]);
+        char *l = numbered(r, which[i], clients);
         y += (double)legend_line(f, LEFT, y, which[i], l) * LEGEND_ROW;
         free(l);
     }
     return y;
 }
 
-/* Where a line ends, for its tag. */
+/* Where a line ends, for its tag; at is where end_tags puts the tag's
+ * middle, led whether a leader joins them. */
 struct end_tag {
     double x, y;
     size_t s;
+    double at;
+    int led;
 };
+
+#define TAG_ROW 11.0      /* px between two tags' middles: 10px bold digits */
+#define TAG_DX 9.0        /* from a line's last point to its tag's left edge */
+
+static double tag_width(size_t s)
+{
+    char num[24];
+    return 6.2 * (double)snprintf(num, sizeof num, "[%zu]", s + 1);
+}
+
+static int cmp_tag_x(const void *a, const void *b)
+{
+    const struct end_tag *x = a, *y = b;
+    return x->x < y->x ? -1 : x->x > y->x;
+}
 
 static int cmp_tag_y(const void *a, const void *b)
 {
     const struct end_tag *x = a, *y = b;
-    return x->y < y->y ? -1 : x->y > y->y;
+    return x->y < y->y ? -1 : x->y > y->y ? 1 : x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* Each line's number beside its last point ("[3]"), nudged apart
- * vertically where lines end close together. */
-static void end_tags(FILE *f, struct end_tag *t, size_t n)
+/* Places the tags t[0..n), sorted by y, whose boxes share some x: each
+ * wants its middle at its own point's y; where two would overlap, the run
+ * of them is spread TAG_ROW apart around the mean of the points it stands
+ * for (so each moves as little as it can, up as well as down), and kept
+ * between top and bottom.  Runs that come to overlap merge, until none
+ * does.  Every tag keeps its order by y, so none crosses another. */
+static void spread_tags(struct end_tag *t, size_t n, double top, double bottom)
 {
-    qsort(t, n, sizeof *t, cmp_tag_y);
-    double last = -INFINITY;
+    size_t *first = rp_xrealloc(NULL, (n ? n : 1) * sizeof *first), nb = 0;
+    double *at = rp_xrealloc(NULL, (n ? n : 1) * sizeof *at);
     for (size_t i = 0; i < n; i++) {
-        double y = t[i].y + 4;
-        if (y < last + 11)
-            y = last + 11;
-        last = y;
+        /* a new run for tag i, then merged down while it overlaps the one before */
+        first[nb] = i;
+        nb++;
+        for (;;) {
+            size_t b = nb - 1, lo = first[b], hi = i + 1;
+            double sum = 0;
+            for (size_t k = lo; k < hi; k++)
+                sum += t[k].y - (double)(k - lo) * TAG_ROW;
+            double start = sum / (double)(hi - lo), span = (double)(hi - lo - 1) * TAG_ROW;
+            if (start + span > bottom)
+                start = bottom - span;
+            if (start < top)
+                start = top;
+            at[b] = start;
+            if (b == 0) {
+                break;
+            }
+            size_t plo = first[b - 1];
+            if (at[b - 1] + (double)(lo - plo - 1) * TAG_ROW + TAG_ROW <= start)
+                break;
+            nb--; /* overlaps the run before: one run */
+        }
+    }
+    for (size_t b = 0; b < nb; b++) {
+        size_t hi = b + 1 < nb ? first[b + 1] : n;
+        for (size_t k = first[b]; k < hi; k++) {
+            t[k].at = at[b] + (double)(k - first[b]) * TAG_ROW;
+            t[k].led = hi - first[b] > 1 || fabs(t[k].at - t[k].y) > 2;
+        }
+    }
+    free(first);
+    free(at);
+}
+
+/* Each line's number at its last point ("[3]"), in the line's colour.
+ * Tags whose boxes would share some x are placed together (spread_tags);
+ * a tag that had to move off its point's height, or stands in a run of
+ * tags spread apart (where lines end too close together for a tag to be
+ * nearer its own point than another's), is joined to its point by a thin
+ * leader in the same colour, so that it reads as its own line's and never
+ * as the neighbour's.  top and bottom: the plot's. */
+static void end_tags(FILE *f, struct end_tag *t, size_t n, double top, double bottom)
+{
+    qsort(t, n, sizeof *t, cmp_tag_x);
+    for (size_t i = 0; i < n;) {
+        /* a column: tags whose boxes overlap in x, one after the other */
+        size_t j = i + 1;
+        double right = t[i].x + TAG_DX + tag_width(t[i].s);
+        while (j < n && t[j].x + TAG_DX < right) {
+            right = fmax(right, t[j].x + TAG_DX + tag_width(t[j].s));
+            j++;
+        }
+        qsort(t + i, j - i, sizeof *t, cmp_tag_y);
+        spread_tags(t + i, j - i, top + TAG_ROW / 2, bottom - TAG_ROW / 2);
+        i = j;
+    }
+    for (size_t i = 0; i < n; i++) {
         char num[24];
         snprintf(num, sizeof num, "[%zu]", t[i].s + 1);
-        fprintf(f, "<text class=\"end-tag\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-weight=\"bold\" fill=\"%s\">%s</text>\n",
-                t[i].x + 7, y, colour(t[i].s), num);
+        if (t[i].led)
+            fprintf(f, "<line class=\"end-tag-leader\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                       "stroke=\"%s\" stroke-width=\"1\"/>\n",
+                    t[i].x, t[i].y, t[i].x + TAG_DX - 1, t[i].at, colour(t[i].s));
+        fprintf(f, "<text class=\"end-tag\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" font-weight=\"bold\" "
+                   "fill=\"%s\">%s</text>\n",
+                t[i].x + TAG_DX, t[i].at + 3.5, colour(t[i].s), num);
     }
 }
 
@@ -606,7 +796,7 @@ static void clients_series(const struct plot *p, const struct rp_series *se, siz
     for (size_t i = 0; i < n; i++)
         marker(p->f, s, xs[i], ys[i]);
     if (n)
-        *tag = (struct end_tag){xs[n - 1], ys[n - 1], s};
+        *tag = (struct end_tag){xs[n - 1], ys[n - 1], s, 0, 0};
     free(xs);
     free(ys);
 }
@@ -634,7 +824,7 @@ static void chart_clients(FILE *f, const struct report *r, int which, const char
     for (size_t s = 0; s < r->nseries; s++)
         all[s] = s;
     double ly = p.y + p.h + 62;
-    double h = ly + (series_legend_rows(r, all, r->nseries) + bars) * LEGEND_ROW + 10;
+    double h = ly + (series_legend_rows(r, all, r->nseries, 0) + bars) * LEGEND_ROW + 10;
     svg_begin(f, which ? RP_CHART_P99 : RP_CHART_TPS, h, caption, standalone);
     draw_axes(&p);
     struct end_tag *tags = rp_xrealloc(NULL, (r->nseries ? r->nseries : 1) * sizeof *tags);
@@ -644,9 +834,9 @@ static void chart_clients(FILE *f, const struct report *r, int which, const char
         clients_series(&p, &r->series[s], s, which, &tags[ntags]);
         ntags += tags[ntags].s != SIZE_MAX;
     }
-    end_tags(f, tags, ntags);
+    end_tags(f, tags, ntags, p.y, p.y + p.h);
     free(tags);
-    double y = series_legend(f, r, all, r->nseries, ly);
+    double y = series_legend(f, r, all, r->nseries, ly, 0);
     if (bars) {
         error_bar(f, 9, LEFT + 12, y - 9, y + 1);
         text(f, LEFT + 32, y, "start", NULL, "min to max of the repeats");
@@ -681,7 +871,7 @@ static void chart_percentiles(FILE *f, const struct report *r, const char *capti
     p.ax = (struct axis){NINES, 0.30103, 4, 1, "percentile (each step one more nine; the maximum last)"};
     axis_log10(&p.ay, lo, hi, "latency (µs, log scale)");
     double ly = p.y + p.h + 62;
-    double h = ly + series_legend_rows(r, rows, n) * LEGEND_ROW + 10;
+    double h = ly + series_legend_rows(r, rows, n, 1) * LEGEND_ROW + 10;
     svg_begin(f, RP_CHART_PCT, h, caption, standalone);
     draw_axes(&p);
     struct end_tag *tags = rp_xrealloc(NULL, (n ? n : 1) * sizeof *tags);
@@ -699,11 +889,11 @@ static void chart_percentiles(FILE *f, const struct report *r, const char *capti
         for (size_t k = 0; k < m; k++)
             marker(f, rows[i], xs[k], ys[k]);
         if (m)
-            tags[ntags++] = (struct end_tag){xs[m - 1], ys[m - 1], rows[i]};
+            tags[ntags++] = (struct end_tag){xs[m - 1], ys[m - 1], rows[i], 0, 0};
     }
-    end_tags(f, tags, ntags);
+    end_tags(f, tags, ntags, p.y, p.y + p.h);
     free(tags);
-    series_legend(f, r, rows, n, ly);
+    series_legend(f, r, rows, n, ly, 1);
     free(rows);
     fputs("</svg>\n", f);
 }
@@ -711,33 +901,41 @@ static void chart_percentiles(FILE *f, const struct report *r, const char *capti
 /* ---- 3: phases ------------------------------------------------------------------------------ */
 
 #define BAR_H 18.0
-
 static char *phase_label(const struct report *r, size_t s)
 {
-    return rp_printf("%s, %d clients", r->series[s].label, rp_last_point(&r->series[s])->clients);
+    const struct rp_point *pt = rp_last_point(&r->series[s]);
+    return rp_printf("[%zu] %s, %d client%s", s + 1, r->series[s].label, pt->clients, pt->clients == 1 ? "" : "s");
 }
 
-/* One configuration's bar, its label above it; returns the height used. */
+/* One configuration's bar, its label above it; returns the height used.
+ * The bar ends at its total on the axis; its phases divide it in
+ * proportion to their shares of that total -- on a linear axis exactly
+ * their lengths, on a log axis the only reading that does not swell the
+ * first phases (where a phase would start and end on a log scale depends
+ * on the phases before it). */
 static double phase_bar(const struct plot *p, const struct report *r, size_t s, double y)
 {
     const struct rp_point *pt = rp_last_point(&r->series[s]);
     char *label = phase_label(r, s);
-    double x = 0, top = y + (double)wrapped(p->f, p->x, y + 12, label, chars_in(WIDTH - LEFT - 20)) * LEGEND_ROW;
+    double top = y + (double)wrapped(p->f, p->x, y + 12, label, chars_in(WIDTH - LEFT - 20)) * LEGEND_ROW;
+    double total = phase_total(r, s), x0 = px(p, p->ax.scale == LIN ? 0 : p->ax.lo);
+    double x1 = total > 0 ? px(p, total) : x0, at = x0; /* a log axis has no 0 */
     char lab[64], num[32];
     free(label);
-    for (int k = 0; k < BENCH_PHASES; k++) {
+    for (int k = 0; k < BENCH_PHASES && total > 0; k++) {
         double v = rp_phase_mean(r, pt, k);
         if (!isfinite(v) || v <= 0)
             continue;
+        double w = (x1 - x0) * v / total;
         rp_fmt_num(num, sizeof num, v);
-        fprintf(p->f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>%s: %s µs"
-                      "</title></rect>\n",
-                px(p, x), top - 4, px(p, x + v) - px(p, x), BAR_H, phase_colours[k], bench_phase_names[k], num);
-        x += v;
+        fprintf(p->f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>%s: %s µs, "
+                      "%.1f%% of the total</title></rect>\n",
+                at, top - 4, w, BAR_H, phase_colours[k], bench_phase_names[k], num, 100 * v / total);
+        at += w;
     }
-    rp_fmt_num(num, sizeof num, x);
+    rp_fmt_num(num, sizeof num, total);
     snprintf(lab, sizeof lab, "%s µs", num);
-    text(p->f, px(p, x) + 6, top + 9, "start", NULL, lab);
+    text(p->f, x1 + 6, top + 9, "start", NULL, lab);
     return top - y + BAR_H + 10;
 }
 
@@ -755,23 +953,27 @@ static double phase_rows_height(const struct report *r, const size_t *rows, size
 static void chart_phases(FILE *f, const struct report *r, const char *caption, int standalone)
 {
     size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0;
-    double hi = 0;
-    for (size_t s = 0; s < r->nseries; s++) {
-        if (!has_phases(r, &r->series[s]))
-            continue;
-        double sum = 0;
-        for (int k = 0; k < BENCH_PHASES; k++) {
-            double v = rp_phase_mean(r, rp_last_point(&r->series[s]), k);
-            sum += isfinite(v) && v > 0 ? v : 0;
-        }
-        hi = fmax(hi, sum);
-        rows[n++] = s;
-    }
+    double lo, hi;
+    int log_axis = phases_log(r, &lo, &hi);
+    for (size_t s = 0; s < r->nseries; s++)
+        if (has_phases(r, &r->series[s]))
+            rows[n++] = s;
     /* room on the right for the total written after the longest bar */
     struct plot p = {f, LEFT, 20, WIDTH - LEFT - 110, phase_rows_height(r, rows, n) + 6, 0, {0}, {0}};
-    axis_lin(&p.ax, 0, hi, "mean time in each phase of a commit (µs)");
+    if (log_axis) {
+        /* from a power of ten at least twice below the smallest bar, so
+         * that the smallest bar still has a length */
+        p.ax.scale = LOG10;
+        p.ax.lo = pow(10, floor(log10(lo)));
+        if (lo / p.ax.lo < 2)
+            p.ax.lo /= 10;
+        p.ax.hi = round125(hi, 1);
+        p.ax.title = "mean time of a commit (µs, log scale), divided among its phases by their shares";
+    } else {
+        axis_lin(&p.ax, 0, hi, "mean time in each phase of a commit (µs)");
+    }
     p.ay = (struct axis){LIN, 0, 1, 1, ""};
-    double h = p.y + p.h + 50 + 2 * LEGEND_ROW + 10;
+    double h = p.y + p.h + 50 + (log_axis ? 3 : 2) * LEGEND_ROW + 10;
     svg_begin(f, RP_CHART_PHASES, h, caption, standalone);
     x_ticks(&p);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", p.x, p.y + p.h,
@@ -783,6 +985,10 @@ static void chart_phases(FILE *f, const struct report *r, const char *caption, i
     double ly = p.y + p.h + 62;
     for (int k = 0; k < BENCH_PHASES; k++)
         legend_box(f, LEFT + (double)k * 100, ly, phase_colours[k], bench_phase_names[k], 80);
+    if (log_axis)
+        text(f, LEFT, ly + LEGEND_ROW + 4, "start", NULL,
+             "Log scale (the bars span more than 10x): a bar ends at its total; its colours are each phase's "
+             "share of it.");
     free(rows);
     fputs("</svg>\n", f);
 }
@@ -854,13 +1060,23 @@ static void bin_label(const struct bins *b, size_t i, char *buf, size_t len)
 }
 
 #define PANEL_W 270.0
-#define PANEL_H 200.0
+#define PANEL_PLOT_H 114.0
+#define PANEL_FOOT 60.0          /* below the plot: bar labels and the axis title */
+#define PANEL_TITLE_CHARS 31     /* of 12px bold in a panel's width, less its marker */
 
-static void batch_panel(FILE *f, const struct report *r, size_t s, size_t k, const struct bins *b, double x0,
-                        double y0)
+/* A panel's title: what is fixed in it, the series' number and label (its
+ * configuration, and its env when there are several); a string to free. */
+static char *panel_title(const struct report *r, size_t s)
+{
+    return rp_printf("[%zu] %s", s + 1, r->series[s].label);
+}
+
+/* One series' panel at (x0, y0): its title in head px, then its bars. */
+static void batch_panel(FILE *f, const struct report *r, size_t s, const struct bins *b, double x0, double y0,
+                        double head)
 {
     const struct rp_point *pt = rp_last_point(&r->series[s]);
-    struct plot p = {f, x0 + 46, y0 + 26, PANEL_W - 60, PANEL_H - 86, 0, {0}, {0}};
+    struct plot p = {f, x0 + 46, y0 + head + 8, PANEL_W - 60, PANEL_PLOT_H, 0, {0}, {0}};
     double total = batch_count(r, pt, 1, 1 << 30);
     char lab[160], num[32];
     axis_lin(&p.ay, 0, 100, "% of syncs");
@@ -884,9 +1100,17 @@ static void batch_panel(FILE *f, const struct report *r, size_t s, size_t k, con
              lab);
     }
     text(f, p.x + p.w / 2, p.y + p.h + (b->n > 6 ? 46 : 30), "middle", "font-size=\"11\"", "commits per sync");
-    rp_fmt_num(num, sizeof num, total);
-    snprintf(lab, sizeof lab, "(%zu) %d clients, %s syncs, mean %.2f", k + 1, pt->clients, num, batch_mean(r, pt));
-    text(f, x0 + 10, y0 + 14, "start", "font-weight=\"bold\"", lab);
+    /* the title: the series' marker, its number and label, then the
+     * client count it is at and its syncs */
+    char *title = panel_title(r, s), mean[32];
+    marker(f, s, x0 + 14, y0 + 10);
+    size_t lines = wrapped_attrs(f, x0 + 24, y0 + 14, title, PANEL_TITLE_CHARS, "font-weight=\"bold\"");
+    free(title);
+    double syncs, m = batch_mean(r, pt, &syncs);
+    fmt_count(num, sizeof num, (long long)llround(isfinite(syncs) ? syncs : total));
+    rp_fmt_num(mean, sizeof mean, m);
+    snprintf(lab, sizeof lab, "%d client%s, %s syncs, mean %s", pt->clients, pt->clients == 1 ? "" : "s", num, mean);
+    text(f, x0 + 24, y0 + 14 + (double)lines * LEGEND_ROW, "start", "font-size=\"11\"", lab);
     char attrs[96];
     snprintf(attrs, sizeof attrs, "font-size=\"11\" transform=\"rotate(-90 %.1f %.1f)\"", x0 + 12, p.y + p.h / 2);
     text(f, x0 + 12, p.y + p.h / 2, "middle", attrs, "% of syncs");
@@ -895,27 +1119,36 @@ static void batch_panel(FILE *f, const struct report *r, size_t s, size_t k, con
 static void chart_batches(FILE *f, const struct report *r, const char *caption, int standalone)
 {
     size_t *rows = rp_xrealloc(NULL, r->nseries * sizeof *rows), n = 0;
+    size_t *lines = rp_xrealloc(NULL, (r->nseries ? r->nseries : 1) * sizeof *lines);
     for (size_t s = 0; s < r->nseries; s++)
-        if (has_batches(r, &r->series[s]))
+        if (has_batches(r, &r->series[s])) {
+            char *title = panel_title(r, s);
+            lines[n] = wrapped(NULL, 0, 0, title, PANEL_TITLE_CHARS);
+            free(title);
             rows[n++] = s;
+        }
     struct bins b;
     make_bins(r, rows, n, &b);
+    /* a row of panels has room for its longest title, so that its plots line up */
     size_t per_row = 3, grid_rows = (n + per_row - 1) / per_row;
-    char **labs = rp_xrealloc(NULL, (n ? n : 1) * sizeof *labs);
-    double top = 10, legend_y = top + (double)grid_rows * PANEL_H + 30, rows_n = 0;
-    for (size_t i = 0; i < n; i++) {
-        labs[i] = rp_printf("(%zu) %s", i + 1, r->series[rows[i]].label);
-        rows_n += (double)wrapped(NULL, 0, 0, labs[i], chars_in(LEGEND_TEXT_W));
+    double *head = rp_xrealloc(NULL, (grid_rows ? grid_rows : 1) * sizeof *head), top = 10, legend_y = top + 30;
+    for (size_t g = 0; g < grid_rows; g++) {
+        size_t most = 1;
+        for (size_t i = g * per_row; i < n && i < (g + 1) * per_row; i++)
+            most = lines[i] > most ? lines[i] : most;
+        head[g] = (double)(most + 1) * LEGEND_ROW;
+        legend_y += head[g] + 8 + PANEL_PLOT_H + PANEL_FOOT;
     }
-    svg_begin(f, RP_CHART_BATCHES, legend_y + rows_n * LEGEND_ROW + 10, caption, standalone);
-    for (size_t i = 0; i < n; i++)
-        batch_panel(f, r, rows[i], i, &b, 20 + (double)(i % per_row) * (PANEL_W + 10),
-                    top + (double)(i / per_row) * PANEL_H);
-    for (size_t i = 0; i < n; i++) {
-        legend_y += (double)legend_box(f, LEFT, legend_y, colour(rows[i]), labs[i], LEGEND_TEXT_W) * LEGEND_ROW;
-        free(labs[i]);
+    svg_begin(f, RP_CHART_BATCHES, legend_y + series_legend_rows(r, rows, n, 1) * LEGEND_ROW + 10, caption, standalone);
+    double y = top;
+    for (size_t g = 0; g < grid_rows; g++) {
+        for (size_t i = g * per_row; i < n && i < (g + 1) * per_row; i++)
+            batch_panel(f, r, rows[i], &b, 20 + (double)(i % per_row) * (PANEL_W + 10), y, head[g]);
+        y += head[g] + 8 + PANEL_PLOT_H + PANEL_FOOT;
     }
-    free(labs);
+    series_legend(f, r, rows, n, legend_y, 1);
+    free(head);
+    free(lines);
     free(rows);
     fputs("</svg>\n", f);
 }
@@ -1002,16 +1235,23 @@ static void chart_timeline(FILE *f, const struct report *r, const char *caption,
 {
     struct timeline_set ts;
     timeline_collect(r, &ts);
-    struct plot up = {f, LEFT, 20, WIDTH - LEFT - 30, 220, 0, {0}, {0}};
+    /* each panel titled with what is fixed in it: the client count */
+    struct plot up = {f, LEFT, 40, WIDTH - LEFT - 30, 220, 0, {0}, {0}};
     axis_lin(&up.ax, 0, fmax(ts.tmax, 1), "seconds into the measured phase");
     /* headroom above the highest second: the checkpoint ticks hang there */
     tps_axis(&up.ay, isfinite(ts.tps_lo) ? ts.tps_lo : 1, fmax(ts.tps_hi * 1.12, 1));
     struct plot down = up;
-    down.y = up.y + up.h + 56;
+    down.y = up.y + up.h + 76;
     down.h = 160;
     axis_log10(&down.ay, isfinite(ts.p99_lo) ? ts.p99_lo : 1, fmax(ts.p99_hi, 10), "p99 latency (µs, log scale)");
-    double ly = down.y + down.h + 62, h = ly + (series_legend_rows(r, ts.series, ts.n) + 2) * LEGEND_ROW + 10;
+    double ly = down.y + down.h + 62, h = ly + (series_legend_rows(r, ts.series, ts.n, 0) + 2) * LEGEND_ROW + 10;
     svg_begin(f, RP_CHART_TIMELINE, h, caption, standalone);
+    int c = max_clients(r);
+    char title[160];
+    snprintf(title, sizeof title, "Transactions per second, each second, at %d client%s", c, c == 1 ? "" : "s");
+    text(f, up.x, up.y - 12, "start", "font-weight=\"bold\"", title);
+    snprintf(title, sizeof title, "p99 latency, each second, at %d client%s", c, c == 1 ? "" : "s");
+    text(f, down.x, down.y - 12, "start", "font-weight=\"bold\"", title);
     draw_axes(&up);
     draw_axes(&down);
     for (size_t i = 0; i < ts.n; i++) {
@@ -1019,7 +1259,7 @@ static void chart_timeline(FILE *f, const struct report *r, const char *caption,
         timeline_marks(&up, ts.series[i], i, ts.tl[i]);
         timeline_line(&down, ts.series[i], ts.tl[i], "p99_us");
     }
-    double y = series_legend(f, r, ts.series, ts.n, ly);
+    double y = series_legend(f, r, ts.series, ts.n, ly, 0);
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\" stroke-width=\"3\"/>\n",
             LEFT + 12, y, LEFT + 12, y - 8);
     text(f, LEFT + 32, y, "start", NULL, "tick up from the upper panel's bottom edge: segment switches in that second");
@@ -1029,6 +1269,162 @@ static void chart_timeline(FILE *f, const struct report *r, const char *caption,
     text(f, LEFT + 32, y, "start", NULL, "tick down from its top edge: checkpoints in that second");
     free(ts.series);
     free(ts.tl);
+    fputs("</svg>\n", f);
+}
+
+/* ---- 6: durability under crashes ------------------------------------------------------------- */
+
+/* How a combination reads in the chart: a colour, the verdict's short
+ * word, and the durability table's words for it. */
+struct crash_look {
+    const char *fill, *word, *verdict;
+    int checked;                  /* a crash ran: the bar is a count */
+};
+
+/* The table's verdict, except that a combination without a single crash
+ * (and without a failure) checked nothing: not checked, never "none
+ * lost". */
+static struct crash_look crash_look(const struct rp_crash *c)
+{
+    const char *cls, *v = rp_crash_verdict(c, &cls);
+    if (c->na)
+        return (struct crash_look){"#bab0ac", "n/a", v, 0};
+    if (!c->failed && c->crashes == 0)
+        return (struct crash_look){"#bab0ac", "not checked: no crash ran", "not checked: no crash ran", 0};
+    if (strcmp(cls, "bad") == 0)
+        return (struct crash_look){"#e15759", "FAILED", v, 1};
+    if (strcmp(cls, "warn") == 0)
+        return (struct crash_look){"#e8a33d", "as promised", v, 1};
+    return (struct crash_look){"#59a14f", "ok", v, 1};
+}
+
+/* The knobs of a crash row a label names, as the label words them, when
+ * two rows give them different values (engine, workload, sync, mode and
+ * model are always named; a knob a mode does not have is null there). */
+static const struct {
+    const char *key, *name;
+} crash_varying[] = {{"sync_method", "method"}, {"segments", "segments"}, {"segment_init", "init"},
+                     {"prealloc", "prealloc"}, {"elr", "elr"}, {"clients", "clients"},
+                     {"txns_per_client", "txns per client"}};
+
+static int crash_field_varies(const struct report *r, const char *key)
+{
+    json_t *first = NULL;
+    for (size_t i = 0; i < r->ncrashes; i++) {
+        json_t *v = rp_get(r->crashes[i].row, key);
+        if (!v || json_is_null(v))
+            continue;
+        if (first && !json_equal(v, first))
+            return 1;
+        first = first ? first : v;
+    }
+    return 0;
+}
+
+
+/* "commitlab kv --sync none, sim crashes, model torn, lying device" (a
+ * string to free). */
+static char *crash_label(const struct report *r, size_t i)
+{
+    json_t *row = r->crashes[i].row;
+    char *l = rp_printf("%s %s --sync %s, %s crashes, model %s", rp_str(row, "engine", "?"),
+                        rp_str(row, "workload", "?"), rp_str(row, "sync", "?"), rp_str(row, "mode", "?"),
+                        rp_str(row, "model", "?"));
+    for (size_t k = 0; k < sizeof crash_varying / sizeof *crash_varying; k++) {
+        json_t *v = rp_get(row, crash_varying[k].key);
+        if (!v || json_is_null(v) || !crash_field_varies(r, crash_varying[k].key))
+            continue;
+        char *val = json_is_string(v) ? rp_strdup(json_string_value(v))
+                    : json_is_boolean(v) ? rp_strdup(json_is_true(v) ? "on" : "off")
+                    : json_is_integer(v) ? rp_printf("%lld", (long long)json_integer_value(v))
+                                         : rp_strdup("?");
+        char *next = rp_printf("%s, %s %s", l, crash_varying[k].name, val);
+        free(val);
+        free(l);
+        l = next;
+    }
+    if (json_is_true(rp_get(row, "lying_device"))) {
+        char *next = rp_printf("%s, lying device", l);
+        free(l);
+        l = next;
+    }
+    return l;
+}
+
+#define CRASH_BAR_H 16.0
+
+static void chart_durability(FILE *f, const struct report *r, const char *caption, int standalone)
+{
+    double hi = 0, rows_h = 0;
+    size_t label_chars = chars_in(WIDTH - LEFT - 20);
+    for (size_t i = 0; i < r->ncrashes; i++) {
+        if (crash_look(&r->crashes[i]).checked)
+            hi = fmax(hi, (double)r->crashes[i].lost);
+        char *l = crash_label(r, i);
+        rows_h += (double)wrapped(NULL, 0, 0, l, label_chars) * LEGEND_ROW + CRASH_BAR_H + 10;
+        free(l);
+    }
+    /* room on the right for the count and the verdict after the longest bar */
+    struct plot p = {f, LEFT, 20, WIDTH - LEFT - 260, rows_h + 6, 0, {0}, {0}};
+    axis_lin(&p.ax, 0, fmax(hi, 1), "acknowledged commits lost, all crashes of a combination added up");
+    if (p.ax.step < 1) { /* counts: whole ticks */
+        p.ax.step = 1;
+        p.ax.hi = ceil(p.ax.hi);
+    }
+    p.ay = (struct axis){LIN, 0, 1, 1, ""};
+    double ly = p.y + p.h + 62, h = ly + 2 * LEGEND_ROW + 10;
+    svg_begin(f, RP_CHART_DURABILITY, h, caption, standalone);
+    x_ticks(&p);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", p.x, p.y, p.x,
+            p.y + p.h);
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\"/>\n", p.x, p.y + p.h,
+            p.x + p.w, p.y + p.h);
+    text(f, p.x + p.w / 2, p.y + p.h + 36, "middle", NULL, p.ax.title);
+    double y = p.y;
+    for (size_t i = 0; i < r->ncrashes; i++) {
+        const struct rp_crash *c = &r->crashes[i];
+        struct crash_look look = crash_look(c);
+        char *l = crash_label(r, i), lost[32], crashes[32], lab[128];
+        double top = y + (double)wrapped(f, p.x + 4, y + 12, l, label_chars) * LEGEND_ROW;
+        free(l);
+        fmt_count(lost, sizeof lost, c->lost);
+        fmt_count(crashes, sizeof crashes, c->crashes);
+        /* a count is at least a sliver, so that none lost is seen as a
+         * bar at zero; not checked and n/a are an outline, no bar */
+        double w = look.checked ? fmax(px(&p, (double)c->lost) - p.x, 3) : 10;
+        fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" ", p.x, top - 4, w, CRASH_BAR_H);
+        if (look.checked) {
+            fprintf(f, "fill=\"%s\"><title>%s acknowledged commit%s lost in %s crash%s (worst crash %lld): ", look.fill,
+                    lost, c->lost == 1 ? "" : "s", crashes, c->crashes == 1 ? "" : "es", c->worst);
+            snprintf(lab, sizeof lab, "%s lost in %s crash%s: %s, %s", c->lost ? lost : "none", crashes,
+                     c->crashes == 1 ? "" : "es", c->durable ? "durable" : "not durable", look.word);
+        } else {
+            fprintf(f, "fill=\"#ffffff\" stroke=\"%s\" stroke-dasharray=\"3 2\"><title>", look.fill);
+            snprintf(lab, sizeof lab, "%s", look.word);
+        }
+        rp_esc(f, look.verdict);
+        if (c->na) {
+            fputs(": ", f);
+            rp_esc(f, rp_str(c->row, "reason", "no reason given"));
+        }
+        fputs("</title></rect>\n", f);
+        text(f, p.x + w + 6, top + 8, "start", look.checked ? NULL : "fill=\"#555\"", lab);
+        y = top + CRASH_BAR_H + 10;
+    }
+    static const struct {
+        const char *fill, *label;
+    } key[] = {{"#59a14f", "ok: none lost"}, {"#e8a33d", "lost, as a policy without durability may"},
+               {"#e15759", "FAILED"}, {"#bab0ac", "not checked (no crash ran) or n/a"}};
+    double kx = LEFT;
+    for (size_t k = 0; k < sizeof key / sizeof *key; k++) {
+        double w = 18 + 6.8 * (double)strlen(key[k].label);
+        if (kx > LEFT && kx + w > WIDTH - 10) { /* the second row */
+            kx = LEFT;
+            ly += LEGEND_ROW;
+        }
+        legend_box(f, kx, ly, key[k].fill, key[k].label, WIDTH);
+        kx += w + 24;
+    }
     fputs("</svg>\n", f);
 }
 
@@ -1042,6 +1438,7 @@ void rp_chart_svg(FILE *f, const struct report *r, enum rp_chart c, int standalo
     case RP_CHART_PHASES: chart_phases(f, r, caption, standalone); break;
     case RP_CHART_BATCHES: chart_batches(f, r, caption, standalone); break;
     case RP_CHART_TIMELINE: chart_timeline(f, r, caption, standalone); break;
+    case RP_CHART_DURABILITY: chart_durability(f, r, caption, standalone); break;
     case RP_NCHARTS: break;
     }
     free(caption);

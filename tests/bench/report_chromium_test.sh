@@ -56,6 +56,7 @@ want = {
     "chart-phases": "Where a commit's time goes",
     "chart-batches": "Commits made durable per sync",
     "chart-timeline": "second by second at 4 clients",
+    "chart-durability": "Acknowledged commits lost under crashes",
 }
 for cid, caption in want.items():
     m = re.search(r'<figure>\s*<svg[^>]*\bid="%s".*?</svg>\s*<figcaption>(.*?)</figcaption>' % cid, dom, re.S)

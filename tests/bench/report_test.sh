@@ -8,7 +8,8 @@
 #     and listed in the report, every chart of bench data there with its id
 #     and caption, the durability and matrix sections named absent and why;
 #  2. crash rows only: the durability table green, amber ("as promised") and
-#     red ("FAILED"), every chart named absent;
+#     red ("FAILED"), its chart of commits lost, every other chart named
+#     absent;
 #  3. everything, plus a line from another host whose strings are hostile:
 #     the filesystem matrix, series naming their host, every string escaped;
 #     and the matrix file alone: its heat table, verdicts and matrix command;
@@ -19,7 +20,8 @@
 #  6. a missing file exits 2 naming it, a file without a usable line exits
 #     1, bad arguments exit 2, --help exits 0;
 #  7. `commitlab tour` writes report.html beside its JSON lines and names it
-#     on its last line (runs of 0.1 s: no timeline, which the report says);
+#     on its last line (runs of 0.1 s: no timeline, which the report says),
+#     and the means of commits per sync it shows are its lines' own;
 #  8. untrusted input: a line over 1 MiB, implausible figures (2^32+1
 #     clients, 1.7e308 tps, a negative latency), a directory, a device and
 #     a 64 MiB file without a newline are each named and skipped or refused,
@@ -150,7 +152,7 @@ PY
 # 2. crash rows only
 "$bin" report crash.jsonl -o crash.html >out 2>err || { cat err; fail "crash.jsonl: exit $?"; }
 [ -s err ] && { cat err; fail "crash.jsonl: stderr not empty"; }
-python3 check.py crash.html --has \
+python3 check.py crash.html --has chart-durability \
     --absent "Throughput: no commitlab-bench/1 run with status ok in the input" "Second by second:" \
              "Filesystem matrix:" \
     --text "ok: durable, none lost" "as promised: not durable, may lose" "FAILED: client" \
@@ -178,7 +180,7 @@ print(json.dumps(j))
 PY
 "$bin" report bench.jsonl crash.jsonl filesystems.jsonl hostile.jsonl -o all.html --title 'All <"&">' >out 2>err \
     || { cat err; fail "all: exit $?"; }
-python3 check.py all.html --has $charts \
+python3 check.py all.html --has $charts chart-durability \
     --text "Filesystem matrix" "ext4 on vm" "tmpfs on vm" "ext4 on <b>\"evil'&host</b>" \
            "commitlab group segment-size=256k checkpoint-bytes=1M, ext4 on vm" "All <\"&\">" \
            "Durability under crashes" \
@@ -202,7 +204,7 @@ mkdir md
 "$bin" report bench.jsonl crash.jsonl filesystems.jsonl --format md -o md/results.md >out 2>err \
     || { cat err; fail "md: exit $?"; }
 [ -s md/results.md ] || fail "no md/results.md"
-for c in tps p99 phases batches timeline; do
+for c in tps p99 phases batches timeline durability; do
     [ -s "md/results-$c.svg" ] || fail "no md/results-$c.svg"
     grep -qF "](<results-$c.svg>)" md/results.md || fail "results.md does not show results-$c.svg"
     python3 -c '
@@ -269,6 +271,20 @@ for sync, head in (("commit", "At 64 clients commitlab --sync commit"), ("group"
     assert real is not None and abs(quoted - real) < 0.06, (sync, quoted, real)
     assert (why == "shared each sync") == (quoted >= 1.5), (sync, quoted, why)
 assert found >= 1, text
+PY
+# the means of commits per sync its report shows are its lines' own
+# commits_per_sync (commits over syncs), within 1%, not means of the
+# histogram, whose last entry "257+" is no size
+python3 - out.d/report.html "$work/out.d/t.jsonl" <<'PY' || fail "the tour's report: a mean of commits per sync its lines do not have"
+import json, re, sys
+doc = open(sys.argv[1], encoding="utf-8").read()
+svg = re.search(r'<svg[^>]*id="chart-batches".*?</svg>', doc, re.S).group(0)
+shown = [float(m.replace(",", "")) for m in re.findall(r"<text[^>]*>[^<]*\bmean ([0-9][0-9,.]*)", svg)]
+cps = [r["metrics"]["commits_per_sync"] for r in map(json.loads, open(sys.argv[2]))
+       if r.get("status") == "ok" and r["engine"] == "commitlab" and r["metrics"].get("commits_per_sync")]
+assert shown, "no mean in chart-batches"
+for v in shown:
+    assert any(abs(v - c) <= 0.01 * c for c in cps), (v, cps)
 PY
 python3 check.py out.d/report.html --has chart-tps chart-p99 chart-percentiles chart-phases chart-batches \
     --absent "Second by second: no run at the largest client count has a per-second timeline" \
