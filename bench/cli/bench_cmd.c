@@ -91,7 +91,7 @@ int cmd_bench(int argc, char **argv)
         size_t badlen = 0;
         FILE *warn = c.plugin_dir ? open_memstream(&bad, &badlen) : NULL;
         if (warn) {
-            bench_plugin_load_dir(c.plugin_dir, warn);
+            bench_plugin_load_dir("bench", c.plugin_dir, warn);
             fclose(warn);
         }
         bench_list_engines(stdout);

@@ -385,7 +385,7 @@ static void load_plugins(struct crash_opts *co)
         char err[BENCH_ERRLEN + 800];
         if (!bench_engine_is_plugin(co->engine.v[i]))
             continue;
-        const struct bench_driver *d = bench_plugin_load(co->engine.v[i], co->plugin_dir, err, sizeof err);
+        const struct bench_driver *d = bench_plugin_load("crash", co->engine.v[i], co->plugin_dir, err, sizeof err);
         if (!d)
             ut_usage_error("crash", "%s", err);
         if (d->keeps_no_data)

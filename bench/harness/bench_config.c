@@ -854,7 +854,8 @@ void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c
         char err[BENCH_ERRLEN + 800];
         if (!bench_engine_is_plugin(c->vals[K_ENGINE].v[j]))
             continue;
-        const struct bench_driver *d = bench_plugin_load(c->vals[K_ENGINE].v[j], c->plugin_dir, err, sizeof err);
+        const struct bench_driver *d = bench_plugin_load(cmd, c->vals[K_ENGINE].v[j], c->plugin_dir, err,
+                                                         sizeof err);
         if (!d)
             ut_usage_error(cmd, "%s", err);
         char *name = strdup(d->name);
