@@ -69,6 +69,13 @@ struct crash_opts {
     struct bench_cli knobs;       /* the knobs shared with bench, as the harness parsed them */
 };
 
+static void list_free(struct list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
 /* A comma list of flag's values, each checked by ok -- or, with ok NULL,
  * as bench checks the knob of the same flag (the table of knobs), and
  * refused naming what that knob accepts: the campaign's defaults, and
@@ -76,34 +83,21 @@ struct crash_opts {
  * by the harness: parse.) */
 static void list_split(struct list *l, const char *flag, const char *arg, int (*ok)(const char *))
 {
-    char *copy = strdup(arg), *save = NULL;
     enum bench_knob k = bench_knob_by_flag(flag);
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    l->n = 0;
-    if (!copy || !*arg || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
-        ut_usage_error("crash", "%s: '%s' has an empty item in its list", flag, arg);
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (ok ? !ok(t) : bench_knob_check(k, t) != 0) {
+    char **items, why[300];
+    size_t n;
+    if (ut_split_list(arg, &items, &n, why, sizeof why)) /* the one rule of lists (ut_args.h) */
+        ut_usage_error("crash", "%s: '%s' %s", flag, arg, why);
+    for (size_t i = 0; i < n; i++)
+        if (ok ? !ok(items[i]) : bench_knob_check(k, items[i]) != 0) {
             char acc[300] = "";
             if (!ok)
                 bench_knob_accepted(k, acc, sizeof acc);
-            ut_usage_error("crash", "%s: '%s' is not accepted%s%s", flag, t, ok ? "" : "; expected ", acc);
+            ut_usage_error("crash", "%s: '%s' is not accepted%s%s", flag, items[i], ok ? "" : "; expected ", acc);
         }
-        char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
-        if (!nv || !(nv[l->n] = strdup(t)))
-            ut_usage_error("crash", "out of memory");
-        l->v = nv;
-        l->n++;
-    }
-    free(copy);
-}
-
-static void list_free(struct list *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
+    list_free(l);
+    l->v = items;
+    l->n = n;
 }
 
 static int ok_model(const char *s)
@@ -211,11 +205,45 @@ static const char *cl_only(const struct crash_config *c, const char *v)
     return c->drv == &bench_driver_commitlab ? v : "-";
 }
 
+/* Writes s as one word of a POSIX shell: quoted when it needs to be. */
+static void shell_word(FILE *f, const char *s)
+{
+    if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") == strlen(s)) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (; *s; s++)
+        if (*s == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*s, f);
+    fputc('\'', f);
+}
+
+/* The --engine value that names c's engine again: a plugin by its file,
+ * written as a list item (a ',' or '\' in its path escaped, ut_args.h)
+ * and quoted for the shell. */
+static void engine_word(FILE *f, const struct crash_config *c)
+{
+    if (!c->drv->plugin_path) {
+        fputs(c->names[8], f);
+        return;
+    }
+    char *item = ut_list_escape(c->drv->plugin_path), *word = NULL;
+    if (item && asprintf(&word, "plugin:%s", item) >= 0)
+        shell_word(f, word);
+    else
+        fprintf(f, "plugin:%s", c->drv->plugin_path);
+    free(word);
+    free(item);
+}
+
 static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
 {
-    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine %s%s --sync %s", seed,
-            mode_name(c->mode), c->drv->plugin_path ? "plugin:" : "",
-            c->drv->plugin_path ? c->drv->plugin_path : c->names[8], c->names[0]);
+    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine ", seed, mode_name(c->mode));
+    engine_word(f, c);
+    fprintf(f, " --sync %s", c->names[0]);
     if (c->drv == &bench_driver_commitlab)
         fprintf(f, " --sync-method %s --segments %s --segment-init %s --prealloc %s --elr %s", c->names[1],
                 c->names[2], c->names[3], c->names[4], c->names[5]);
@@ -316,6 +344,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: commitlab crash [options]     (comma lists run every combination)\n"
+            "  LIST: values separated by ','; " UT_LIST_RULE "\n"
             "\n"
             "Crash campaigns: clients commit, the power fails (--mode sim, --mode cut) or the\n"
             "process is killed (--mode kill) at a random moment, recovery runs, and every\n"

@@ -362,11 +362,14 @@ int bench_knob_check(enum bench_knob k, const char *v)
     case KT_SEED: ok = parse_digits(v, &u) == 0; break;
     case KT_PATH: ok = *v != 0; break;
     case KT_SET: {
-        char *copy = strdup(v), *save = NULL;
-        ok = copy != NULL;
-        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && ok; t = strtok_r(NULL, ",", &save))
-            ok = word_index(d->choices, t) >= 0;
-        free(copy);
+        char **w, why[200];
+        size_t n;
+        if (ut_split_list(v, &w, &n, why, sizeof why))
+            break;
+        ok = 1;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = word_index(d->choices, w[i]) >= 0;
+        ut_list_free(w, n);
         break;
     }
     case KT_TRUE: case KT_FALSE: ok = 0; break;
@@ -401,10 +404,13 @@ void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, in
         set_int(c, k, strcmp(v, "on") == 0);
         break;
     case KT_SET: {
-        char *copy = strdup(v), *save = NULL;
-        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
-            u |= 1ull << word_index(d->choices, t);
-        free(copy);
+        char **w, why[200];
+        size_t n;
+        if (ut_split_list(v, &w, &n, why, sizeof why) == 0) {
+            for (size_t i = 0; i < n; i++)
+                u |= 1ull << word_index(d->choices, w[i]);
+            ut_list_free(w, n);
+        }
         set_int(c, k, u);
         break;
     }
@@ -582,7 +588,8 @@ static const struct {
 
 void bench_cli_usage(FILE *f)
 {
-    fprintf(f, "usage: commitlab bench [options]     (comma lists run the cross product)\n");
+    fprintf(f, "usage: commitlab bench [options]     (comma lists run the cross product)\n"
+               "  LIST: values separated by ','; " UT_LIST_RULE " (--engine 'plugin:my\\,store.so')\n");
     for (int g = 0; g < KG_COUNT; g++) {
         fprintf(f, "%s\n", group_heading[g] ? group_heading[g] : "");
         for (int k = 0; k < K_COUNT; k++) {
@@ -640,28 +647,24 @@ static void validate(const char *cmd, enum bench_knob k, const char *v, const st
                    one && is_word(table()[k].type) ? "one of " : "", acc);
 }
 
+/* A comma list by the one rule of lists (ut_split_list: "\," is a comma
+ * in an item, "\\" a backslash), each item checked. */
 static void split_list(const char *cmd, enum bench_knob k, const char *arg, struct knob_values *kv,
                        const struct bench_knob_take *how)
 {
-    char *copy = strdup(arg), *save = NULL;
-    if (!copy)
-        ut_usage_error(cmd, "out of memory");
+    char **items, why[300];
+    size_t n;
     if (!*arg)
         ut_usage_error(cmd, "%s: empty value", table()[k].flag);
+    if (ut_split_list(arg, &items, &n, why, sizeof why))
+        ut_usage_error(cmd, "%s: '%s' %s", table()[k].flag, arg, why);
+    for (size_t i = 0; i < n; i++)
+        validate(cmd, k, items[i], how);
     for (size_t i = 0; i < kv->n; i++)
         free(kv->v[i]);
-    kv->n = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        validate(cmd, k, t, how);
-        char **nv = realloc(kv->v, (kv->n + 1) * sizeof *nv);
-        if (!nv || !(nv[kv->n] = strdup(t)))
-            ut_usage_error(cmd, "out of memory");
-        kv->v = nv;
-        kv->n++;
-    }
-    if (kv->n == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
-        ut_usage_error(cmd, "%s: '%s' has an empty item in its list", table()[k].flag, arg);
-    free(copy);
+    free(kv->v);
+    kv->v = items;
+    kv->n = n;
 }
 
 /* The list knobs in the table's sweep order, the outermost first. */

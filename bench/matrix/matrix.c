@@ -111,6 +111,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: commitlab matrix --fs LIST [matrix options] [bench options]\n"
+            "  LIST: values separated by ','; " UT_LIST_RULE "\n"
             "\n"
             "Runs the bench configurations on each filesystem, made fresh in a loop-mounted\n"
             "image (or on --device), and on the filesystem holding --workdir itself (the native\n"
@@ -207,19 +208,23 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
         if (!strcmp(a, "--fs")) {
             if (!v)
                 ut_usage_error("matrix", "--fs needs a value: a list of %s", MX_FS_LIST);
-            char *copy = strdup(v);
-            for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                const struct mx_fs_kind *k = mx_fs_find(t);
+            char **items, why[300];
+            size_t n;
+            if (ut_split_list(v, &items, &n, why, sizeof why)) /* the one rule of lists (ut_args.h) */
+                ut_usage_error("matrix", "--fs: '%s' %s", v, why);
+            for (size_t t = 0; t < n; t++) {
+                const struct mx_fs_kind *k = mx_fs_find(items[t]);
                 if (!k)
-                    ut_usage_error("matrix", "--fs: '%s' is not accepted; expected a list of %s", t, MX_FS_LIST);
+                    ut_usage_error("matrix", "--fs: '%s' is not accepted; expected a list of %s", items[t],
+                                    MX_FS_LIST);
                 if (m->nfs == MAX_FS)
                     ut_usage_error("matrix", "--fs: at most %d filesystems", MAX_FS);
                 for (size_t j = 0; j < m->nfs; j++)
                     if (m->fs[j] == k)
-                        ut_usage_error("matrix", "--fs: '%s' is named twice", t);
+                        ut_usage_error("matrix", "--fs: '%s' is named twice", items[t]);
                 m->fs[m->nfs++] = k;
             }
-            free(copy);
+            ut_list_free(items, n);
         } else if (!strcmp(a, "--workdir")) {
             if (!v || !*v)
                 ut_usage_error("matrix", "--workdir needs a directory");

@@ -60,6 +60,11 @@ static const struct {
     {{"--rocksdb-write", "two-queues"}, "--rocksdb-write"},
     {{"--rocksdb-write", "pipelined,"}, "--rocksdb-write"},
     {{"--format", "xml"}, "--format"},
+    /* the one rule of lists: a backslash escapes only ',' and itself */
+    {{"--engine", "plugin:./a\\x.so"}, "--engine: 'plugin:./a\\x.so' has a backslash before something other"},
+    {{"--clients", "1\\"}, "--clients: '1\\' has a backslash before nothing"},
+    {{"--sync", "commit\\,none"}, "--sync: 'commit,none' is not accepted"},
+    {{"--lmdb-flags", "writemap,\\"}, "--lmdb-flags"},
     {{"--no-such-flag"}, "--no-such-flag"},
 };
 

@@ -93,6 +93,25 @@ grep -q 'acknowledged transaction [0-9]* lost' crash_early.out || fail "crash: t
 grep -q '^applog_early none .*ok (may lose: no survival claimed)$' crash_early.out ||
     fail "crash: applog_early --sync none, which claims nothing, is not allowed to lose: $(cat crash_early.out)"
 
+# ---- any file name: a ',' or '\' in a list item is escaped with '\' ------------
+# (one rule for every comma list): the example under a name with a comma
+# beside LMDB, and its early variant under one with a backslash, whose
+# FAILED crash prints a replay line that runs as printed
+cp "$pd"/libapplog.so 'app,log.so'
+cp "$pd"/libapplog_early.so 'app\early.so'
+run comma 0 bench --engine 'plugin:./app\,log.so,lmdb' --txns 50 --warmup 0 --keys 200 --quiet --dir d --out cm.jsonl
+grep -q '"engine":"applog".*"status":"ok"' cm.jsonl || fail "comma: applog did not run: $(head -c 600 cm.jsonl)"
+grep -q '"engine":"lmdb".*"status":"ok"' cm.jsonl || fail "comma: lmdb did not run beside it"
+grep -q '"engine_plugin":"/[^"]*/app,log.so"' cm.jsonl || fail "comma: the plugin's file is not app,log.so"
+run bad_escape 2 bench --engine 'plugin:./app\log.so' --txns 10
+one_line bad_escape "^commitlab bench: --engine: 'plugin:./app.log.so' has a backslash before something other than"
+run backslash 1 crash --mode kill --engine 'plugin:./app\\early.so' --sync commit --iterations 40 --quiet --dir c
+line=$(grep '^  replay: commitlab crash ' backslash.out | head -1)
+grep -qF -- "--engine 'plugin:$tmp/app\\\\early.so'" <<<"$line" || fail "backslash: the replay line: $line"
+eval "\"\$cl\" ${line#  replay: commitlab } --quiet --dir rp" >replay.out 2>replay.err
+rm -rf rp
+grep -q '^applog_early ' replay.out || fail "backslash: the replay line does not run: $(cat replay.err)"
+
 # ---- the power cut: the claim of surviving a power failure --------------------
 # applog's --sync commit claims it (ok, nothing lost); its --sync none claims
 # a kill only, so under a cut it may lose, and does; applog_early's --sync
