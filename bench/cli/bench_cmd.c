@@ -78,7 +78,7 @@ int cmd_bench(int argc, char **argv)
 {
     struct bench_cli c;
 
-    bench_cli_parse("bench", argc, argv, &c);
+    bench_cli_parse("bench", argc, argv, 0, &c);
     c.repeat = c.repeat ? c.repeat : 1;
     if (c.help) {
         bench_cli_usage(stdout);

@@ -60,6 +60,9 @@ struct crash_opts {
     int have_replay, lying, quiet, model_given, iterations_given;
     unsigned txns, jobs;
     const char *dir, *out, *plugin_dir;
+    /* the value each of crash's own options was given, so that a second
+     * use is refused (ut_once) */
+    const char *iterations_as, *txns_as, *jobs_as, *seed_as, *replay_as, *mode_as, *cut_max_as, *model_as;
     const char *lmdb_flags, *sqlite_sync; /* one value each, for their engines' rows */
     char lmdb_buf[64];
     uint64_t cut_max;
@@ -95,6 +98,11 @@ static void list_split(struct list *l, const char *flag, const char *arg, int (*
                 bench_knob_accepted(k, acc, sizeof acc);
             ut_usage_error("crash", "%s: '%s' is not accepted%s%s", flag, items[i], ok ? "" : "; expected ", acc);
         }
+    for (size_t i = 0; i < n; i++) /* the words of a list, each once: bench's own rule */
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(items[i], items[j]) == 0)
+                ut_usage_error("crash", "%s: '%s' names one value twice ('%s' and '%s'); give each value once", flag,
+                               arg, items[j], items[i]);
     list_free(l);
     l->v = items;
     l->n = n;
@@ -420,6 +428,11 @@ static void load_plugins(struct crash_opts *co)
         if (d->keeps_no_data)
             ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash",
                            co->engine.v[i]);
+        for (size_t e = 0; e < i; e++) /* two paths of one file: one engine, named twice */
+            if (strcmp(co->engine.v[e], d->name) == 0)
+                ut_usage_error("crash", "--engine: '%s' names one engine twice ('%s' is the plugin %s, named before)",
+                               co->knobs.given_as[K_ENGINE] ? co->knobs.given_as[K_ENGINE] : "", co->engine.v[i],
+                               d->name);
         char *name = strdup(d->name);
         if (!name)
             ut_usage_error("crash", "out of memory");
@@ -488,6 +501,7 @@ static void parse(struct crash_opts *co, int argc, char **argv)
         if (!strcmp(a, "--model")) {
             if (!v)
                 ut_usage_error("crash", "%s needs a value", a);
+            ut_once("crash", a, &co->model_as, v, 1);
             list_split(&co->model, a, v, ok_model);
             co->model_given = 1;
             i++;
@@ -499,41 +513,47 @@ static void parse(struct crash_opts *co, int argc, char **argv)
             free_opts(co);
             exit(0);
         } else if (!strcmp(a, "--iterations") && v) {
+            ut_once("crash", a, &co->iterations_as, v, 0);
             co->iterations = strtoull(v, &end, 10);
             if (*end || !*v || co->iterations < 1 || co->iterations > 10000000)
                 ut_usage_error("crash", "--iterations: '%s' is not accepted; expected a positive integer", v);
             co->iterations_given = 1;
             i++;
         } else if (!strcmp(a, "--txns") && v) {
+            ut_once("crash", a, &co->txns_as, v, 0);
             unsigned long t = strtoul(v, &end, 10);
             if (*end || !*v || t < 1 || t > 100000)
                 ut_usage_error("crash", "--txns: '%s' is not accepted; expected an integer in [1, 100000]", v);
             co->txns = (unsigned)t;
             i++;
         } else if (!strcmp(a, "--jobs") && v) {
+            ut_once("crash", a, &co->jobs_as, v, 0);
             unsigned long j = strtoul(v, &end, 10);
             if (*end || !*v || j < 1 || j > 64)
                 ut_usage_error("crash", "--jobs: '%s' is not accepted; expected an integer in [1, 64]", v);
             co->jobs = (unsigned)j;
             i++;
         } else if (!strcmp(a, "--seed") && v) {
+            ut_once("crash", a, &co->seed_as, v, 0);
             co->seed = strtoull(v, &end, 10);
             if (*end || !*v || *v == '-')
                 ut_usage_error("crash", "--seed: '%s' is not accepted; expected a non-negative integer", v);
             i++;
         } else if (!strcmp(a, "--replay") && v) {
+            ut_once("crash", a, &co->replay_as, v, 0);
             co->replay = strtoull(v, &end, 10);
             if (*end || !*v || *v == '-')
                 ut_usage_error("crash", "--replay: '%s' is not accepted; expected a seed", v);
             co->have_replay = 1;
             i++;
         } else if (!strcmp(a, "--out") && v) {
-            co->out = v;
+            ut_once("crash", a, &co->out, v, 0);
             i++;
         } else if (!strcmp(a, "--plugin-dir") && v) {
-            co->plugin_dir = v;
+            ut_once("crash", a, &co->plugin_dir, v, 0);
             i++;
         } else if (!strcmp(a, "--mode") && v) {
+            ut_once("crash", a, &co->mode_as, v, 0);
             if (!strcmp(v, "sim"))
                 co->mode = CRASH_SIM;
             else if (!strcmp(v, "kill"))
@@ -544,6 +564,7 @@ static void parse(struct crash_opts *co, int argc, char **argv)
                 ut_usage_error("crash", "--mode: '%s' is not accepted; accepted: sim, kill, cut", v);
             i++;
         } else if (!strcmp(a, "--cut-journal-max") && v) {
+            ut_once("crash", a, &co->cut_max_as, v, 0);
             if (ut_parse_size(v, &co->cut_max) || co->cut_max < 4096)
                 ut_usage_error("crash", "--cut-journal-max: '%s' is not accepted; expected a size of at least 4K "
                                         "(K, M, G)", v);

@@ -1,7 +1,8 @@
 /*
  * ut_args.c -- the argument helpers every command uses (ut_args.h): the
  * usage error; the size parser, which refuses what does not fit in 64
- * bits instead of letting the shift wrap; and the comma lists, split by
+ * bits instead of letting the shift wrap; the refusal of a flag given
+ * twice; and the comma lists, split by
  * one rule (a backslash escapes ',' and itself) wherever a command takes
  * one, so that an item can be any file name and no option splits its
  * own way.
@@ -23,6 +24,14 @@ void ut_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fputc('\n', stderr);
     exit(UT_EXIT_USAGE);
+}
+
+void ut_once(const char *cmd, const char *flag, const char **prev, const char *v, int list)
+{
+    if (*prev)
+        ut_usage_error(cmd, "%s: given twice ('%s', then '%s'); give it once%s", flag, *prev, v,
+                       list ? ", with a comma list for several values" : "");
+    *prev = v;
 }
 
 int ut_parse_size(const char *s, uint64_t *out)

@@ -14,6 +14,12 @@
 /* Prints "commitlab <cmd>: <message>" as one line on stderr and exits 2. */
 void ut_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
+/* A flag that takes a value, given twice (--clients 4 --clients 8): the
+ * first use sets *prev to its value; a second is "commitlab <cmd>: FLAG:
+ * given twice ('4', then '8'); give it once" -- with list, "..., with a
+ * comma list for several values" -- and exit 2.  No value silently wins. */
+void ut_once(const char *cmd, const char *flag, const char **prev, const char *v, int list);
+
 /* Parses a size: decimal digits, then optionally k, M or G (KiB, MiB,
  * GiB; either case), nothing else -- 4096, 64k, 16M, 1G.  Returns 0 with
  * *out set; -EINVAL when s is not a size; -ERANGE when it is more bytes

@@ -112,6 +112,12 @@ eval "\"\$cl\" ${line#  replay: commitlab } --quiet --dir rp" >replay.out 2>repl
 rm -rf rp
 grep -q '^applog_early ' replay.out || fail "backslash: the replay line does not run: $(cat replay.err)"
 
+# ---- one plugin named twice, by two paths of its file: refused, as --engine lmdb,lmdb is
+run twice 2 bench --engine plugin:"$pd"/libapplog.so,plugin:applog --plugin-dir "$pd" --txns 10 --quiet --dir d
+one_line twice "^commitlab bench: --engine: 'plugin:.*' names one engine twice ('plugin:applog' is the plugin applog"
+run crash_twice 2 crash --mode kill --engine plugin:applog,plugin:"$pd"/libapplog.so --plugin-dir "$pd" --quiet --dir c
+one_line crash_twice "^commitlab crash: --engine: .* names one engine twice"
+
 # ---- the power cut: the claim of surviving a power failure --------------------
 # applog's --sync commit claims it (ok, nothing lost); its --sync none claims
 # a kill only, so under a cut it may lose, and does; applog_early's --sync
