@@ -649,7 +649,8 @@ void ro_table_matrix(const struct ro *o, const struct report *r)
 
 /* The verdict of a combination and its class: a durable policy that lost
  * an acknowledged commit FAILED (whatever the row says); losses where the
- * policy does not promise durability are what it trades for speed. */
+ * policy does not promise durability are what it trades for speed; and a
+ * combination of no crash at all checked nothing, so it is never ok. */
 static const char *crash_verdict(const struct rp_crash *c, const char **cls)
 {
     if (c->na) {
@@ -659,6 +660,10 @@ static const char *crash_verdict(const struct rp_crash *c, const char **cls)
     if (c->failed || (c->durable && c->lost > 0)) {
         *cls = "bad";
         return "FAILED";
+    }
+    if (c->crashes == 0) {
+        *cls = "na";
+        return "nothing checked: no crash ran";
     }
     if (c->lost > 0) {
         *cls = "warn";

@@ -34,7 +34,9 @@
 #     host it is made on (its dates, hosts and kernels are the lines'); the
 #     one line compared after an edit is the skipped line's parse error,
 #     jansson's own words, replaced by a placeholder on both sides.
-#     CL_UPDATE_GOLDEN=1 writes the file instead, for a change meant.
+#     CL_UPDATE_GOLDEN=1 writes the file instead, for a change meant;
+# 12. a crash row of no crash at all checked nothing: "nothing checked",
+#     never "ok", in the HTML and the markdown.
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_test.sh COMMITLAB FIXTURES}
@@ -390,4 +392,24 @@ cmp -s golden.md "$fx/report.golden.md" || {
     fail "report --format md of the fixtures differs from $fx/report.golden.md (CL_UPDATE_GOLDEN=1 rewrites it)"
 }
 
-echo "report: 11 cases passed"
+# 12. a combination of no crash checked nothing: never "ok"
+python3 - crash.jsonl >none.jsonl <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("status") == "ok" and r.get("sync_durable"):
+        for k in ("crashes", "crashes_mid_run", "acked_lost", "acked_lost_worst_crash", "unacked_survived"):
+            r[k] = 0
+        print(json.dumps(r))
+        break
+PY
+[ -s none.jsonl ] || fail "no ok durable crash row in the fixture"
+"$bin" report none.jsonl -o none.html 2>/dev/null || fail "report of a row of no crash"
+python3 check.py none.html --has --text "nothing checked: no crash ran" --not "ok: durable" "none lost" \
+    || fail "a row of no crash: none.html"
+grep -q '<td class="na">nothing checked: no crash ran</td></tr>' none.html || fail "a row of no crash is not grey"
+"$bin" report none.jsonl --format md -o none.md 2>/dev/null || fail "report --format md of a row of no crash"
+grep -q '| nothing checked: no crash ran |$' none.md && ! grep -q 'none lost' none.md \
+    || fail "a row of no crash: none.md: $(grep '^|' none.md)"
+
+echo "report: 12 cases passed"
