@@ -36,7 +36,11 @@
 #     jansson's own words, replaced by a placeholder on both sides.
 #     CL_UPDATE_GOLDEN=1 writes the file instead, for a change meant;
 # 12. a crash row of no crash at all checked nothing: "nothing checked",
-#     never "ok", in the HTML and the markdown.
+#     never "ok", in the HTML and the markdown;
+# 13. a count is whole: a crash or bench line with a fraction where a count
+#     goes (acked_lost 0.5, crashes 2.5, metrics.txns 10.5, a second's
+#     checkpoints, env.cores) is named FILE:LINE with its field and
+#     skipped; a whole count written as a real (3.0) is read.
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_test.sh COMMITLAB FIXTURES}
@@ -412,4 +416,39 @@ grep -q '<td class="na">nothing checked: no crash ran</td></tr>' none.html || fa
 grep -q '| nothing checked: no crash ran |$' none.md && ! grep -q 'none lost' none.md \
     || fail "a row of no crash: none.md: $(grep '^|' none.md)"
 
-echo "report: 12 cases passed"
+# 13. counts are whole
+python3 - crash.jsonl bench.jsonl >counts.jsonl <<'PY'
+import json, sys
+crash = json.loads(open(sys.argv[1]).readline())
+def parse(l):
+    try:
+        return json.loads(l)
+    except ValueError:
+        return {}
+bench = next(j for j in map(parse, open(sys.argv[2])) if j.get("schema") == "commitlab-bench/1" and j.get("status") == "ok")
+def line(base, f):
+    j = json.loads(json.dumps(base)); f(j); print(json.dumps(j))
+line(crash, lambda j: j.update(acked_lost=0.5))                        # line 1
+line(crash, lambda j: j.update(crashes=2.5))                           # line 2
+line(bench, lambda j: j["metrics"].update(txns=10.5))                  # line 3
+def tl(j):
+    j["metrics"]["timeline"] = [{"t": 1, "tps": 100.0, "p99_us": 50.0, "segment_switches": 0, "checkpoints": 1.5}]
+line(bench, tl)                                                        # line 4
+line(bench, lambda j: j["env"].update(cores=2.5))                      # line 5
+line(crash, lambda j: j.update(crashes=float(j["crashes"])))           # line 6: 20.0, read
+line(bench, lambda j: None)                                            # line 7: read
+PY
+err=$("$bin" report counts.jsonl -o counts.html 2>&1 >/dev/null); rc=$?
+[ $rc -eq 0 ] || fail "counts: exit $rc: $err"
+for want in 'counts.jsonl:1: commitlab-crash/1 line whose acked_lost is 0.5, not a whole count, skipped' \
+            'counts.jsonl:2: commitlab-crash/1 line whose crashes is 2.5, not a whole count, skipped' \
+            'counts.jsonl:3: commitlab-bench/1 line with metrics.txns is 10.5, not a whole count, skipped' \
+            'counts.jsonl:4: commitlab-bench/1 line with metrics.timeline[0].checkpoints is 1.5, not a whole count, skipped' \
+            'counts.jsonl:5: commitlab-bench/1 line with env.cores is 2.5, not a whole count, skipped'; do
+    grep -qxF -- "$want" <<<"$err" || fail "counts: not said: $want: $err"
+done
+[ "$(wc -l <<<"$err")" -eq 5 ] || fail "counts: want 5 skipped lines: $err"
+python3 check.py counts.html --has $charts \
+    --text "1 crash combination" "20 (" || fail "counts: the whole lines are not in the report"
+
+echo "report: 13 cases passed"
