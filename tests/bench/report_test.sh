@@ -40,7 +40,13 @@
 # 13. a count is whole: a crash or bench line with a fraction where a count
 #     goes (acked_lost 0.5, crashes 2.5, metrics.txns 10.5, a second's
 #     checkpoints, env.cores) is named FILE:LINE with its field and
-#     skipped; a whole count written as a real (3.0) is read.
+#     skipped; a whole count written as a real (3.0) is read;
+# 14. control characters in the strings of a bench and a crash line (a
+#     '\r' in the run directory and the engine, which reach the commands'
+#     code blocks; ESC, DEL, tab and '\n' in table cells and headings):
+#     the markdown writes each as an escape (\r, \x1b) and holds no control
+#     character but its own newlines, so no string ends a code block or a
+#     row; the HTML still holds none that XML forbids.
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_test.sh COMMITLAB FIXTURES}
@@ -451,4 +457,47 @@ done
 python3 check.py counts.html --has $charts \
     --text "1 crash combination" "20 (" || fail "counts: the whole lines are not in the report"
 
-echo "report: 13 cases passed"
+# 14. control characters: escaped in the markdown, in code blocks and cells
+python3 - bench.jsonl crash.jsonl >ctl.jsonl <<'PY'
+import json, sys
+def parse(l):
+    try:
+        return json.loads(l)
+    except ValueError:
+        return {}
+bench = next(j for j in map(parse, open(sys.argv[1])) if j.get("schema") == "commitlab-bench/1" and j.get("status") == "ok")
+bench["config"]["dir"] = "runs\r## not a heading"
+bench["env"]["hostname"] = "host\x1b[31mred\x7f"
+bench["env"]["kernel"] = "k\tv\nnext | cell"
+bench["env"]["cpu_model"] = "cpu\x00"[:-1] + "\x01\x1f"
+print(json.dumps(bench))
+crash = json.loads(open(sys.argv[2]).readline())
+crash["engine"] = "commitlab\r    evil command"
+crash["segments"] = "fresh\x1b]0;title\x07"
+print(json.dumps(crash))
+PY
+"$bin" report ctl.jsonl --format md -o ctl.md >/dev/null 2>ctl.err || { cat ctl.err; fail "ctl: exit $?"; }
+python3 - ctl.md <<'PY' || fail "ctl.md: a control character, or a string not escaped"
+import re, sys
+md = open(sys.argv[1], "rb").read()
+bad = [hex(b) for b in md if (b < 0x20 and b != 0x0a) or b == 0x7f]
+assert not bad, "control bytes in the markdown: %s" % sorted(set(bad))
+text = md.decode("utf-8")
+# the code blocks: each command whole on its indented line, the '\r' escaped
+assert re.search(r"^    commitlab bench .*--dir 'runs\\r## not a heading'", text, re.M), "the bench command"
+assert re.search(r"^    commitlab crash --mode sim --engine 'commitlab\\r    evil command'", text, re.M), "the crash command"
+assert not re.search(r"^(## not a heading|    evil command)", text, re.M), "a string ended a code block"
+# the cells: escapes, and no row cut short
+assert "host\\x1b\\[31mred\\x7f" in text, "the hostname cell"
+assert "k\\tv\\nnext \\| cell" in text, "the kernel cell"
+assert "cpu\\x01\\x1f" in text, "the CPU cell"
+assert "fresh\\x1b\\]0;title\\x07" in text, "the segments cell"
+for line in text.splitlines():
+    if line.startswith("| field | value |") or not line.startswith("|"):
+        continue
+    assert line.endswith("|"), "a table row cut short: " + line
+PY
+"$bin" report ctl.jsonl -o ctl.html >/dev/null 2>&1 || fail "ctl: the HTML report"
+python3 check.py ctl.html --has $charts --text "host" --not $'\x1b' $'\x01' $'\x07' || fail "ctl.html"
+
+echo "report: 14 cases passed"
