@@ -78,7 +78,7 @@ int cmd_bench(int argc, char **argv)
 {
     struct bench_cli c;
 
-    bench_cli_parse("bench", argc, argv, &c);
+    bench_cli_parse("bench", argc, argv, 0, &c);
     c.repeat = c.repeat ? c.repeat : 1;
     if (!c.help && !c.list_engines)
         bench_warn_unread("bench", c.cfgs, c.n, stderr);
@@ -93,7 +93,7 @@ int cmd_bench(int argc, char **argv)
         size_t badlen = 0;
         FILE *warn = c.plugin_dir ? open_memstream(&bad, &badlen) : NULL;
         if (warn) {
-            bench_plugin_load_dir(c.plugin_dir, warn);
+            bench_plugin_load_dir("bench", c.plugin_dir, warn);
             fclose(warn);
         }
         bench_list_engines(stdout);

@@ -63,11 +63,21 @@ struct crash_opts {
     int have_replay, lying, quiet, model_given, iterations_given;
     unsigned txns, jobs;
     const char *dir, *out, *plugin_dir;
+    /* the value each of crash's own options was given, so that a second
+     * use is refused (ut_once) */
+    const char *iterations_as, *txns_as, *jobs_as, *seed_as, *replay_as, *mode_as, *cut_max_as, *model_as;
     uint64_t cut_max;
     int cut_max_given;
     struct bench_cli knobs;       /* the knobs shared with bench, as the harness parsed them: the
                                    * lists moved into the lists above, the rest in knobs.base */
 };
+
+static void list_free(struct list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
 
 /* A comma list of flag's values, each checked by ok -- or, with ok NULL,
  * as bench checks the knob of the same flag (the table of knobs), and
@@ -76,34 +86,26 @@ struct crash_opts {
  * by the harness: parse.) */
 static void list_split(struct list *l, const char *flag, const char *arg, int (*ok)(const char *))
 {
-    char *copy = strdup(arg), *save = NULL;
     enum bench_knob k = bench_knob_by_flag(flag);
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    l->n = 0;
-    if (!copy || !*arg || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
-        ut_usage_error("crash", "%s: '%s' has an empty item in its list", flag, arg);
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (ok ? !ok(t) : bench_knob_check(k, t) != 0) {
+    char **items, why[300];
+    size_t n;
+    if (ut_split_list(arg, &items, &n, why, sizeof why)) /* the one rule of lists (ut_args.h) */
+        ut_usage_error("crash", "%s: '%s' %s", flag, arg, why);
+    for (size_t i = 0; i < n; i++)
+        if (ok ? !ok(items[i]) : bench_knob_check(k, items[i]) != 0) {
             char acc[300] = "";
             if (!ok)
                 bench_knob_accepted(k, acc, sizeof acc);
-            ut_usage_error("crash", "%s: '%s' is not accepted%s%s", flag, t, ok ? "" : "; expected ", acc);
+            ut_usage_error("crash", "%s: '%s' is not accepted%s%s", flag, items[i], ok ? "" : "; expected ", acc);
         }
-        char **nv = realloc(l->v, (l->n + 1) * sizeof *nv);
-        if (!nv || !(nv[l->n] = strdup(t)))
-            ut_usage_error("crash", "out of memory");
-        l->v = nv;
-        l->n++;
-    }
-    free(copy);
-}
-
-static void list_free(struct list *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->v[i]);
-    free(l->v);
+    for (size_t i = 0; i < n; i++) /* the words of a list, each once: bench's own rule */
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(items[i], items[j]) == 0)
+                ut_usage_error("crash", "%s: '%s' names one value twice ('%s' and '%s'); give each value once", flag,
+                               arg, items[j], items[i]);
+    list_free(l);
+    l->v = items;
+    l->n = n;
 }
 
 static int ok_model(const char *s)
@@ -213,11 +215,45 @@ static const char *cl_only(const struct crash_config *c, const char *v)
     return c->drv == &bench_driver_commitlab ? v : "-";
 }
 
+/* Writes s as one word of a POSIX shell: quoted when it needs to be. */
+static void shell_word(FILE *f, const char *s)
+{
+    if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") == strlen(s)) {
+        fputs(s, f);
+        return;
+    }
+    fputc('\'', f);
+    for (; *s; s++)
+        if (*s == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*s, f);
+    fputc('\'', f);
+}
+
+/* The --engine value that names c's engine again: a plugin by its file,
+ * written as a list item (a ',' or '\' in its path escaped, ut_args.h)
+ * and quoted for the shell. */
+static void engine_word(FILE *f, const struct crash_config *c)
+{
+    if (!c->drv->plugin_path) {
+        fputs(c->names[8], f);
+        return;
+    }
+    char *item = ut_list_escape(c->drv->plugin_path), *word = NULL;
+    if (item && asprintf(&word, "plugin:%s", item) >= 0)
+        shell_word(f, word);
+    else
+        fprintf(f, "plugin:%s", c->drv->plugin_path);
+    free(word);
+    free(item);
+}
+
 static void replay_line(FILE *f, const struct crash_config *c, uint64_t seed)
 {
-    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine %s%s --sync %s", seed,
-            mode_name(c->mode), c->drv->plugin_path ? "plugin:" : "",
-            c->drv->plugin_path ? c->drv->plugin_path : c->names[8], c->names[0]);
+    fprintf(f, "  replay: commitlab crash --replay %" PRIu64 " --mode %s --engine ", seed, mode_name(c->mode));
+    engine_word(f, c);
+    fprintf(f, " --sync %s", c->names[0]);
     if (c->drv == &bench_driver_commitlab)
         fprintf(f, " --sync-method %s --segments %s --segment-init %s --prealloc %s --elr %s", c->names[1],
                 c->names[2], c->names[3], c->names[4], c->names[5]);
@@ -332,6 +368,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: commitlab crash [options]     (comma lists run every combination)\n"
+            "  LIST: values separated by ','; " UT_LIST_RULE "\n"
             "\n"
             "Crash campaigns: clients commit, the power fails (--mode sim, --mode cut) or the\n"
             "process is killed (--mode kill) at a random moment, recovery runs, and every\n"
@@ -402,12 +439,17 @@ static void load_plugins(struct crash_opts *co)
         char err[BENCH_ERRLEN + 800];
         if (!bench_engine_is_plugin(co->engine.v[i]))
             continue;
-        const struct bench_driver *d = bench_plugin_load(co->engine.v[i], co->plugin_dir, err, sizeof err);
+        const struct bench_driver *d = bench_plugin_load("crash", co->engine.v[i], co->plugin_dir, err, sizeof err);
         if (!d)
             ut_usage_error("crash", "%s", err);
         if (d->keeps_no_data)
             ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash",
                            co->engine.v[i]);
+        for (size_t e = 0; e < i; e++) /* two paths of one file: one engine, named twice */
+            if (strcmp(co->engine.v[e], d->name) == 0)
+                ut_usage_error("crash", "--engine: '%s' names one engine twice ('%s' is the plugin %s, named before)",
+                               co->knobs.given_as[K_ENGINE] ? co->knobs.given_as[K_ENGINE] : "", co->engine.v[i],
+                               d->name);
         char *name = strdup(d->name);
         if (!name)
             ut_usage_error("crash", "out of memory");
@@ -511,6 +553,7 @@ static void parse(struct crash_opts *co, int argc, char **argv)
         if (!strcmp(a, "--model")) {
             if (!v)
                 ut_usage_error("crash", "%s needs a value", a);
+            ut_once("crash", a, &co->model_as, v, 1);
             list_split(&co->model, a, v, ok_model);
             co->model_given = 1;
             i++;
@@ -522,41 +565,47 @@ static void parse(struct crash_opts *co, int argc, char **argv)
             free_opts(co);
             exit(0);
         } else if (!strcmp(a, "--iterations") && v) {
+            ut_once("crash", a, &co->iterations_as, v, 0);
             co->iterations = strtoull(v, &end, 10);
             if (*end || !*v || co->iterations < 1 || co->iterations > 10000000)
                 ut_usage_error("crash", "--iterations: '%s' is not accepted; expected a positive integer", v);
             co->iterations_given = 1;
             i++;
         } else if (!strcmp(a, "--txns") && v) {
+            ut_once("crash", a, &co->txns_as, v, 0);
             unsigned long t = strtoul(v, &end, 10);
             if (*end || !*v || t < 1 || t > 100000)
                 ut_usage_error("crash", "--txns: '%s' is not accepted; expected an integer in [1, 100000]", v);
             co->txns = (unsigned)t;
             i++;
         } else if (!strcmp(a, "--jobs") && v) {
+            ut_once("crash", a, &co->jobs_as, v, 0);
             unsigned long j = strtoul(v, &end, 10);
             if (*end || !*v || j < 1 || j > 64)
                 ut_usage_error("crash", "--jobs: '%s' is not accepted; expected an integer in [1, 64]", v);
             co->jobs = (unsigned)j;
             i++;
         } else if (!strcmp(a, "--seed") && v) {
+            ut_once("crash", a, &co->seed_as, v, 0);
             co->seed = strtoull(v, &end, 10);
             if (*end || !*v || *v == '-')
                 ut_usage_error("crash", "--seed: '%s' is not accepted; expected a non-negative integer", v);
             i++;
         } else if (!strcmp(a, "--replay") && v) {
+            ut_once("crash", a, &co->replay_as, v, 0);
             co->replay = strtoull(v, &end, 10);
             if (*end || !*v || *v == '-')
                 ut_usage_error("crash", "--replay: '%s' is not accepted; expected a seed", v);
             co->have_replay = 1;
             i++;
         } else if (!strcmp(a, "--out") && v) {
-            co->out = v;
+            ut_once("crash", a, &co->out, v, 0);
             i++;
         } else if (!strcmp(a, "--plugin-dir") && v) {
-            co->plugin_dir = v;
+            ut_once("crash", a, &co->plugin_dir, v, 0);
             i++;
         } else if (!strcmp(a, "--mode") && v) {
+            ut_once("crash", a, &co->mode_as, v, 0);
             if (!strcmp(v, "sim"))
                 co->mode = CRASH_SIM;
             else if (!strcmp(v, "kill"))
@@ -567,6 +616,7 @@ static void parse(struct crash_opts *co, int argc, char **argv)
                 ut_usage_error("crash", "--mode: '%s' is not accepted; accepted: sim, kill, cut", v);
             i++;
         } else if (!strcmp(a, "--cut-journal-max") && v) {
+            ut_once("crash", a, &co->cut_max_as, v, 0);
             if (ut_parse_size(v, &co->cut_max) || co->cut_max < 4096)
                 ut_usage_error("crash", "--cut-journal-max: '%s' is not accepted; expected a size of at least 4K "
                                         "(K, M, G)", v);

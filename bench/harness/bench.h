@@ -125,7 +125,11 @@ void bench_repeat_summary(FILE *f, FILE *jsonl, const struct bench_config *cfgs,
 /* ---- the command line (bench_config.c) ------------------------------------- */
 
 /* The command line of bench (and of matrix, which takes bench's options):
- * bench_cli_parse exits 2 with a one-line message on a bad argument. */
+ * bench_cli_parse exits 2 with a one-line message on a bad argument --
+ * among them a flag given twice, and a list that names one value twice
+ * (--clients 1,1; --segment-size 1k,1024; two paths of one plugin).
+ * argv[1..ndefault] are options put before the user's (matrix's
+ * --preset), which the user's may give again. */
 struct knob_values {
     char **v;
     size_t n;
@@ -140,8 +144,13 @@ struct bench_cli {
     int list_engines, help, dir_given;
     unsigned repeat;              /* --repeat: runs of each configuration (1) */
     struct knob_values vals[K_COUNT]; /* own the strings cfgs point to */
+    /* the value each flag was given by the user (not by a preset), so
+     * that a second use is refused (ut_once) */
+    const char *given_as[K_COUNT];
+    const char *repeat_as, *out_as, *format_as, *plugin_dir_as;
+    int ndefault;                 /* argv[1..ndefault]: a preset's options */
 };
-void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c);
+void bench_cli_parse(const char *cmd, int argc, char **argv, int ndefault, struct bench_cli *c);
 /* One warning line on f for each knob given in cfgs[0..n-1] that only one
  * sync policy reads (the library's cl_option_info policy) but that runs
  * with another policy were given ("--commit-delay is read by --sync group
@@ -157,7 +166,8 @@ void bench_cli_free(struct bench_cli *c);
  * (also as --flag=value), parses it as bench does -- a comma list into
  * c->vals[k], each item checked; one value checked and set on c->base,
  * marked given -- advances *i past its value and returns the knob; exits
- * 2 with bench's one-line message on a bad value.  A knob taken with
+ * 2 with bench's one-line message on a bad value (a flag given twice,
+ * a list naming one value twice, as bench refuses them).  A knob taken with
  * .one takes one value though bench takes a list (its message then says
  * "one of" the words, without the lists); an integer knob taken with .max
  * accepts at most that (a command's narrower limit, named in the same

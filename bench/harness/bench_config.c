@@ -362,11 +362,14 @@ int bench_knob_check(enum bench_knob k, const char *v)
     case KT_SEED: ok = parse_digits(v, &u) == 0; break;
     case KT_PATH: ok = *v != 0; break;
     case KT_SET: {
-        char *copy = strdup(v), *save = NULL;
-        ok = copy != NULL;
-        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && ok; t = strtok_r(NULL, ",", &save))
-            ok = word_index(d->choices, t) >= 0;
-        free(copy);
+        char **w, why[200];
+        size_t n;
+        if (ut_split_list(v, &w, &n, why, sizeof why))
+            break;
+        ok = 1;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = word_index(d->choices, w[i]) >= 0;
+        ut_list_free(w, n);
         break;
     }
     case KT_TRUE: case KT_FALSE: ok = 0; break;
@@ -401,10 +404,13 @@ void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, in
         set_int(c, k, strcmp(v, "on") == 0);
         break;
     case KT_SET: {
-        char *copy = strdup(v), *save = NULL;
-        for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save))
-            u |= 1ull << word_index(d->choices, t);
-        free(copy);
+        char **w, why[200];
+        size_t n;
+        if (ut_split_list(v, &w, &n, why, sizeof why) == 0) {
+            for (size_t i = 0; i < n; i++)
+                u |= 1ull << word_index(d->choices, w[i]);
+            ut_list_free(w, n);
+        }
         set_int(c, k, u);
         break;
     }
@@ -597,7 +603,8 @@ static const struct {
 
 void bench_cli_usage(FILE *f)
 {
-    fprintf(f, "usage: commitlab bench [options]     (comma lists run the cross product)\n");
+    fprintf(f, "usage: commitlab bench [options]     (comma lists run the cross product)\n"
+               "  LIST: values separated by ','; " UT_LIST_RULE " (--engine 'plugin:my\\,store.so')\n");
     for (int g = 0; g < KG_COUNT; g++) {
         fprintf(f, "%s\n", group_heading[g] ? group_heading[g] : "");
         for (int k = 0; k < K_COUNT; k++) {
@@ -655,28 +662,49 @@ static void validate(const char *cmd, enum bench_knob k, const char *v, const st
                    one && is_word(table()[k].type) ? "one of " : "", acc);
 }
 
+/* Whether a and b, both accepted by knob k, are one value: numbers by
+ * what they mean (1k and 1024 are one size, 01 and 1 one count, 0.5 and
+ * .5 one fraction), words as they are written. */
+static int same_value(enum bench_knob k, const char *a, const char *b)
+{
+    uint64_t x, y;
+    switch (table()[k].type) {
+    case KT_UINT: case KT_COUNT: case KT_SEED:
+        return parse_digits(a, &x) == 0 && parse_digits(b, &y) == 0 && x == y;
+    case KT_SIZE: return ut_parse_size(a, &x) == 0 && ut_parse_size(b, &y) == 0 && x == y;
+    case KT_RATIO: case KT_SECS: case KT_NUM: return strtod(a, NULL) == strtod(b, NULL);
+    default: return strcmp(a, b) == 0;
+    }
+}
+
+/* A list that names one value twice runs nothing twice: it is refused. */
+static void refuse_twice(const char *cmd, const char *flag, const char *arg, const char *a, const char *b)
+{
+    ut_usage_error(cmd, "%s: '%s' names one value twice ('%s' and '%s'); give each value once", flag, arg, a, b);
+}
+
+/* A comma list by the one rule of lists (ut_split_list: "\," is a comma
+ * in an item, "\\" a backslash), each item checked, no value twice. */
 static void split_list(const char *cmd, enum bench_knob k, const char *arg, struct knob_values *kv,
                        const struct bench_knob_take *how)
 {
-    char *copy = strdup(arg), *save = NULL;
-    if (!copy)
-        ut_usage_error(cmd, "out of memory");
+    char **items, why[300];
+    size_t n;
     if (!*arg)
         ut_usage_error(cmd, "%s: empty value", table()[k].flag);
+    if (ut_split_list(arg, &items, &n, why, sizeof why))
+        ut_usage_error(cmd, "%s: '%s' %s", table()[k].flag, arg, why);
+    for (size_t i = 0; i < n; i++) {
+        validate(cmd, k, items[i], how);
+        for (size_t j = 0; j < i; j++)
+            if (same_value(k, items[j], items[i]))
+                refuse_twice(cmd, table()[k].flag, arg, items[j], items[i]);
+    }
     for (size_t i = 0; i < kv->n; i++)
         free(kv->v[i]);
-    kv->n = 0;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        validate(cmd, k, t, how);
-        char **nv = realloc(kv->v, (kv->n + 1) * sizeof *nv);
-        if (!nv || !(nv[kv->n] = strdup(t)))
-            ut_usage_error(cmd, "out of memory");
-        kv->v = nv;
-        kv->n++;
-    }
-    if (kv->n == 0 || arg[strlen(arg) - 1] == ',' || arg[0] == ',' || strstr(arg, ",,"))
-        ut_usage_error(cmd, "%s: '%s' has an empty item in its list", table()[k].flag, arg);
-    free(copy);
+    free(kv->v);
+    kv->v = items;
+    kv->n = n;
 }
 
 /* The list knobs in the table's sweep order, the outermost first. */
@@ -769,10 +797,26 @@ static const char *split_inline_value(const char *arg, char *flagbuf, size_t len
     return flagbuf;
 }
 
+/* The words of a set (--lmdb-flags writemap,writemap): none twice. */
+static void set_once(const char *cmd, enum bench_knob k, const char *v)
+{
+    char **w, why[300];
+    size_t n;
+    if (ut_split_list(v, &w, &n, why, sizeof why))
+        return; /* validate said what is wrong */
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(w[i], w[j]) == 0)
+                refuse_twice(cmd, table()[k].flag, v, w[j], w[i]);
+    ut_list_free(w, n);
+}
+
 /* Knob k's flag: a comma list kept as text for the cross product, or one
  * value (how->one: even of a list knob) set on the base of every run;
- * how: another command's way of taking it, or NULL for bench's.  0 when
- * arg is not a use of the flag after all (--reuse=x). */
+ * how: another command's way of taking it, or NULL for bench's.  A flag
+ * with a value that the user gives twice is refused (a preset's, which
+ * comes first, is replaced).  0 when arg is not a use of the flag after
+ * all (--reuse=x). */
 static int parse_knob(const char *cmd, int argc, char **argv, int *i, enum bench_knob k, const char *arg,
                       const char **inl, struct bench_cli *c, const struct bench_knob_take *how)
 {
@@ -783,11 +827,17 @@ static int parse_knob(const char *cmd, int argc, char **argv, int *i, enum bench
         bench_knob_set(&c->base, k, d->type == KT_TRUE ? "on" : "off", 1);
         return 1;
     }
+    int user = *i > c->ndefault;
     const char *v = need_arg(cmd, argc, argv, i, arg, inl);
-    if ((d->flags & KF_LIST) && !(how && how->one)) {
+    int list = (d->flags & KF_LIST) && !(how && how->one);
+    if (user)
+        ut_once(cmd, d->flag, &c->given_as[k], v, list);
+    if (list) {
         split_list(cmd, k, v, &c->vals[k], how);
     } else {
         validate(cmd, k, v, how);
+        if (d->type == KT_SET)
+            set_once(cmd, k, v);
         bench_knob_set(&c->base, k, v, 1);
     }
     return 1;
@@ -820,14 +870,17 @@ static int parse_command_option(const char *cmd, int argc, char **argv, int *i, 
     char *end;
     if (strcmp(arg, "--repeat") == 0) {
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        ut_once(cmd, arg, &c->repeat_as, v, 0);
         unsigned long r = strtoul(v, &end, 10);
         if (*end || !*v || r < 1 || r > 100)
             ut_usage_error(cmd, "--repeat: '%s' is not accepted; expected an integer in [1, 100]", v);
         c->repeat = (unsigned)r;
     } else if (strcmp(arg, "--out") == 0) {
         c->out_path = need_arg(cmd, argc, argv, i, arg, inl);
+        ut_once(cmd, arg, &c->out_as, c->out_path, 0);
     } else if (strcmp(arg, "--format") == 0) {
         const char *v = need_arg(cmd, argc, argv, i, arg, inl);
+        ut_once(cmd, arg, &c->format_as, v, 0);
         if (strcmp(v, "table") == 0)
             c->so.format = FMT_TABLE;
         else if (strcmp(v, "csv") == 0)
@@ -838,6 +891,7 @@ static int parse_command_option(const char *cmd, int argc, char **argv, int *i, 
         c->so.quiet = 1;
     } else if (strcmp(arg, "--plugin-dir") == 0) {
         c->plugin_dir = need_arg(cmd, argc, argv, i, arg, inl);
+        ut_once(cmd, arg, &c->plugin_dir_as, c->plugin_dir, 0);
         if (!*c->plugin_dir)
             ut_usage_error(cmd, "--plugin-dir: empty value");
     } else if (strcmp(arg, "--list-engines") == 0 && !*inl) {
@@ -877,9 +931,10 @@ void bench_warn_unread(const char *cmd, const struct bench_config *cfgs, size_t 
     }
 }
 
-void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c)
+void bench_cli_parse(const char *cmd, int argc, char **argv, int ndefault, struct bench_cli *c)
 {
     bench_cli_init(c);
+    c->ndefault = ndefault;
     for (int i = 1; i < argc; i++) {
         char flagbuf[64];
         const char *inl = NULL;
@@ -891,19 +946,25 @@ void bench_cli_parse(const char *cmd, int argc, char **argv, struct bench_cli *c
     }
     c->dir_given = c->base.given[K_DIR];
     /* --engine plugin:...: each loaded (and its table checked) before any
-     * run, and named in the runs by its own engine name */
-    for (size_t j = 0; j < c->vals[K_ENGINE].n; j++) {
+     * run, and named in the runs by its own engine name -- two paths of
+     * one file are one engine, named twice */
+    struct knob_values *ev = &c->vals[K_ENGINE];
+    for (size_t j = 0; j < ev->n; j++) {
         char err[BENCH_ERRLEN + 800];
-        if (!bench_engine_is_plugin(c->vals[K_ENGINE].v[j]))
+        if (!bench_engine_is_plugin(ev->v[j]))
             continue;
-        const struct bench_driver *d = bench_plugin_load(c->vals[K_ENGINE].v[j], c->plugin_dir, err, sizeof err);
+        const struct bench_driver *d = bench_plugin_load(cmd, ev->v[j], c->plugin_dir, err, sizeof err);
         if (!d)
             ut_usage_error(cmd, "%s", err);
+        for (size_t e = 0; e < j; e++)
+            if (strcmp(ev->v[e], d->name) == 0)
+                ut_usage_error(cmd, "--engine: '%s' names one engine twice ('%s' is the plugin %s, named before)",
+                               c->given_as[K_ENGINE] ? c->given_as[K_ENGINE] : "", ev->v[j], d->name);
         char *name = strdup(d->name);
         if (!name)
             ut_usage_error(cmd, "out of memory");
-        free(c->vals[K_ENGINE].v[j]);
-        c->vals[K_ENGINE].v[j] = name;
+        free(ev->v[j]);
+        ev->v[j] = name;
     }
     if (!c->base.preload && c->vals[K_WORKLOAD].n) {
         for (size_t j = 0; j < c->vals[K_WORKLOAD].n; j++)

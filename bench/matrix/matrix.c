@@ -80,6 +80,7 @@ struct matrix_opts {
     const char *destroy; /* --destroy-data: the same device, given up */
     double snapshot_every; /* --snapshot-every: seconds, 0 = never */
     const char *preset;
+    int npreset;         /* the preset's options, first of bench's */
     unsigned repeat;
     struct fs_opt mount_opts[MAX_FS], mkfs_opts[MAX_FS];
     size_t nmount, nmkfs;
@@ -111,6 +112,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: commitlab matrix --fs LIST [matrix options] [bench options]\n"
+            "  LIST: values separated by ','; " UT_LIST_RULE "\n"
             "\n"
             "Runs the bench configurations on each filesystem, made fresh in a loop-mounted\n"
             "image (or on --device), and on the filesystem holding --workdir itself (the native\n"
@@ -171,6 +173,10 @@ static void parse_fs_opt(const char *flag, const char *v, struct fs_opt *o, size
         ut_usage_error("matrix", "%s: unknown filesystem '%s'; expected one of %s", flag, fs, MX_FS_LIST);
     if (*n == MAX_FS)
         ut_usage_error("matrix", "%s: at most %d of them", flag, MAX_FS);
+    for (size_t i = 0; i < *n; i++)
+        if (o[i].fs == k->name)
+            ut_usage_error("matrix", "%s: %s given twice ('%s:%s', then '%s'); give each filesystem's options once",
+                           flag, k->name, o[i].fs, o[i].opts, v);
     o[*n].fs = k->name;
     o[*n].opts = colon + 1;
     (*n)++;
@@ -180,6 +186,9 @@ static void parse_fs_opt(const char *flag, const char *v, struct fs_opt *o, size
  * a preset's options first. */
 static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char **rest)
 {
+    /* the value each option was given, so that a second use is refused */
+    const char *fs_as = NULL, *workdir_as = NULL, *size_as = NULL, *init_as = NULL, *loop_as = NULL,
+               *device_as = NULL, *destroy_as = NULL, *snap_as = NULL, *repeat_as = NULL;
     int nrest = 0;
     memset(m, 0, sizeof *m);
     m->workdir = "commitlab-matrix.d";
@@ -198,7 +207,7 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
             if (m->preset)
                 ut_usage_error("matrix", "--preset: one preset at a time");
             m->preset = presets[p].name;
-            for (const char *const *a = presets[p].args; *a; a++)
+            for (const char *const *a = presets[p].args; *a; a++, m->npreset++)
                 rest[nrest++] = (char *)*a;
             i++;
         }
@@ -209,34 +218,46 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
         if (!strcmp(a, "--fs")) {
             if (!v)
                 ut_usage_error("matrix", "--fs needs a value: a list of %s", MX_FS_LIST);
-            char *copy = strdup(v);
-            for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                const struct mx_fs_kind *k = mx_fs_find(t);
+            ut_once("matrix", a, &fs_as, v, 1);
+            char **items, why[300];
+            size_t n;
+            if (ut_split_list(v, &items, &n, why, sizeof why)) /* the one rule of lists (ut_args.h) */
+                ut_usage_error("matrix", "--fs: '%s' %s", v, why);
+            for (size_t t = 0; t < n; t++) {
+                const struct mx_fs_kind *k = mx_fs_find(items[t]);
                 if (!k)
-                    ut_usage_error("matrix", "--fs: '%s' is not accepted; expected a list of %s", t, MX_FS_LIST);
+                    ut_usage_error("matrix", "--fs: '%s' is not accepted; expected a list of %s", items[t],
+                                    MX_FS_LIST);
                 if (m->nfs == MAX_FS)
                     ut_usage_error("matrix", "--fs: at most %d filesystems", MAX_FS);
                 for (size_t j = 0; j < m->nfs; j++)
                     if (m->fs[j] == k)
-                        ut_usage_error("matrix", "--fs: '%s' is named twice", t);
+                        ut_usage_error("matrix", "--fs: '%s' is named twice", items[t]);
                 m->fs[m->nfs++] = k;
             }
-            free(copy);
+            ut_list_free(items, n);
         } else if (!strcmp(a, "--workdir")) {
             if (!v || !*v)
                 ut_usage_error("matrix", "--workdir needs a directory");
+            ut_once("matrix", a, &workdir_as, v, 0);
             m->workdir = v;
         } else if (!strcmp(a, "--image-size")) {
+            if (v)
+                ut_once("matrix", a, &size_as, v, 0);
             if (!v || ut_parse_size(v, &m->image_size) || m->image_size < (256ull << 20))
                 ut_usage_error("matrix", "--image-size: '%s' is not accepted; expected a size of at least 256M",
                                 v ? v : "");
             m->image_size_given = 1;
         } else if (!strcmp(a, "--image-init")) {
+            if (v)
+                ut_once("matrix", a, &init_as, v, 0);
             if (!v || (strcmp(v, "sparse") && strcmp(v, "zero")))
                 ut_usage_error("matrix", "--image-init: '%s' is not accepted; expected sparse or zero", v ? v : "");
             m->image_zero = !strcmp(v, "zero");
             m->image_init_given = 1;
         } else if (!strcmp(a, "--loop")) {
+            if (v)
+                ut_once("matrix", a, &loop_as, v, 0);
             if (!v || (strcmp(v, "buffered") && strcmp(v, "direct")))
                 ut_usage_error("matrix", "--loop: '%s' is not accepted; expected buffered or direct", v ? v : "");
             m->loop_direct = !strcmp(v, "direct");
@@ -244,13 +265,17 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
         } else if (!strcmp(a, "--device")) {
             if (!v || !*v)
                 ut_usage_error("matrix", "--device needs a block device, e.g. /dev/sdb");
+            ut_once("matrix", a, &device_as, v, 0);
             m->device = v;
         } else if (!strcmp(a, "--destroy-data")) {
             if (!v || !*v)
                 ut_usage_error("matrix", "--destroy-data needs the block device that --device names");
+            ut_once("matrix", a, &destroy_as, v, 0);
             m->destroy = v;
         } else if (!strcmp(a, "--snapshot-every")) {
             char *end = NULL;
+            if (v)
+                ut_once("matrix", a, &snap_as, v, 0);
             double sec = v ? strtod(v, &end) : 0;
             if (!v || !*v || *end || !(sec >= 0.1) || sec > 86400)
                 ut_usage_error("matrix", "--snapshot-every: '%s' is not accepted; expected seconds in [0.1, 86400]",
@@ -260,6 +285,8 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
             /* taken above */
         } else if (!strcmp(a, "--repeat")) {
             char *end;
+            if (v)
+                ut_once("matrix", a, &repeat_as, v, 0);
             unsigned long r = v ? strtoul(v, &end, 10) : 0;
             if (!v || *end || !*v || r < 1 || r > 100)
                 ut_usage_error("matrix", "--repeat: '%s' is not accepted; expected an integer in [1, 100]",
@@ -999,7 +1026,7 @@ int cmd_matrix(int argc, char **argv)
             return 0;
         }
     int nrest = parse_matrix_args(argc, argv, &m, rest);
-    bench_cli_parse("matrix", nrest, rest, &c);
+    bench_cli_parse("matrix", nrest, rest, m.npreset, &c);
     free(rest);
     if (!m.nfs)
         ut_usage_error("matrix", "--fs is required: a list of %s", MX_FS_LIST);

@@ -346,9 +346,12 @@ static int flag_is(const char *a, const char *flag)
 static unsigned parse_only(const char *s)
 {
     unsigned mask = 0;
-    char tmp[256];
-    snprintf(tmp, sizeof tmp, "%s", s);
-    for (char *save = NULL, *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char **items, why[300];
+    size_t n;
+    if (ut_split_list(s, &items, &n, why, sizeof why)) /* the one rule of lists (ut_args.h) */
+        ut_usage_error("probe", "--only: '%s' %s (accepted: %s)", s, why, SECTION_LIST);
+    for (size_t k = 0; k < n; k++) {
+        const char *t = items[k];
         int found = 0;
         if (strcmp(t, "pg") == 0) {
             mask |= (1u << SEC_SYNC1) | (1u << SEC_SYNC2) | (1u << SEC_OPENSYNC) | (1u << SEC_FDSYNC) |
@@ -363,6 +366,7 @@ static unsigned parse_only(const char *s)
         if (!found)
             ut_usage_error("probe", "--only: unknown section '%s' (accepted: %s)", t, SECTION_LIST);
     }
+    ut_list_free(items, n);
     if (!mask)
         ut_usage_error("probe", "--only: no section given (accepted: %s)", SECTION_LIST);
     return mask;

@@ -172,6 +172,102 @@ static int implausible_figure(json_t *v, char *path, size_t cap, size_t len, cha
     return 0;
 }
 
+/* ---- whole counts ---------------------------------------------------------------- */
+
+/* 1 when v is absent, null, or a whole number of 0 or more (3, 3.0, 1e3):
+ * what a count must be; 0.5 transactions or 2.5 crashes are no count. */
+static int whole_count(json_t *v)
+{
+    if (!v || json_is_null(v))
+        return 1;
+    if (json_is_integer(v))
+        return json_integer_value(v) >= 0 && json_integer_value(v) <= (json_int_t)BENCH_SCHEMA_MAX_FIGURE;
+    double d = json_is_real(v) ? json_real_value(v) : NAN;
+    return isfinite(d) && d >= 0 && d <= BENCH_SCHEMA_MAX_FIGURE && floor(d) == d;
+}
+
+/* The member of v at path ("metrics.txns"; "a[]" every element of array
+ * a, "*" every member of an object) that is no whole count: its path,
+ * with the indexes and names of what was walked, and its value in why;
+ * 0 when every one is whole (or absent). */
+static int not_whole(json_t *v, const char *path, char *walked, size_t cap, size_t len, char *why, size_t wlen)
+{
+    if (!*path) {
+        if (whole_count(v))
+            return 0;
+        char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        snprintf(why, wlen, "%s is %.60s, not a whole count", walked, s ? s : "?");
+        free(s);
+        return 1;
+    }
+    const char *dot = strchr(path, '.');
+    size_t n = dot ? (size_t)(dot - path) : strlen(path);
+    const char *rest = dot ? dot + 1 : "";
+    int each = n >= 2 && path[n - 2] == '[' && path[n - 1] == ']';
+    char key[64];
+    snprintf(key, sizeof key, "%.*s", (int)(each ? n - 2 : n), path);
+    if (strcmp(key, "*") == 0) {
+        const char *k;
+        json_t *e;
+        json_object_foreach(json_is_object(v) ? v : NULL, k, e) {
+            snprintf(walked + len, cap - len, ".%s", k);
+            if (not_whole(e, rest, walked, cap, strlen(walked), why, wlen))
+                return 1;
+        }
+        walked[len] = 0;
+        return 0;
+    }
+    json_t *m = rp_get(v, key);
+    snprintf(walked + len, cap - len, "%s%s", len ? "." : "", key);
+    size_t at = strlen(walked);
+    if (!each)
+        return not_whole(m, rest, walked, cap, at, why, wlen);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_is_array(m) ? m : NULL, i, e) {
+        snprintf(walked + at, cap - at, "[%zu]", i);
+        if (not_whole(e, rest, walked, cap, strlen(walked), why, wlen))
+            return 1;
+    }
+    walked[len] = 0;
+    return 0;
+}
+
+/* The counts of a commitlab-bench/1 line (docs/bench.md section 5) that
+ * the report reads, each a whole number: a line with 10.5 transactions
+ * or 2.5 cores is skipped, naming the field. */
+static const char *const bench_counts[] = {
+    "config.clients", "metrics.txns", "metrics.ops", "metrics.syncs", "metrics.engine_commits",
+    "metrics.log_bytes", "metrics.data_bytes", "metrics.checkpoints", "metrics.checkpoint_pause_us",
+    "metrics.aborts", "metrics.verified_keys", "metrics.commits_per_sync_dist.syncs",
+    "metrics.commits_per_sync_dist.p50", "metrics.commits_per_sync_dist.p99", "metrics.commits_per_sync_dist.max",
+    "metrics.commits_per_sync_dist.hist.*", "metrics.write_group.by_self", "metrics.write_group.by_leader",
+    "metrics.segments.switches", "metrics.segments.created", "metrics.segments.recycled",
+    "metrics.segments.reused", "metrics.segments.removed", "metrics.segments.waits", "metrics.segments.wait_us",
+    "metrics.segments.max_commit_at_switch_us", "metrics.timeline[].t", "metrics.timeline[].segment_switches",
+    "metrics.timeline[].checkpoints", "env.cores", "repeat.round", "repeat.rounds", "matrix.repeats",
+};
+
+/* The counts of a commitlab-crash/1 line (docs/crash.md section 5): its
+ * totals and the integers of its combination. */
+static const char *const crash_counts[] = {
+    "crashes", "crashes_mid_run", "acked_lost", "acked_lost_worst_crash", "unacked_survived",
+    "atomicity_violations", "foreign_values", "phantoms", "recovery_failures", "clients", "prealloc",
+    "txns_per_client", "pipeline",
+};
+
+/* The first of counts[0..n) in j that is no whole count, into why. */
+static int count_problem(json_t *j, const char *const *counts, size_t n, char *why, size_t wlen)
+{
+    char walked[256];
+    for (size_t i = 0; i < n; i++) {
+        walked[0] = 0;
+        if (not_whole(j, counts[i], walked, sizeof walked, 0, why, wlen))
+            return 1;
+    }
+    return 0;
+}
+
 static void load_bench(struct report *r, const char *file, size_t line, json_t *j)
 {
     const char *status = rp_str(j, "status", NULL);
@@ -195,7 +291,8 @@ static void load_bench(struct report *r, const char *file, size_t line, json_t *
         return;
     }
     char path[256] = "metrics", fig[320];
-    if (implausible_figure(rp_get(j, "metrics"), path, sizeof path, strlen(path), fig, sizeof fig)) {
+    if (implausible_figure(rp_get(j, "metrics"), path, sizeof path, strlen(path), fig, sizeof fig) ||
+        count_problem(j, bench_counts, sizeof bench_counts / sizeof *bench_counts, fig, sizeof fig)) {
         skip(r, file, line, rp_printf("commitlab-bench/1 line with %s", fig));
         return;
     }
@@ -272,16 +369,10 @@ static void load_crash(struct report *r, const char *file, size_t line, json_t *
         skip(r, file, line, rp_strdup("commitlab-crash/1 line without a number of crashes"));
         return;
     }
-    static const char *const counts[] = {"crashes", "crashes_mid_run", "acked_lost", "acked_lost_worst_crash",
-                                         "unacked_survived", "atomicity_violations", "foreign_values", "phantoms",
-                                         "recovery_failures"};
-    for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
-        json_t *v = rp_get(j, counts[k]);
-        double d = json_is_number(v) ? json_number_value(v) : 0;
-        if (v && !json_is_null(v) && (!json_is_number(v) || !isfinite(d) || d < 0 || d > BENCH_SCHEMA_MAX_FIGURE)) {
-            skip(r, file, line, rp_printf("commitlab-crash/1 line whose %s is not a count", counts[k]));
-            return;
-        }
+    char why[200];
+    if (count_problem(j, crash_counts, sizeof crash_counts / sizeof *crash_counts, why, sizeof why)) {
+        skip(r, file, line, rp_printf("commitlab-crash/1 line whose %s", why));
+        return;
     }
     char *key = crash_key(j);
     size_t i;

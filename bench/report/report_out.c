@@ -74,16 +74,37 @@ void rp_esc(FILE *f, const char *s)
     esc(f, s, 1);
 }
 
-/* Markdown: the HTML escapes (markdown passes HTML through), and a
- * backslash before what markdown itself would read as structure. */
+/* A control character (0x00-0x1f, 0x7f) as markdown shows it: "\r",
+ * "\n", "\t", else "\x1b"; 0 when c is none.  Written raw, a '\r' or '\n'
+ * would end a table row or an indented code block and let the rest of the
+ * string be read as markdown; an escape sequence would reach a terminal
+ * that shows the file. */
+static int md_control(unsigned char c, char out[5])
+{
+    if (c >= 0x20 && c != 0x7f)
+        return 0;
+    if (c == '\r' || c == '\n' || c == '\t')
+        snprintf(out, 5, "\\%c", c == '\r' ? 'r' : c == '\n' ? 'n' : 't');
+    else
+        snprintf(out, 5, "\\x%02x", c);
+    return 1;
+}
+
+/* Markdown: the HTML escapes (markdown passes HTML through), a backslash
+ * before what markdown itself would read as structure, and every control
+ * character as its escape (md_control). */
 static void md_esc(FILE *f, const char *s)
 {
     const char *in = s ? s : "";
-    char *buf = rp_xrealloc(NULL, 2 * strlen(in) + 1), *o = buf;
+    char *buf = rp_xrealloc(NULL, 4 * strlen(in) + 1), *o = buf, ctl[5];
     for (const char *p = in; *p; p++) {
+        if (md_control((unsigned char)*p, ctl)) {
+            o += sprintf(o, "%s", ctl);
+            continue;
+        }
         if (strchr("|*_`[]\\#", *p))
             *o++ = '\\';
-        *o++ = *p == '\n' || *p == '\r' ? ' ' : *p;
+        *o++ = *p;
     }
     *o = 0;
     esc(f, buf, 0);
@@ -700,7 +721,8 @@ void ro_table_matrix(const struct ro *o, const struct report *r)
  * acknowledged commit where it claims its commits survive the row's kind
  * of crash, with the row's knobs, FAILED (whatever the row's status
  * says); losses where it does not claim that are what it trades for
- * speed. */
+ * speed; and a combination of no crash at all checked nothing, so it
+ * is never ok. */
 static const char *crash_verdict(const struct rp_crash *c, const char **cls)
 {
     if (c->na) {
@@ -710,6 +732,10 @@ static const char *crash_verdict(const struct rp_crash *c, const char **cls)
     if (c->failed || (c->held && c->lost > 0)) {
         *cls = "bad";
         return "FAILED";
+    }
+    if (c->crashes == 0) {
+        *cls = "na";
+        return "nothing checked: no crash ran";
     }
     if (c->lost > 0) {
         *cls = "warn";
@@ -1064,13 +1090,18 @@ void ro_item_end(const struct ro *o)
 }
 
 /* A command line: markdown indents it (a fence could be closed by the
- * input's own backticks), HTML escapes it inside <pre>. */
+ * input's own backticks), its control characters as escapes (a '\r' would
+ * end the block); HTML escapes it inside <pre>. */
 void ro_code_line(const struct ro *o, const char *s)
 {
     if (o->md) {
+        char ctl[5];
         fputs("    ", o->f);
         for (const char *p = s; *p; p++)
-            fputc(*p == '\n' ? ' ' : *p, o->f);
+            if (md_control((unsigned char)*p, ctl))
+                fputs(ctl, o->f);
+            else
+                fputc(*p, o->f);
         fputs("\n\n", o->f);
         return;
     }

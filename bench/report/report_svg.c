@@ -586,7 +586,7 @@ char *rp_chart_caption(const struct report *r, enum rp_chart c)
                          "%s); ticks for segment switches and checkpoints.", max_clients(r), which);
     case RP_CHART_DURABILITY:
         return rp_strdup("Acknowledged commits lost under crashes, one bar per crash combination, coloured by its "
-                         "verdict; a combination that ran no crash is marked not checked, not as none lost.");
+                         "verdict; a combination that ran no crash is marked not checked, not as a zero.");
     case RP_NCHARTS: break;
     }
     return rp_strdup("");
@@ -1413,7 +1413,7 @@ static void chart_durability(FILE *f, const struct report *r, const char *captio
     }
     static const struct {
         const char *fill, *label;
-    } key[] = {{"#59a14f", "ok: none lost"}, {"#e8a33d", "lost, as a policy without durability may"},
+    } key[] = {{"#59a14f", "ok: 0 lost"}, {"#e8a33d", "lost, as a policy without durability may"},
                {"#e15759", "FAILED"}, {"#bab0ac", "not checked (no crash ran) or n/a"}};
     double kx = LEFT;
     for (size_t k = 0; k < sizeof key / sizeof *key; k++) {

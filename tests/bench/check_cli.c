@@ -1,6 +1,8 @@
 /*
  * check_cli.c -- `commitlab bench` as a user meets it, run as the real
- * binary: bad arguments exit 2 with one line naming the flag; the JSON
+ * binary: bad arguments exit 2 with one line naming the flag -- among
+ * them, in bench, crash and matrix, every flag that takes a value given
+ * twice, and a list naming one value twice, however spelled; the JSON
  * line of a run parses (jansson) and carries every documented field
  * (docs/bench.md); --list-engines says exactly which engines are built.
  */
@@ -60,6 +62,11 @@ static const struct {
     {{"--rocksdb-write", "two-queues"}, "--rocksdb-write"},
     {{"--rocksdb-write", "pipelined,"}, "--rocksdb-write"},
     {{"--format", "xml"}, "--format"},
+    /* the one rule of lists: a backslash escapes only ',' and itself */
+    {{"--engine", "plugin:./a\\x.so"}, "--engine: 'plugin:./a\\x.so' has a backslash before something other"},
+    {{"--clients", "1\\"}, "--clients: '1\\' has a backslash before nothing"},
+    {{"--sync", "commit\\,none"}, "--sync: 'commit,none' is not accepted"},
+    {{"--lmdb-flags", "writemap,\\"}, "--lmdb-flags"},
     {{"--no-such-flag"}, "--no-such-flag"},
 };
 
@@ -92,6 +99,127 @@ START_TEST(test_accepted_values_named)
     for (size_t i = 0; i < 6; i++)
         ck_assert_msg(strstr(r.err, names[i]), "accepted value %s not named: %s", names[i], r.err);
     run_free(&r);
+}
+END_TEST
+
+/* ---- a flag given twice, a value named twice -------------------------------- */
+
+/* Runs args (NULL-terminated) and checks: exit 2, one line on stderr that
+ * holds want, nothing on stdout. */
+static void refused(const char *const *args, const char *want)
+{
+    struct cl_run r = run_cl(scratch, args);
+    char what[200] = "";
+    for (size_t i = 0; args[i] && strlen(what) + strlen(args[i]) + 2 < sizeof what; i++)
+        strcat(strcat(what, " "), args[i]);
+    ck_assert_msg(r.status == 2, "%s: exit %d, want 2: %s", what, r.status, r.err);
+    ck_assert_msg(strstr(r.err, want), "%s: the message does not say '%s': %s", what, want, r.err);
+    char *nl = strchr(r.err, '\n');
+    ck_assert_msg(nl && nl[1] == 0, "%s: not one line: %s", what, r.err);
+    ck_assert_msg(r.out[0] == 0, "%s: something was run: %s", what, r.out);
+    run_free(&r);
+}
+
+/* Every flag of bench, crash and matrix that takes a value, with one its
+ * first use accepts; test_flags_covered holds this to each --help. */
+static const struct {
+    const char *cmd, *flag, *value, *want; /* want: NULL for "FLAG: given twice" */
+} once[] = {
+    {"bench", "--engine", "commitlab"}, {"bench", "--workload", "kv"}, {"bench", "--clients", "1"},
+    {"bench", "--duration", "1"}, {"bench", "--txns", "5"}, {"bench", "--warmup", "0"}, {"bench", "--dir", "d"},
+    {"bench", "--seed", "1"}, {"bench", "--rate", "0"}, {"bench", "--value-size", "100"},
+    {"bench", "--keys", "100"}, {"bench", "--dist", "zipf"}, {"bench", "--zipf-theta", "0.5"},
+    {"bench", "--ops-per-txn", "1"}, {"bench", "--read-ratio", "0"}, {"bench", "--scale", "1"},
+    {"bench", "--sync", "commit"}, {"bench", "--sync-method", "fdatasync"}, {"bench", "--elr", "on"},
+    {"bench", "--segments", "fresh"}, {"bench", "--segment-init", "zero"}, {"bench", "--segment-size", "1M"},
+    {"bench", "--prealloc", "0"}, {"bench", "--recycle-max", "4"}, {"bench", "--checkpoint-bytes", "4M"},
+    {"bench", "--commit-delay", "0"}, {"bench", "--commit-siblings", "0"}, {"bench", "--interval", "200"},
+    {"bench", "--uring-depth", "4"}, {"bench", "--uring-sync", "fsync"}, {"bench", "--pipeline", "1"},
+    {"bench", "--max-batch", "0"}, {"bench", "--flusher-spin", "0"}, {"bench", "--sync-latency", "0"},
+    {"bench", "--cache", "64M"}, {"bench", "--lmdb-flags", "writemap"}, {"bench", "--sqlite-sync", "full"},
+    {"bench", "--rocksdb-write", "default"}, {"bench", "--repeat", "2"}, {"bench", "--out", "o.jsonl"},
+    {"bench", "--format", "csv"}, {"bench", "--plugin-dir", "plugins"},
+    {"crash", "--mode", "kill"}, {"crash", "--engine", "commitlab"}, {"crash", "--plugin-dir", "plugins"},
+    {"crash", "--pipeline", "1"}, {"crash", "--sync", "commit"}, {"crash", "--sync-method", "fdatasync"},
+    {"crash", "--uring-sync", "fsync"}, {"crash", "--segments", "fresh"}, {"crash", "--segment-init", "zero"},
+    {"crash", "--prealloc", "0"}, {"crash", "--elr", "on"}, {"crash", "--model", "drop"},
+    {"crash", "--clients", "2"}, {"crash", "--workload", "kv"}, {"crash", "--iterations", "3"},
+    {"crash", "--lmdb-flags", "writemap"}, {"crash", "--sqlite-sync", "full"}, {"crash", "--cut-journal-max", "1M"},
+    {"crash", "--txns", "10"}, {"crash", "--jobs", "1"}, {"crash", "--seed", "1"}, {"crash", "--replay", "1"},
+    {"crash", "--dir", "d"}, {"crash", "--out", "o.jsonl"},
+    {"matrix", "--fs", "tmpfs"}, {"matrix", "--workdir", "w"}, {"matrix", "--image-size", "1G"},
+    {"matrix", "--image-init", "zero"}, {"matrix", "--loop", "direct"}, {"matrix", "--device", "/dev/null"},
+    {"matrix", "--destroy-data", "/dev/null"}, {"matrix", "--snapshot-every", "1"},
+    {"matrix", "--preset", "data-io", "--preset: one preset at a time"}, {"matrix", "--repeat", "2"},
+    {"matrix", "--mount-opts", "ext4:noatime", "--mount-opts: ext4 given twice"},
+    {"matrix", "--mkfs-opts", "ext4:-m 0", "--mkfs-opts: ext4 given twice"},
+    {"matrix", "--clients", "1"}, /* and bench's options, by bench's parser */
+};
+
+START_TEST(test_flag_given_twice)
+{
+    for (size_t i = 0; i < sizeof once / sizeof *once; i++) {
+        char want[100];
+        snprintf(want, sizeof want, "%s: given twice ('%s', then '%s')", once[i].flag, once[i].value, once[i].value);
+        const char *args[] = {once[i].cmd, once[i].flag, once[i].value, once[i].flag, once[i].value, NULL};
+        refused(args, once[i].want ? once[i].want : want);
+    }
+    /* --flag=value is the same flag */
+    refused((const char *const[]){"bench", "--clients=4", "--clients", "8", NULL},
+            "--clients: given twice ('4', then '8')");
+    /* a preset's options come first, and the user's replace them: the
+     * refusal here is the --dir that follows, not --keys or --cache */
+    refused((const char *const[]){"matrix", "--preset", "data-io", "--keys", "1000", "--cache", "1M", "--fs", "tmpfs",
+                                  "--dir", "x", NULL},
+            "--dir: the runs go to each filesystem's own mount");
+}
+END_TEST
+
+/* The table above holds every flag that takes a value ("  --flag ARG" in
+ * each command's --help), so a flag added later is checked too. */
+START_TEST(test_flags_covered)
+{
+    const char *cmds[] = {"bench", "crash", "matrix"};
+    for (size_t c = 0; c < 3; c++) {
+        struct cl_run r = run_cl(scratch, (const char *const[]){cmds[c], "--help", NULL});
+        ck_assert_int_eq(r.status, 0);
+        int flags = 0;
+        for (char *line = r.out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+            char flag[64], arg[64];
+            if (strncmp(line, "  --", 4) != 0 || sscanf(line, "  %63[-a-z] %63[A-Za-z.:|]", flag, arg) != 2 ||
+                line[2 + strlen(flag) + 1] == ' ')
+                continue; /* not a flag, or one without a value */
+            size_t i = 0;
+            while (i < sizeof once / sizeof *once && (strcmp(once[i].cmd, cmds[c]) || strcmp(once[i].flag, flag)))
+                i++;
+            ck_assert_msg(i < sizeof once / sizeof *once, "%s %s %s: not in the table of flags given twice", cmds[c],
+                          flag, arg);
+            flags++;
+        }
+        ck_assert_int_ge(flags, 10);
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* A list naming one value twice, however it is spelled. */
+static const struct {
+    const char *cmd, *flag, *value;
+} twice[] = {
+    {"bench", "--clients", "1,1"}, {"bench", "--clients", "01,1"}, {"bench", "--sync", "commit,commit"},
+    {"bench", "--engine", "commitlab,commitlab"}, {"bench", "--segment-size", "64k,65536"},
+    {"bench", "--cache", "1M,1024k"}, {"bench", "--read-ratio", "0.5,.5"}, {"bench", "--elr", "on,off,on"},
+    {"bench", "--lmdb-flags", "writemap,writemap"}, {"crash", "--model", "drop,drop"},
+    {"crash", "--clients", "2,2"}, {"crash", "--sync", "commit,group,commit"}, {"matrix", "--keys", "10,10"},
+};
+
+START_TEST(test_value_named_twice)
+{
+    for (size_t i = 0; i < sizeof twice / sizeof *twice; i++) {
+        char want[100];
+        snprintf(want, sizeof want, "%s: '%s' names one value twice", twice[i].flag, twice[i].value);
+        refused((const char *const[]){twice[i].cmd, twice[i].flag, twice[i].value, NULL}, want);
+    }
 }
 END_TEST
 
@@ -363,6 +491,9 @@ int main(int argc, char **argv)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_accepted_values_named);
+    tcase_add_test(tc, test_flag_given_twice);
+    tcase_add_test(tc, test_flags_covered);
+    tcase_add_test(tc, test_value_named_twice);
     tcase_add_test(tc, test_list_engines);
     tcase_add_test(tc, test_listed_engines_run);
     tcase_add_test(tc, test_json_lines);

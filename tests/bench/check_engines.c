@@ -28,7 +28,7 @@ static void setup(void)
     const char *dir = getenv("CL_PLUGIN_DIR");
     char err[1024];
     ck_assert_msg(dir != NULL, "CL_PLUGIN_DIR is not set (the build's plugins directory)");
-    applog = bench_plugin_load("plugin:applog", dir, err, sizeof err);
+    applog = bench_plugin_load("bench", "plugin:applog", dir, err, sizeof err);
     ck_assert_msg(applog != NULL, "%s", err);
     size_t len;
     FILE *f = open_memstream(&engines_text, &len);

@@ -358,12 +358,21 @@ static size_t report_commands(const char *md, const char *prefix, char cmds[][40
 static json_t *rerun(char words[40][200], const char *file, const char *dir)
 {
     struct argv_buf a = {0};
-    for (int w = 1; w < 40 && words[w][0]; w++)
+    int has_dir = 0;
+    for (int w = 1; w < 40 && words[w][0]; w++) {
         add(&a, words[w]);
+        if (!strcmp(words[w], "--dir") && w + 1 < 40 && words[w + 1][0]) {
+            add(&a, dir); /* the command's own --dir, moved: a flag is given once */
+            w++;
+            has_dir = 1;
+        }
+    }
     add(&a, "--out");
     add(&a, file);
-    add(&a, "--dir");
-    add(&a, dir);
+    if (!has_dir) {
+        add(&a, "--dir");
+        add(&a, dir);
+    }
     add(&a, "--quiet");
     struct cl_run r = run_cl(scratch, a.v);
     json_t *line = only_line(file, words[1], &r);

@@ -256,7 +256,8 @@ out=$("$bin" crash --uring-sync rwf-dsync --sync uring --sync-method dsync --mod
 # from both (but for the command's name)
 for a in "--sync sometimes" "--sync-method osync" "--segments reuse" "--segment-init lazy" "--prealloc 65" \
          "--elr maybe" "--workload tpcc" "--engine mysql" "--clients 1,,4" "--sync commit,,none" \
-         "--lmdb-flags nosync"; do
+         "--lmdb-flags nosync" "--clients 1,1" "--sync commit,commit" "--clients 4 --clients 8" \
+         "--segments fresh,recycle,fresh" "--lmdb-flags writemap,writemap"; do
     # shellcheck disable=SC2086
     b=$("$bin" bench $a 2>&1 >/dev/null); rb=$?
     # shellcheck disable=SC2086

@@ -9,9 +9,11 @@
 # early-acknowledging variant FAILED where it claims survival.  Then the
 # bad plugins (tests/bench/plugins/faulty.c): each refused with one line
 # and exit 2, or failing only its own run, never crashing commitlab; a
-# store that cannot open refused before anything runs; and a store that
-# makes a call the cut cannot model failing its cut campaign by that
-# call's name.
+# store that cannot open refused before anything runs; a plugin that calls
+# exit() while it loads or opens refused in one line with its status,
+# nothing run, and one that prints while it loads or opens kept out of
+# the table; and a store that makes a call the cut cannot model failing
+# its cut campaign by that call's name.
 set -u
 # The faulty plugins crash on purpose, and the test checks that commitlab
 # names the signal: a sanitizer's own SIGSEGV handler would turn that death
@@ -91,6 +93,31 @@ grep -q 'acknowledged transaction [0-9]* lost' crash_early.out || fail "crash: t
 grep -q '^applog_early none .*ok (may lose: no survival claimed)$' crash_early.out ||
     fail "crash: applog_early --sync none, which claims nothing, is not allowed to lose: $(cat crash_early.out)"
 
+# ---- any file name: a ',' or '\' in a list item is escaped with '\' ------------
+# (one rule for every comma list): the example under a name with a comma
+# beside LMDB, and its early variant under one with a backslash, whose
+# FAILED crash prints a replay line that runs as printed
+cp "$pd"/libapplog.so 'app,log.so'
+cp "$pd"/libapplog_early.so 'app\early.so'
+run comma 0 bench --engine 'plugin:./app\,log.so,lmdb' --txns 50 --warmup 0 --keys 200 --quiet --dir d --out cm.jsonl
+grep -q '"engine":"applog".*"status":"ok"' cm.jsonl || fail "comma: applog did not run: $(head -c 600 cm.jsonl)"
+grep -q '"engine":"lmdb".*"status":"ok"' cm.jsonl || fail "comma: lmdb did not run beside it"
+grep -q '"engine_plugin":"/[^"]*/app,log.so"' cm.jsonl || fail "comma: the plugin's file is not app,log.so"
+run bad_escape 2 bench --engine 'plugin:./app\log.so' --txns 10
+one_line bad_escape "^commitlab bench: --engine: 'plugin:./app.log.so' has a backslash before something other than"
+run backslash 1 crash --mode kill --engine 'plugin:./app\\early.so' --sync commit --iterations 40 --quiet --dir c
+line=$(grep '^  replay: commitlab crash ' backslash.out | head -1)
+grep -qF -- "--engine 'plugin:$tmp/app\\\\early.so'" <<<"$line" || fail "backslash: the replay line: $line"
+eval "\"\$cl\" ${line#  replay: commitlab } --quiet --dir rp" >replay.out 2>replay.err
+rm -rf rp
+grep -q '^applog_early ' replay.out || fail "backslash: the replay line does not run: $(cat replay.err)"
+
+# ---- one plugin named twice, by two paths of its file: refused, as --engine lmdb,lmdb is
+run twice 2 bench --engine plugin:"$pd"/libapplog.so,plugin:applog --plugin-dir "$pd" --txns 10 --quiet --dir d
+one_line twice "^commitlab bench: --engine: 'plugin:.*' names one engine twice ('plugin:applog' is the plugin applog"
+run crash_twice 2 crash --mode kill --engine plugin:applog,plugin:"$pd"/libapplog.so --plugin-dir "$pd" --quiet --dir c
+one_line crash_twice "^commitlab crash: --engine: .* names one engine twice"
+
 # ---- the power cut: the claim of surviving a power failure --------------------
 # applog's --sync commit claims it (ok, nothing lost); its --sync none claims
 # a kill only, so under a cut it may lose, and does; applog_early's --sync
@@ -152,6 +179,42 @@ for m in kill cut; do
     [ ! -s crash_open_err_$m.out ] || fail "crash --mode $m open error: something ran: $(head -c 400 crash_open_err_$m.out)"
     [ ! -e coe.jsonl ] || fail "crash --mode $m open error: --out was written"
     [ ! -e c ] || fail "crash --mode $m open error: the directory was left: $(ls -a c)"
+done
+
+# ---- a plugin that ends the process, or prints, while it loads or opens ------------
+# exit(0) in its constructor on its second load -- commitlab's own, after the
+# checking child's passed -- and the same by quick_exit: one line naming the
+# file and the status, exit 2, nothing run, no --out file, no directory
+rm -f loads
+FAULTY_LOADS=$tmp/loads FAULTY_EXIT_LOAD=2 run exit_load2 2 bench --engine plugin:"$pd"/faulty/libfaulty11.so,lmdb \
+    --txns 50 --warmup 0 --quiet --dir d --out el.jsonl
+one_line exit_load2 "libfaulty11.so: it exited (status 0) during its load into commitlab"
+[ ! -s exit_load2.out ] || fail "exit on load: something ran: $(head -c 400 exit_load2.out)"
+[ ! -e el.jsonl ] || fail "exit on load: --out was written"
+[ ! -e d ] || fail "exit on load: the directory was left: $(ls -a d)"
+rm -f loads
+FAULTY_LOADS=$tmp/loads FAULTY_EXIT_LOAD=2 FAULTY_QUICK_EXIT=1 run quick_exit_load2 2 crash --mode kill \
+    --engine plugin:"$pd"/faulty/libfaulty11.so --iterations 2 --quiet --dir c
+one_line quick_exit_load2 "^commitlab crash: .*libfaulty11.so: it called quick_exit() during its load into commitlab"
+[ ! -s quick_exit_load2.out ] || fail "quick_exit on load: something ran: $(head -c 400 quick_exit_load2.out)"
+# ... on its first load, in the checking child, with its status
+rm -f loads
+FAULTY_LOADS=$tmp/loads FAULTY_EXIT_LOAD=1 FAULTY_EXIT_STATUS=3 run exit_load1 2 bench \
+    --engine plugin:"$pd"/faulty/libfaulty11.so --txns 10 --quiet --dir d
+one_line exit_load1 "libfaulty11.so: it exited (status 3) during its load"
+# ... in its open, before the first run: named with its status, nothing run
+FAULTY_EXIT_OPEN=1 run exit_open 2 bench --engine plugin:"$pd"/faulty/libfaulty11.so,lmdb --txns 50 --warmup 0 \
+    --quiet --dir d --out eo.jsonl
+one_line exit_open "the plugin faulty could not open a fresh store, so nothing was run: it exited (status 0) during its open"
+[ ! -s exit_open.out ] || fail "exit in open: something ran: $(head -c 400 exit_open.out)"
+[ ! -e eo.jsonl ] || fail "exit in open: --out was written"
+# what it prints while it loads and opens goes to stderr, never into the table
+run chatter 0 bench --engine plugin:"$pd"/faulty/libfaulty12.so --txns 10 --warmup 0 --quiet --dir d --format csv
+grep -q "faulty12:" chatter.out && fail "chatter: the plugin's output is in the table: $(cat chatter.out)"
+[ "$(grep -c ',faulty,' chatter.out)" -eq 1 ] && [ "$(wc -l <chatter.out)" -eq 2 ] ||
+    fail "chatter: not a header and one row: $(cat chatter.out)"
+for w in "the constructor" "the entry point" open; do
+    grep -q "faulty12: hello from $w" chatter.err || fail "chatter: what $w printed is not on stderr: $(cat chatter.err)"
 done
 
 # ---- a plugin that fails its run, not the command ---------------------------------

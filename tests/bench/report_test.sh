@@ -36,7 +36,19 @@
 #     host it is made on (its dates, hosts and kernels are the lines'); the
 #     one line compared after an edit is the skipped line's parse error,
 #     jansson's own words, replaced by a placeholder on both sides.
-#     CL_UPDATE_GOLDEN=1 writes the file instead, for a change meant.
+#     CL_UPDATE_GOLDEN=1 writes the file instead, for a change meant;
+# 12. a crash row of no crash at all checked nothing: "nothing checked",
+#     never "ok", in the HTML and the markdown;
+# 13. a count is whole: a crash or bench line with a fraction where a count
+#     goes (acked_lost 0.5, crashes 2.5, metrics.txns 10.5, a second's
+#     checkpoints, env.cores) is named FILE:LINE with its field and
+#     skipped; a whole count written as a real (3.0) is read;
+# 14. control characters in the strings of a bench and a crash line (a
+#     '\r' in the run directory and the engine, which reach the commands'
+#     code blocks; ESC, DEL, tab and '\n' in table cells and headings):
+#     the markdown writes each as an escape (\r, \x1b) and holds no control
+#     character but its own newlines, so no string ends a code block or a
+#     row; the HTML still holds none that XML forbids.
 # Exit 77 when python3 is missing.
 set -u
 bin=${1:?usage: report_test.sh COMMITLAB FIXTURES}
@@ -406,4 +418,102 @@ cmp -s golden.md "$fx/report.golden.md" || {
     fail "report --format md of the fixtures differs from $fx/report.golden.md (CL_UPDATE_GOLDEN=1 rewrites it)"
 }
 
-echo "report: 11 cases passed"
+# 12. a combination of no crash checked nothing: never "ok"
+python3 - crash.jsonl >none.jsonl <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("status") == "ok" and r.get("sync_durable"):
+        for k in ("crashes", "crashes_mid_run", "acked_lost", "acked_lost_worst_crash", "unacked_survived"):
+            r[k] = 0
+        print(json.dumps(r))
+        break
+PY
+[ -s none.jsonl ] || fail "no ok durable crash row in the fixture"
+"$bin" report none.jsonl -o none.html 2>/dev/null || fail "report of a row of no crash"
+python3 check.py none.html --has chart-durability --text "nothing checked: no crash ran" --not "ok: durable" "none lost" \
+    || fail "a row of no crash: none.html"
+grep -q '<td class="na">nothing checked: no crash ran</td></tr>' none.html || fail "a row of no crash is not grey"
+"$bin" report none.jsonl --format md -o none.md 2>/dev/null || fail "report --format md of a row of no crash"
+grep -q '| nothing checked: no crash ran |$' none.md && ! grep -q 'none lost' none.md \
+    || fail "a row of no crash: none.md: $(grep '^|' none.md)"
+
+# 13. counts are whole
+python3 - crash.jsonl bench.jsonl >counts.jsonl <<'PY'
+import json, sys
+crash = json.loads(open(sys.argv[1]).readline())
+def parse(l):
+    try:
+        return json.loads(l)
+    except ValueError:
+        return {}
+bench = next(j for j in map(parse, open(sys.argv[2])) if j.get("schema") == "commitlab-bench/1" and j.get("status") == "ok")
+def line(base, f):
+    j = json.loads(json.dumps(base)); f(j); print(json.dumps(j))
+line(crash, lambda j: j.update(acked_lost=0.5))                        # line 1
+line(crash, lambda j: j.update(crashes=2.5))                           # line 2
+line(bench, lambda j: j["metrics"].update(txns=10.5))                  # line 3
+def tl(j):
+    j["metrics"]["timeline"] = [{"t": 1, "tps": 100.0, "p99_us": 50.0, "segment_switches": 0, "checkpoints": 1.5}]
+line(bench, tl)                                                        # line 4
+line(bench, lambda j: j["env"].update(cores=2.5))                      # line 5
+line(crash, lambda j: j.update(crashes=float(j["crashes"])))           # line 6: 20.0, read
+line(bench, lambda j: None)                                            # line 7: read
+PY
+err=$("$bin" report counts.jsonl -o counts.html 2>&1 >/dev/null); rc=$?
+[ $rc -eq 0 ] || fail "counts: exit $rc: $err"
+for want in 'counts.jsonl:1: commitlab-crash/1 line whose acked_lost is 0.5, not a whole count, skipped' \
+            'counts.jsonl:2: commitlab-crash/1 line whose crashes is 2.5, not a whole count, skipped' \
+            'counts.jsonl:3: commitlab-bench/1 line with metrics.txns is 10.5, not a whole count, skipped' \
+            'counts.jsonl:4: commitlab-bench/1 line with metrics.timeline[0].checkpoints is 1.5, not a whole count, skipped' \
+            'counts.jsonl:5: commitlab-bench/1 line with env.cores is 2.5, not a whole count, skipped'; do
+    grep -qxF -- "$want" <<<"$err" || fail "counts: not said: $want: $err"
+done
+[ "$(wc -l <<<"$err")" -eq 5 ] || fail "counts: want 5 skipped lines: $err"
+python3 check.py counts.html --has $charts chart-durability \
+    --text "1 crash combination" "20 (" || fail "counts: the whole lines are not in the report"
+
+# 14. control characters: escaped in the markdown, in code blocks and cells
+python3 - bench.jsonl crash.jsonl >ctl.jsonl <<'PY'
+import json, sys
+def parse(l):
+    try:
+        return json.loads(l)
+    except ValueError:
+        return {}
+bench = next(j for j in map(parse, open(sys.argv[1])) if j.get("schema") == "commitlab-bench/1" and j.get("status") == "ok")
+bench["config"]["dir"] = "runs\r## not a heading"
+bench["env"]["hostname"] = "host\x1b[31mred\x7f"
+bench["env"]["kernel"] = "k\tv\nnext | cell"
+bench["env"]["cpu_model"] = "cpu\x00"[:-1] + "\x01\x1f"
+print(json.dumps(bench))
+crash = json.loads(open(sys.argv[2]).readline())
+crash["engine"] = "commitlab\r    evil command"
+crash["segments"] = "fresh\x1b]0;title\x07"
+print(json.dumps(crash))
+PY
+"$bin" report ctl.jsonl --format md -o ctl.md >/dev/null 2>ctl.err || { cat ctl.err; fail "ctl: exit $?"; }
+python3 - ctl.md <<'PY' || fail "ctl.md: a control character, or a string not escaped"
+import re, sys
+md = open(sys.argv[1], "rb").read()
+bad = [hex(b) for b in md if (b < 0x20 and b != 0x0a) or b == 0x7f]
+assert not bad, "control bytes in the markdown: %s" % sorted(set(bad))
+text = md.decode("utf-8")
+# the code blocks: each command whole on its indented line, the '\r' escaped
+assert re.search(r"^    commitlab bench .*--dir 'runs\\r## not a heading'", text, re.M), "the bench command"
+assert re.search(r"^    commitlab crash --mode sim --engine 'commitlab\\r    evil command'", text, re.M), "the crash command"
+assert not re.search(r"^(## not a heading|    evil command)", text, re.M), "a string ended a code block"
+# the cells: escapes, and no row cut short
+assert "host\\x1b\\[31mred\\x7f" in text, "the hostname cell"
+assert "k\\tv\\nnext \\| cell" in text, "the kernel cell"
+assert "cpu\\x01\\x1f" in text, "the CPU cell"
+assert "fresh\\x1b\\]0;title\\x07" in text, "the segments cell"
+for line in text.splitlines():
+    if line.startswith("| field | value |") or not line.startswith("|"):
+        continue
+    assert line.endswith("|"), "a table row cut short: " + line
+PY
+"$bin" report ctl.jsonl -o ctl.html >/dev/null 2>&1 || fail "ctl: the HTML report"
+python3 check.py ctl.html --has $charts chart-durability --text "host" --not $'\x1b' $'\x01' $'\x07' || fail "ctl.html"
+
+echo "report: 14 cases passed"

@@ -192,10 +192,16 @@ void bench_list_engines(FILE *f);
  * that runs it.  0, or -1 with one line in err. */
 int bench_plugin_adapt(const struct cl_engine_plugin *p, int loaded, struct bench_driver *d, char *err, size_t len);
 /* Loads the plugin spec names ("plugin:PATH.so", or "plugin:NAME" found
- * in dir as NAME.so or libNAME.so), once per file: the driver, or NULL
- * with one line in err.  The table is read first in a child process, so
- * a library that crashes as it loads fails here with its signal. */
-const struct bench_driver *bench_plugin_load(const char *spec, const char *dir, char *err, size_t len);
+ * in dir as NAME.so or libNAME.so), once per file, for command cmd
+ * ("bench", "crash"): the driver, or NULL with one line in err.  The
+ * table is read first in a child process, so a library that crashes or
+ * exits as it loads fails here with its signal or its status.  One that
+ * loads there and then calls exit() or quick_exit() while it loads into
+ * this process ends the command here: one line on stderr naming it and
+ * its status, exit 2.  Whatever the plugin prints while it loads goes to
+ * stderr, never to stdout. */
+const struct bench_driver *bench_plugin_load(const char *cmd, const char *spec, const char *dir, char *err,
+                                             size_t len);
 /* Before the first run of a command: opens plugin d's store once under
  * cfg, in a child process as its runs are, in path -- a scratch directory
  * made here for owner ("bench", "crash"; ut_scratch.h) and removed again
@@ -220,7 +226,7 @@ int bench_plugin_try_first(struct bench_plugin_trial *t, const struct bench_driv
                            const struct bench_config *cfg, const char *path, const char *cmd);
 /* --list-engines --plugin-dir DIR: loads every .so file of DIR, each one that
  * cannot be loaded named on warn with its reason. */
-void bench_plugin_load_dir(const char *dir, FILE *warn);
+void bench_plugin_load_dir(const char *cmd, const char *dir, FILE *warn);
 /* 1 when an --engine value names a plugin ("plugin:..."). */
 int bench_engine_is_plugin(const char *engine);
 /* The plugins loaded so far, in the order they were loaded. */

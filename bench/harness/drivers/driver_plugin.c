@@ -16,6 +16,20 @@
  * not the command -- and only then loads it into this process.  A plugin
  * is never unloaded: its table and its strings are the driver's.
  *
+ * A plugin's own output never reaches the result table: while it loads
+ * (in the child and here) and while its open runs (in whatever process
+ * opens it) fd 1 is pointed at stderr, and its stdio buffer is flushed
+ * there before fd 1 is given back.  A plugin that ends the process while
+ * it loads is named, with its status: in the child by the status the
+ * child ended with; here, where its constructors run a second time, by a
+ * guard that exit() and quick_exit() call (on_exit, at_quick_exit), which
+ * says so in one line and ends the command with status 2 before anything
+ * has run.  What no guard sees is a plugin that ends this process by
+ * _exit(), a raw exit system call or a signal while it loads here, having
+ * loaded cleanly in the child: the command then ends as the plugin made
+ * it end.  An exit in the open before the first run is caught in that
+ * open's child (bench_plugin_try_open).
+ *
  * What a plugin is given: a cl_engine_config with every knob of the run
  * by its flag's name and its value as the flag takes it, and, per open
  * store and per connection, a struct of this side's memory whose err
@@ -34,6 +48,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "ut_args.h"
 #include "ut_file.h"
 #include "ut_scratch.h"
 
@@ -61,6 +76,34 @@ static void make_cfg(const struct bench_config *cfg, struct plug_cfg *pc)
         snprintf(pc->names[k], sizeof pc->names[k], "%s", bench_knob_flag((enum bench_knob)k) + 2);
         bench_knob_format(cfg, (enum bench_knob)k, pc->values[k], sizeof pc->values[k]);
         pc->knobs[k] = (struct cl_engine_knob){pc->names[k], pc->values[k], cfg->given[k]};
+    }
+}
+
+/* ---- the plugin's stdout ------------------------------------------------------------ */
+
+/* Points fd 1 at stderr while a plugin's code runs (its constructors, its
+ * entry point, its open), so nothing it prints lands in the result table,
+ * which is written to stdout: what stdio holds of ours is flushed first.
+ * Returns the saved descriptor for stdout_back, or -1 (nothing moved). */
+static int stdout_aside(void)
+{
+    fflush(stdout);
+    int saved = dup(1);
+    if (saved >= 0 && dup2(2, 1) < 0) {
+        close(saved);
+        saved = -1;
+    }
+    return saved;
+}
+
+/* What the plugin left in stdio's buffer goes to stderr too; then fd 1 is
+ * stdout again. */
+static void stdout_back(int saved)
+{
+    fflush(stdout);
+    if (saved >= 0) {
+        dup2(saved, 1);
+        close(saved);
     }
 }
 
@@ -116,7 +159,11 @@ static int pl_open(struct bench_db *db)
     pd->pub.size = sizeof pd->pub;
     pd->pub.cfg = &pd->cfg.pub;
     pd->pub.path = db->path;
-    int rc = map_code(p->open(&pd->pub), db->err, "open");
+    int saved = db->drv->plugin_path ? stdout_aside() : -1; /* a loaded plugin's, not a built-in peer's */
+    int rc = p->open(&pd->pub);
+    if (db->drv->plugin_path)
+        stdout_back(saved);
+    rc = map_code(rc, db->err, "open");
     if (rc == BENCH_OK) {
         db->impl = pd;
         return BENCH_OK;
@@ -570,25 +617,86 @@ static int resolve(const char *spec, const char *dir, char *path, size_t plen, c
     return 0;
 }
 
-/* Opens path and adapts its table: 0, or -1 with the reason (no prefix). */
+/* The guard of a load into this process (bench_plugin_load): while it is
+ * armed, an exit() or quick_exit() -- the plugin's, from a constructor or
+ * its entry point -- ends the command here with one line and status 2,
+ * not with the plugin's status and nothing said.  Registered once, with
+ * the first load; inherited by every child, where it is never armed. */
+static struct {
+    volatile int armed;
+    const char *cmd, *spec, *path;
+} load_guard;
+
+static void guard_says(const char *what)
+{
+    fflush(stdout); /* the plugin's own words, to stderr (stdout_aside) */
+    fprintf(stderr, "commitlab %s: --engine %.200s: %.300s: it %s during its load into commitlab (its load in a "
+                    "child process had passed), so nothing was run\n", load_guard.cmd, load_guard.spec,
+            load_guard.path, what);
+}
+
+static void guard_exit(int status, void *arg)
+{
+    (void)arg;
+    if (!load_guard.armed)
+        return;
+    char what[64];
+    snprintf(what, sizeof what, "exited (status %d)", status);
+    guard_says(what);
+    _exit(UT_EXIT_USAGE);
+}
+
+static void guard_quick_exit(void)
+{
+    if (!load_guard.armed)
+        return;
+    guard_says("called quick_exit()");
+    _exit(UT_EXIT_USAGE);
+}
+
+static void guard_arm(const char *cmd, const char *spec, const char *path)
+{
+    static int registered;
+    if (!registered) {
+        on_exit(guard_exit, NULL);
+        at_quick_exit(guard_quick_exit);
+        registered = 1;
+    }
+    load_guard.cmd = cmd;
+    load_guard.spec = spec;
+    load_guard.path = path;
+    load_guard.armed = 1;
+}
+
+/* Opens path and adapts its table: 0, or -1 with the reason (no prefix).
+ * The plugin's constructors and its entry point print to stderr. */
 static int open_table(const char *path, struct bench_driver *d, void **handle, char *err, size_t len)
 {
+    int saved = stdout_aside();
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const struct cl_engine_plugin *table = NULL;
+    void *sym = NULL;
+    if (h) {
+        dlerror();
+        sym = dlsym(h, CL_ENGINE_ENTRY_POINT);
+        if (sym) {
+            cl_engine_plugin_fn *fn;
+            memcpy(&fn, &sym, sizeof fn); /* a data pointer to a function pointer, as dlsym's users do */
+            table = fn();
+        }
+    }
+    stdout_back(saved);
     if (!h) {
         const char *e = dlerror();
         snprintf(err, len, "not a shared library this process can load (%.300s)", e ? e : "dlopen failed");
         return -1;
     }
-    dlerror();
-    void *sym = dlsym(h, CL_ENGINE_ENTRY_POINT);
     if (!sym) {
         snprintf(err, len, "no entry point %s(): not a commitlab engine plugin", CL_ENGINE_ENTRY_POINT);
         dlclose(h);
         return -1;
     }
-    cl_engine_plugin_fn *fn;
-    memcpy(&fn, &sym, sizeof fn); /* a data pointer to a function pointer, as dlsym's users do */
-    if (bench_plugin_adapt(fn(), 1, d, err, len)) {
+    if (bench_plugin_adapt(table, 1, d, err, len)) {
         dlclose(h);
         return -1;
     }
@@ -636,7 +744,7 @@ static int probe(const char *path, char *err, size_t len)
         return -1;
     }
     if (got == 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        snprintf(err, len, "loading it ended the process (exit %d) before its table was read",
+        snprintf(err, len, "it exited (status %d) during its load, before its table was read",
                  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
         return -1;
     }
@@ -678,16 +786,21 @@ int bench_plugin_try_open(const struct bench_driver *d, const struct bench_confi
         memset(&r, 0, sizeof r);
         snprintf(db.path, sizeof db.path, "%s", path);
         r.rc = d->open(&db);
+        if (r.rc != BENCH_OK)
+            memcpy(r.err, db.err, sizeof r.err);
+        /* the result once open has returned, then a byte once close has:
+         * the parent tells an exit in either from a clean end */
+        int ok = write(fds[1], &r, sizeof r) == (ssize_t)sizeof r;
         if (r.rc == BENCH_OK)
             d->close(&db);
-        else
-            memcpy(r.err, db.err, sizeof r.err);
-        ssize_t w = write(fds[1], &r, sizeof r);
-        _exit(w == (ssize_t)sizeof r ? 0 : 1);
+        ok = ok && write(fds[1], "c", 1) == 1;
+        _exit(ok ? 0 : 1);
     }
     close(fds[1]);
     struct try_open_result r;
+    char closed = 0;
     size_t got = pid > 0 ? ut_read_full(fds[0], &r, sizeof r) : 0;
+    int whole = got == sizeof r && ut_read_full(fds[0], &closed, 1) == 1;
     close(fds[0]);
     int st = 0;
     while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
@@ -702,9 +815,9 @@ int bench_plugin_try_open(const struct bench_driver *d, const struct bench_confi
                  strsignal(WTERMSIG(st)));
         return -1;
     }
-    if (got != sizeof r || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        snprintf(err, len, "opening a fresh store ended its process (exit %d) without a result",
-                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    if (!whole || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, len, "it exited (status %d) during its %s of a fresh store", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+                 got != sizeof r ? "open" : "close");
         return -1;
     }
     if (r.rc == BENCH_OK || r.rc == BENCH_NA) /* n/a: that run says so */
@@ -714,7 +827,8 @@ int bench_plugin_try_open(const struct bench_driver *d, const struct bench_confi
     return -1;
 }
 
-const struct bench_driver *bench_plugin_load(const char *spec, const char *dir, char *err, size_t len)
+const struct bench_driver *bench_plugin_load(const char *cmd, const char *spec, const char *dir, char *err,
+                                             size_t len)
 {
     char path[PATH_MAX], why[BENCH_ERRLEN + 200];
     if (!bench_engine_is_plugin(spec)) {
@@ -737,7 +851,13 @@ const struct bench_driver *bench_plugin_load(const char *spec, const char *dir, 
         return NULL;
     }
     loaded = nl;
-    if (probe(path, why, sizeof why) || open_table(path, d, &h, why, sizeof why)) {
+    int bad = probe(path, why, sizeof why);
+    if (!bad) {
+        guard_arm(cmd, spec, path);
+        bad = open_table(path, d, &h, why, sizeof why);
+        load_guard.armed = 0;
+    }
+    if (bad) {
         snprintf(err, len, "--engine %.200s: %.300s: %s", spec, path, why);
         free(d);
         free(p);
@@ -758,7 +878,7 @@ const struct bench_driver *bench_plugin_load(const char *spec, const char *dir, 
     return d;
 }
 
-void bench_plugin_load_dir(const char *dir, FILE *warn)
+void bench_plugin_load_dir(const char *cmd, const char *dir, FILE *warn)
 {
     DIR *dp = opendir(dir);
     if (!dp) {
@@ -788,7 +908,7 @@ void bench_plugin_load_dir(const char *dir, FILE *warn)
         }
     for (size_t i = 0; i < n; i++) {
         char err[BENCH_ERRLEN + 600];
-        if (!bench_plugin_load(names[i], dir, err, sizeof err))
+        if (!bench_plugin_load(cmd, names[i], dir, err, sizeof err))
             fprintf(warn, "%s\n", err);
         free(names[i]);
     }

@@ -19,11 +19,23 @@
  *  10 a commit that copies 16 bytes within a file of its directory with
  *     copy_file_range, a call crash --mode cut cannot model: the cut
  *     campaign must fail naming it, never report ok
+ *  11 a library that ends the process where it is told to: with
+ *     FAULTY_EXIT_LOAD=N its constructor calls exit(FAULTY_EXIT_STATUS)
+ *     (quick_exit with FAULTY_QUICK_EXIT set) on its Nth load, counted in
+ *     the file FAULTY_LOADS names -- the first load is the checking
+ *     child's, the second commitlab's own; with FAULTY_EXIT_OPEN set its
+ *     open calls exit(FAULTY_EXIT_STATUS)
+ *  12 a library that writes to stdout in its constructor (printf, left in
+ *     the stdio buffer), its entry point (write(2) on fd 1) and its open
+ *     (printf and fflush): none of it may reach the result table
  */
 #include <commitlab_engine.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if FAULT == 9
@@ -80,8 +92,45 @@ static int commits;
 static int data_fd = -1;
 #endif
 
+#if FAULT == 11
+static int exit_status(void)
+{
+    const char *s = getenv("FAULTY_EXIT_STATUS");
+    return s ? atoi(s) : 0;
+}
+
+__attribute__((constructor)) static void exit_on_load(void)
+{
+    const char *n = getenv("FAULTY_EXIT_LOAD"), *loads = getenv("FAULTY_LOADS");
+    struct stat st;
+    if (!n || !loads)
+        return;
+    int fd = open(loads, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0 || fstat(fd, &st) != 0 || write(fd, "x", 1) != 1)
+        abort();
+    close(fd);
+    if (st.st_size + 1 != atoi(n))
+        return;
+    if (getenv("FAULTY_QUICK_EXIT"))
+        quick_exit(exit_status());
+    exit(exit_status());
+}
+#elif FAULT == 12
+__attribute__((constructor)) static void chatter_on_load(void)
+{
+    printf("faulty12: hello from the constructor\n");
+}
+#endif
+
 static int f_open(struct cl_engine_db *db)
 {
+#if FAULT == 11
+    if (getenv("FAULTY_EXIT_OPEN"))
+        exit(exit_status());
+#elif FAULT == 12
+    printf("faulty12: hello from open\n");
+    fflush(stdout);
+#endif
 #if FAULT == 4
     CL_ENGINE_ERRF(db->err, "faulty: the disk at %s is on fire", db->path);
     return CL_ENGINE_ERR;
@@ -175,6 +224,10 @@ const struct cl_engine_plugin *commitlab_engine_plugin(void)
 {
 #if FAULT == 6
     raise(SIGSEGV);
+#elif FAULT == 12
+    static const char hello[] = "faulty12: hello from the entry point\n";
+    if (write(1, hello, sizeof hello - 1) < 0)
+        return NULL;
 #endif
     return &table;
 }
