@@ -142,6 +142,8 @@ int cmd_bench(int argc, char **argv)
     }
     bench_dirs_release(&dirs); /* D itself only when this run made it and left it empty */
     int sig = bench_stop_signal();
+    if (sig) /* after the cleanup: what it was doing, and how far it got */
+        bench_stop_report("bench", NULL);
     bench_cli_free(&c);
     return sig ? 128 + sig : bench_interrupted() ? 130 : failed ? 1 : 0;
 }

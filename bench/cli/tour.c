@@ -16,6 +16,11 @@
  * sentences say what the table shows, with its numbers, and report.html
  * beside the JSON lines draws them (`commitlab report`, called in-process);
  * its path is the last line, so `make demo` ends by naming it.
+ *
+ * Stopped by a signal, the tour keeps the rows it ran (the one in
+ * progress marked interrupted, with what it measured) in the table and
+ * tour.jsonl, and says on stderr where it stopped; it draws no findings
+ * and no report from a part of the table.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -242,8 +247,12 @@ static int run_row(struct bench_sweep *s, size_t i, unsigned round)
     bench_run(&row->cfg, &row->res, bench_sweep_tick, s);
     row->ran = 1;
     ut_progress_clear(s->progress);
-    if (bench_interrupted())
-        return 0; /* a run cut short: no row, no JSON line */
+    if (row->res.status == RUN_INTERRUPTED) { /* its row and line say so, with what it measured */
+        char label[256], how[200];
+        bench_label(&row->cfg, label, sizeof label);
+        bench_stop_progress(&row->cfg, &row->res, how, sizeof how);
+        bench_stop_note("during run %zu of %zu (%s) %s", s->pos + 1, s->total, label, how);
+    }
     bench_table_row(stdout, &row->cfg, &row->res);
     fflush(stdout);
     if (bench_json_append(t->jf, &row->cfg, &row->res, (unsigned)s->pos + 1, (unsigned)s->total))
@@ -514,9 +523,9 @@ int cmd_tour(int argc, char **argv)
     bench_sweep_run(&sw);
     fclose(jf);
     bench_dirs_release(&dirs); /* --dir itself only when the tour made it and left it empty */
-    if (bench_stop_signal()) {
+    if (bench_stop_signal()) { /* the rows so far are in the table and the JSON lines: no findings, no report */
         ut_progress_clear(&up);
-        fprintf(stderr, "commitlab tour: interrupted; its run directories are removed\n");
+        bench_stop_report("tour", "its run directories are removed");
         return 128 + bench_stop_signal();
     }
 

@@ -22,6 +22,13 @@
  * nothing; without the claim, losses are counted and allowed.  Before the
  * first crash each plugin opens a fresh store once (try_plugins): one
  * that cannot is refused, exit 2, nothing run.
+ *
+ * SIGINT, SIGTERM or SIGHUP stops the campaign after the crash in
+ * progress (each crash is whole: its children waited for, its directory
+ * checked): the combination it was in gets its row and JSON line with the
+ * crashes done, marked interrupted, the directories go as at the end, and
+ * the last line on stderr says which combination and how far it got; the
+ * exit status is 128 + the signal.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -142,6 +149,11 @@ struct totals {
     uint64_t first_bad_seed;
     char first_why[200];
     int have_bad;
+    /* a signal stopped the combination: the crashes asked for, and the
+     * seconds it ran; its row counts the crashes done */
+    int interrupted;
+    uint64_t planned;
+    double seconds;
 };
 
 static int durable(const struct crash_config *c) { return cl_sync_policy_is_durable(c->sync) == 1; }
@@ -278,6 +290,15 @@ static void row_header(void)
            "acks lost", "worst", "unacked+", "atomic", "garbg", "recov", "rec ms", "max ms", "verdict");
 }
 
+/* "interrupted by SIGINT after 44 of 200 crashes (2.0 s)": how far an
+ * interrupted combination got, led by word. */
+static void stop_progress(const struct totals *t, const char *word, char *buf, size_t len)
+{
+    int sig = bench_stop_signal();
+    snprintf(buf, len, "%s%s%s after %" PRIu64 " of %" PRIu64 " crashes (%.1f s)", word, sig ? " by " : "",
+             sig ? bench_signal_name(sig) : "", t->crashes, t->planned, t->seconds);
+}
+
 static void row(const struct crash_config *c, const struct totals *t)
 {
     printf("%-12s %-8s %-9s %-8s %-9s %4s %4s %-7s %3u %4u %-4s ", c->names[8], c->names[0], cl_only(c, c->names[1]),
@@ -292,6 +313,13 @@ static void row(const struct crash_config *c, const struct totals *t)
     const char *verdict = bad(c, t) ? "FAILED" : t->lost ? "ok (may lose: not durable)" : "ok";
     if (!bad(c, t) && t->lost && c->drv->plugin) /* what the engine claims, not the policy's name */
         verdict = "ok (may lose: no survival claimed)";
+    char stopped[400];
+    if (t->interrupted) { /* the totals of the crashes done, never taken for the whole combination */
+        char how[200];
+        stop_progress(t, "INTERRUPTED", how, sizeof how);
+        snprintf(stopped, sizeof stopped, "%s: %s so far", how, verdict);
+        verdict = stopped;
+    }
     printf("%7" PRIu64 " %7" PRIu64 " %9" PRIu64 " %6" PRIu64 " %9" PRIu64 " %6u %6u %6u %8.1f %8.1f  %s\n",
            t->crashes, t->mid_run, t->lost, t->lost_max, t->survived, t->atomicity, t->garbage, t->recovery_failed,
            t->crashes ? t->rec_sum / (double)t->crashes : 0, t->rec_max, verdict);
@@ -329,10 +357,23 @@ static json_t *row_json(const struct crash_config *c, const struct totals *t, co
     json_object_set_new(j, "workload", json_string(c->names[9]));
     json_object_set_new(j, "txns_per_client", json_integer(c->txns));
     json_object_set_new(j, "lying_device", json_boolean(c->lying));
-    json_object_set_new(j, "status", json_string(t->na ? "n/a" : bad(c, t) ? "failed" : "ok"));
+    char stopped[200];
+    if (t->interrupted)
+        stop_progress(t, "interrupted", stopped, sizeof stopped);
+    json_object_set_new(j, "status", json_string(t->na ? "n/a" : t->interrupted ? "interrupted" : bad(c, t) ? "failed" : "ok"));
     json_object_set_new(j, "reason", t->na            ? json_string(t->na_why)
                                      : t->cut_failed ? json_string(t->first_why)
+                                     : t->interrupted ? json_string(stopped)
                                                      : json_null());
+    if (t->interrupted && !t->na) {
+        int sig = bench_stop_signal();
+        json_object_set_new(j, "interrupted",
+                            json_pack("{s:o, s:I, s:f, s:b}", "signal", sig ? json_string(bench_signal_name(sig)) : json_null(),
+                                      "crashes_asked", (json_int_t)t->planned, "seconds", t->seconds, "failed",
+                                      bad(c, t)));
+    } else {
+        json_object_set_new(j, "interrupted", json_null());
+    }
     json_object_set_new(j, "crashes", json_integer((json_int_t)t->crashes));
     json_object_set_new(j, "crashes_mid_run", json_integer((json_int_t)t->mid_run));
     json_object_set_new(j, "acked_lost", json_integer((json_int_t)t->lost));
@@ -876,6 +917,8 @@ static int run_combination(struct bench_sweep *s, size_t idx, unsigned round)
         return 0;
     struct totals t;
     memset(&t, 0, sizeof t);
+    t.planned = co->have_replay ? 1 : co->iterations;
+    double t0 = ut_now();
     /* Calibration: how much a crash-free run of this combination has
      * to crash into (file operations, or nanoseconds of committing).
      * Crash points are drawn uniformly over it and a twentieth more,
@@ -906,8 +949,15 @@ static int run_combination(struct bench_sweep *s, size_t idx, unsigned round)
     else if (!t.na)
         run_crashes(co, &c, one, span, dir, &t, pp);
     ut_progress_clear(&pp->up);
-    if (bench_interrupted())
-        return 0; /* a combination cut short: no row, no JSON line */
+    if (bench_interrupted() && t.crashes < t.planned && !t.na) { /* its row and line say so, with the crashes done */
+        t.interrupted = 1;
+        t.seconds = ut_now() - t0;
+        bench_stop_note("during combination %zu of %zu (%s %s --sync %s --sync-method %s %s %s, %u clients) "
+                        "after %" PRIu64 " of %" PRIu64 " crashes (%.1f s)",
+                        idx + 1, s->n, c.names[8], c.names[9], c.names[0], c.names[1],
+                        c.mode == CRASH_SIM ? "--model" : "--mode", c.names[6], c.clients, t.crashes, t.planned,
+                        t.seconds);
+    }
     row(&c, &t);
     if (t.have_bad) {
         printf("  first failure: seed %" PRIu64 ": %s\n", t.first_bad_seed, t.first_why);
@@ -1033,5 +1083,7 @@ int cmd_crash(int argc, char **argv)
     bench_dirs_release(&dirs); /* --dir itself only when this run made it and left it empty */
     free_opts(&co);
     int sig = bench_stop_signal();
+    if (sig) /* after the cleanup: what it was doing, and how far it got */
+        bench_stop_report("crash", NULL);
     return sig ? 128 + sig : failed;
 }

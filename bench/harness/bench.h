@@ -31,8 +31,9 @@
 void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*tick)(void *), void *arg);
 
 /* bench_interrupt() (async-signal-safe; the signal handler of
- * bench_stop_on_signals calls it) makes the current run stop at once
- * (reported as an error) and the sweep runner skip the rest. */
+ * bench_stop_on_signals calls it) makes the current run stop at once --
+ * reported as RUN_INTERRUPTED, with what it measured until then when its
+ * measured phase had begun -- and the sweep runner skip the rest. */
 void bench_interrupt(void);
 int bench_interrupted(void);
 
@@ -63,7 +64,8 @@ struct bench_sweep {
 
     /* Stopping.  Once bench_stop_on_signals() has installed the handler,
      * SIGINT, SIGTERM and SIGHUP stop the current run at once (it is
-     * reported as an error), the sweep skips the rest, and on_stop is
+     * reported as interrupted, with what it measured), the sweep skips
+     * the rest, and on_stop is
      * called with the signal -- after the loop, in the caller's thread,
      * not in the handler: the place for what a command must undo before
      * it exits.  NULL: nothing to undo -- the commands today undo their
@@ -89,6 +91,16 @@ void bench_sweep_tick(void *sweep);
  * or 0. */
 void bench_stop_on_signals(void);
 int bench_stop_signal(void);
+/* The command's last line when a signal stopped it, one line on stderr:
+ * "commitlab CMD: interrupted by SIGINT " and what bench_stop_note said
+ * it was doing and how far it got ("during run 3 of 8 (commitlab --sync
+ * group --clients 16) after 2.1 s of 10 s"), then "; " and tail (NULL:
+ * none).  The note is printf-like and kept once: the item in progress
+ * sets it as it stops; the runner, after the loop, says how many items
+ * were done when no item did.  Both run in the main flow, never in the
+ * handler. */
+void bench_stop_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bench_stop_report(const char *cmd, const char *tail);
 
 /* The cross product of lists of counts[0..n) values: combination idx as
  * one pick per list, the last list varying fastest (an odometer). */

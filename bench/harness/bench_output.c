@@ -2,8 +2,15 @@
  * bench_output.c -- a run's results as a human table (stdout), CSV, and
  * JSON lines (jansson).  docs/bench.md documents every JSON and CSV field;
  * a field this file adds must be added there too.
+ *
+ * A run a signal stopped (RUN_INTERRUPTED) is written as a run of its
+ * own kind, never as one that measured to its end: its row says
+ * "INTERRUPTED" and how far it got, its JSON line and CSV row have the
+ * status "interrupted", and its figures -- when it had begun to measure --
+ * are over the seconds it measured.
  */
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +23,67 @@ void bench_label(const struct bench_config *cfg, char *buf, size_t len)
 {
     snprintf(buf, len, "%s --sync %s --clients %u%s%s", cfg->engine, cfg->sync, cfg->clients,
              cfg->varying[0] ? " " : "", cfg->varying);
+}
+
+const char *bench_signal_name(int sig)
+{
+    static __thread char other[24];
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    }
+    snprintf(other, sizeof other, "signal %d", sig);
+    return other;
+}
+
+int bench_measured(const struct bench_result *r)
+{
+    return r->status == RUN_OK || (r->status == RUN_INTERRUPTED && r->stopped_in == BENCH_STOP_MEASURE);
+}
+
+void bench_stop_progress(const struct bench_config *cfg, const struct bench_result *r, char *buf, size_t len)
+{
+    switch (r->stopped_in) {
+    case BENCH_STOP_MEASURE:
+        if (cfg->txns)
+            snprintf(buf, len, "after %llu of %llu transactions (%.1f s)", (unsigned long long)r->txns,
+                     (unsigned long long)cfg->txns, r->seconds);
+        else
+            snprintf(buf, len, "after %.1f s of %g s", r->seconds, cfg->duration);
+        return;
+    case BENCH_STOP_WARMUP:
+        snprintf(buf, len, "in its warm-up (%.1f s of %g s), before anything was measured", r->warmup_done_s,
+                 cfg->warmup);
+        return;
+    default:
+        snprintf(buf, len, "while opening and preloading its store, before anything was measured");
+        return;
+    }
+}
+
+/* "interrupted by SIGINT after 2.1 s of 10 s": an interrupted run's
+ * reason, led by word. */
+static void stop_reason(const struct bench_config *cfg, const struct bench_result *r, const char *word, char *buf,
+                        size_t len)
+{
+    char how[200];
+    bench_stop_progress(cfg, r, how, sizeof how);
+    if (r->stop_signal)
+        snprintf(buf, len, "%s by %s %s", word, bench_signal_name(r->stop_signal), how);
+    else
+        snprintf(buf, len, "%s %s", word, how);
+}
+
+/* The reason a line gives: null when ok. */
+static const char *reason_of(const struct bench_config *cfg, const struct bench_result *r, char *buf, size_t len)
+{
+    if (r->status == RUN_OK)
+        return NULL;
+    if (r->status != RUN_INTERRUPTED)
+        return r->reason;
+    stop_reason(cfg, r, "interrupted", buf, len);
+    return buf;
 }
 
 static double per(int64_t v, uint64_t n)
@@ -154,11 +222,17 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
                  (long long)r->writes_by_self, (long long)r->writes_by_leader,
                  (double)(r->writes_by_self + r->writes_by_leader) / (double)r->writes_by_self);
     varying_beyond(r->settings, cfg->varying, varying, sizeof varying);
-    snprintf(extra, sizeof extra, "%s%s%s%s%s%s%s%s%s%s", r->settings, varying[0] ? "; " : "", varying,
-             open_loop, ver, batch[0] ? "; " : "", batch, phases, seg[0] ? "; " : "", seg);
-    if (r->status != RUN_OK) {
+    char stopped[300] = "";
+    if (r->status == RUN_INTERRUPTED) /* first, so that no reader takes the row for a whole run */
+        stop_reason(cfg, r, "INTERRUPTED", stopped, sizeof stopped);
+    snprintf(extra, sizeof extra, "%s%s%s%s%s%s%s%s%s%s%s%s", stopped, stopped[0] ? "; " : "", r->settings,
+             varying[0] ? "; " : "", varying, open_loop, ver, batch[0] ? "; " : "", batch, phases,
+             seg[0] ? "; " : "", seg);
+    if (!bench_measured(r)) {
+        char why[300];
         fprintf(f, "%-9s %-8s %7u %13s  (%s)%s%s\n", cfg->engine, cfg->sync, cfg->clients,
-                r->status == RUN_NA ? "n/a" : "error", r->reason, cfg->varying[0] ? "; " : "", cfg->varying);
+                bench_status_names[r->status], reason_of(cfg, r, why, sizeof why), cfg->varying[0] ? "; " : "",
+                cfg->varying);
         return;
     }
     char cps[32], walb[32], devb[32];
@@ -192,7 +266,7 @@ static json_t *metrics_json(const struct bench_result *r)
 {
     json_t *m = json_object();
     uint64_t n = r->txns;
-    int ok = r->status == RUN_OK;
+    int ok = bench_measured(r); /* whole, or until a signal */
     json_object_set_new(m, "txns", ok ? json_integer((json_int_t)n) : json_null());
     json_object_set_new(m, "ops", ok ? json_integer((json_int_t)r->ops) : json_null());
     json_object_set_new(m, "seconds", ok ? json_real(r->seconds) : json_null());
@@ -354,8 +428,17 @@ int bench_json_append_extra(FILE *f, const struct bench_config *cfg, const struc
     json_object_set_new(o, "runs", json_integer(nruns));
     json_object_set_new(o, "engine", json_string(cfg->engine));
     json_object_set_new(o, "workload", json_string(cfg->workload));
-    json_object_set_new(o, "status", json_string(r->status == RUN_OK ? "ok" : r->status == RUN_NA ? "n/a" : "error"));
-    json_object_set_new(o, "reason", r->status == RUN_OK ? json_null() : json_string(r->reason));
+    char why[300];
+    const char *reason = reason_of(cfg, r, why, sizeof why);
+    json_object_set_new(o, "status", json_string(bench_status_names[r->status]));
+    json_object_set_new(o, "reason", reason ? json_string(reason) : json_null());
+    if (r->status == RUN_INTERRUPTED)
+        json_object_set_new(o, "interrupted",
+                            json_pack("{s:o, s:s}", "signal",
+                                      r->stop_signal ? json_string(bench_signal_name(r->stop_signal)) : json_null(),
+                                      "during", bench_stop_names[r->stopped_in]));
+    else
+        json_object_set_new(o, "interrupted", json_null());
     json_object_set_new(o, "engine_settings", jstr(r->settings));
     json_t *config = bench_config_json(cfg);
     if (r->stored_segment_size) /* --reuse: the store's own, which is what ran */
@@ -406,7 +489,9 @@ void bench_csv_header(FILE *f)
 
 void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r)
 {
-    int ok = r->status == RUN_OK;
+    int ok = bench_measured(r);
+    char why[300];
+    const char *reason = reason_of(cfg, r, why, sizeof why);
     uint64_t n = r->txns;
     double commits = r->engine_commits > 0 ? (double)r->engine_commits : (double)n;
     fprintf(f, "%s", r->time_utc);
@@ -416,8 +501,8 @@ void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_r
             bench_knob_format(cfg, (enum bench_knob)k, v, sizeof v);
             fprintf(f, ",%s", v);
         }
-    fprintf(f, ",%s,", ok ? "ok" : r->status == RUN_NA ? "n/a" : "error");
-    csv_str(f, ok ? "" : r->reason);
+    fprintf(f, ",%s,", bench_status_names[r->status]);
+    csv_str(f, reason ? reason : "");
     fputc(',', f);
     csv_str(f, r->settings);
     fputc(',', f);

@@ -45,6 +45,16 @@ int bench_json_write(FILE *f, struct json_t *o);
 struct bench_env;
 struct json_t *bench_env_json(const struct bench_env *e, const struct bench_config *cfg);
 
+/* A run stopped by a signal (bench_schema.h, RUN_INTERRUPTED): whether
+ * it has figures (it measured to its end, or had begun its measured
+ * phase), and how far it got -- "after 2.1 s of 10 s", "after 1200 of
+ * 5000 transactions (0.4 s)", "in its warm-up (...), before anything was
+ * measured" -- as its row, its line's reason and the command's last line
+ * say it.  bench_signal_name(SIGINT) is "SIGINT". */
+int bench_measured(const struct bench_result *r);
+void bench_stop_progress(const struct bench_config *cfg, const struct bench_result *r, char *buf, size_t len);
+const char *bench_signal_name(int sig);
+
 /* A short human label of a run ("lmdb --sync commit --clients 16"). */
 void bench_label(const struct bench_config *cfg, char *buf, size_t len);
 

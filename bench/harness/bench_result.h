@@ -3,7 +3,8 @@
  * fills it in: throughput, the latency histogram and its percentiles, the
  * engine's and the system's counters over the measured phase, a timeline
  * per second, and the environment it ran in.  A counter the engine or the
- * system cannot give is -1.
+ * system cannot give is -1.  A run a signal stopped in its measured phase
+ * has all of it, over the part it measured.
  */
 #ifndef CL_BENCH_RESULT_H
 #define CL_BENCH_RESULT_H
@@ -15,8 +16,6 @@
 #include "drivers/driver.h"
 #include "histogram.h"
 
-enum bench_status { RUN_OK = 0, RUN_NA, RUN_ERROR };
-
 struct bench_second {
     double tps;
     double p99_us;
@@ -25,7 +24,13 @@ struct bench_second {
 };
 
 struct bench_result {
-    enum bench_status status;
+    enum bench_status status;     /* bench_schema.h */
+    /* RUN_INTERRUPTED: the phase the signal stopped the run in -- in the
+     * measured phase, what it measured until then is below, over the
+     * seconds it measured -- the signal, and the seconds of warm-up done */
+    enum bench_stop stopped_in;
+    int stop_signal;
+    double warmup_done_s;
     struct bench_env env;         /* of the run directory */
     char reason[BENCH_ERRLEN];    /* n/a reason or error */
     char settings[256];           /* the engine's own settings (describe) */

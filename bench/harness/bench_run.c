@@ -7,6 +7,14 @@
  * measured phase, --duration seconds or until --txns transactions have
  * been claimed; close (and, with --verify, reopen and read every key back).
  *
+ * A signal (bench_interrupt) stops the run where it is: in its measured
+ * phase, the phase ends there as it would at its end -- no transaction
+ * begins, those begun complete and count, the counters are sampled -- and
+ * the run is RUN_INTERRUPTED with what it measured over the seconds it
+ * measured (no --verify: the store is closed, not read back); before it,
+ * RUN_INTERRUPTED with nothing measured.  Either way everything is
+ * stopped, closed and removed as at the end of any run.
+ *
  * Measurement rules:
  *   - a transaction counts when it completes inside the measured phase
  *     (duration mode), or when it claimed one of the --txns slots;
@@ -73,6 +81,7 @@ struct run_shared {
     size_t tcap;
     pthread_mutex_t mu;
     int failed;
+    int stopped;                  /* a signal ended the phase (wait_phase) */
     char err[BENCH_ERRLEN];
     const struct bench_zipf *zipf;
     uint8_t *written;
@@ -337,6 +346,14 @@ static void sample_marks(struct run_shared *sh)
         sh->db->drv->stats(sh->db, &sh->marks[sh->nmarks++]);
 }
 
+/* A signal came: the clients stop as at the end of the phase, which the
+ * run reports as interrupted (not failed). */
+static void stop_at_signal(struct run_shared *sh)
+{
+    sh->stopped = 1;
+    __atomic_store_n(&sh->phase, PH_STOP, __ATOMIC_RELEASE);
+}
+
 /* Sleeps up to secs, in slices, calling tick; returns early on stop. */
 static void wait_phase(struct run_shared *sh, double secs, void (*tick)(void *), void *arg)
 {
@@ -344,7 +361,7 @@ static void wait_phase(struct run_shared *sh, double secs, void (*tick)(void *),
     for (;;) {
         double left = end - ut_now();
         if (interrupted)
-            set_failed(sh, "interrupted");
+            stop_at_signal(sh);
         if (left <= 0 || __atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
             return;
         double slice = left < 0.2 ? left : 0.2;
@@ -405,6 +422,17 @@ static int run_fail(struct run *rn, enum bench_status status, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(rn->r->reason, sizeof rn->r->reason, fmt, ap);
     va_end(ap);
+    return -1;
+}
+
+/* A signal stopped the run: in the given phase; returns -1.  Before the
+ * measured phase nothing was measured; in it, the run goes on to collect
+ * what it measured (run_measure). */
+static int run_stopped(struct run *rn, enum bench_stop where)
+{
+    rn->r->status = RUN_INTERRUPTED;
+    rn->r->stopped_in = where;
+    snprintf(rn->r->reason, sizeof rn->r->reason, "interrupted in the %s", bench_stop_names[where]);
     return -1;
 }
 
@@ -630,7 +658,7 @@ static int quiesce(struct run *rn)
         if (__atomic_load_n(&sh->phase, __ATOMIC_ACQUIRE) == PH_STOP)
             return -1; /* a client failed (set_failed stops the run) */
         if (interrupted) {
-            set_failed(sh, "interrupted");
+            stop_at_signal(sh);
             return -1;
         }
         if (ut_now() > give_up) {
@@ -661,9 +689,13 @@ static int run_measure(struct run *rn)
             set_failed(sh, "cannot start a client thread");
             break;
         }
+    double tw = ut_now();
     wait_phase(sh, cfg->warmup, rn->tick, rn->arg);
-    if (quiesce(rn)) {
+    rn->r->warmup_done_s = ut_now() - tw;
+    if (sh->stopped || quiesce(rn)) {
         stop_clients(rn);
+        if (sh->stopped && !sh->failed)
+            return run_stopped(rn, BENCH_STOP_WARMUP);
         return run_fail(rn, RUN_ERROR, "%s", sh->failed ? sh->err : "stopped");
     }
 
@@ -681,6 +713,8 @@ static int run_measure(struct run *rn)
     stop_clients(rn);
     if (sh->failed)
         return run_fail(rn, RUN_ERROR, "%s", sh->err);
+    if (sh->stopped)
+        run_stopped(rn, BENCH_STOP_MEASURE); /* what it measured until then is collected as at the end */
     return 0;
 }
 
@@ -816,7 +850,7 @@ static void run_close_and_verify(struct run *rn)
     close_clients(rn);
     rn->drv->close(&rn->db);
     rn->db_open = 0;
-    if (rn->cfg->verify)
+    if (rn->cfg->verify && rn->r->status == RUN_OK) /* an interrupted run is not read back */
         run_verify(rn);
 }
 
@@ -857,7 +891,8 @@ static void run_here(const struct bench_config *cfg, struct bench_result *r, voi
 
     run_begin(&rn, cfg, r, tick, arg);
     if (run_check_engine(&rn) == 0 && run_open_store(&rn) == 0 && run_connect_clients(&rn) == 0 &&
-        run_preload(&rn) == 0 && run_measure(&rn) == 0) {
+        run_preload(&rn) == 0 && (!interrupted || run_stopped(&rn, BENCH_STOP_SETUP) == 0) &&
+        run_measure(&rn) == 0) {
         run_collect_results(&rn);
         run_close_and_verify(&rn);
     }
@@ -964,4 +999,6 @@ void bench_run(const struct bench_config *cfg, struct bench_result *r, void (*ti
         run_isolated(cfg, d, r, tick, arg);
     else
         run_here(cfg, r, tick, arg);
+    if (r->status == RUN_INTERRUPTED) /* this process's signal (an isolated child's is the one passed on) */
+        r->stop_signal = bench_stop_signal();
 }

@@ -1,13 +1,25 @@
 /*
- * bench_schema.c -- a commitlab-bench/1 line's commit phases, and the
- * order of engines and policies a reader compares them in
- * (bench_schema.h); the output writes the phases, the report reads them.
+ * bench_schema.c -- a commitlab-bench/1 line's statuses, the phases a
+ * signal can stop a run in, its commit phases, and the order of engines
+ * and policies a reader compares them in (bench_schema.h); the output
+ * writes the names, the report reads them.
  */
 #include <string.h>
 
 #include "bench_schema.h"
 #include "commitlab.h"
 #include "drivers/driver.h"
+
+const char *const bench_status_names[BENCH_STATUSES] = {"ok", "n/a", "error", "interrupted"};
+const char *const bench_stop_names[BENCH_STOPS] = {"setup", "warm-up", "measured phase"};
+
+int bench_status_parse(const char *name)
+{
+    for (int i = 0; i < BENCH_STATUSES; i++)
+        if (name && strcmp(name, bench_status_names[i]) == 0)
+            return i;
+    return -1;
+}
 
 const char *const bench_phase_names[BENCH_PHASES] = {"lock", "append", "apply", "queue", "write", "sync", "wakeup"};
 

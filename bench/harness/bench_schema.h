@@ -14,6 +14,28 @@
 
 #define BENCH_SCHEMA "commitlab-bench/1"
 
+/* A line's "status": the run measured to its end (ok), cannot run here
+ * (n/a), failed (error), or was stopped by a signal (interrupted).  An
+ * interrupted line's metrics are what the run measured until the signal,
+ * over the time it measured, when its measured phase had begun (else
+ * null, as a failed line's), and its member "interrupted" says which
+ * signal and in which phase.  "interrupted" came to commitlab-bench/1
+ * later, without a new version: a reader that knows only the first three
+ * takes it for a run that did not measure, which misleads nobody; one
+ * that knows it never counts it among the runs that measured to the end.
+ * The names are bench_status_names, in this order. */
+enum bench_status { RUN_OK = 0, RUN_NA, RUN_ERROR, RUN_INTERRUPTED, BENCH_STATUSES };
+extern const char *const bench_status_names[BENCH_STATUSES];
+
+/* Where a signal stopped a run (member interrupted.during): before its
+ * warm-up (opening, preloading), in the warm-up, or in the measured
+ * phase -- the only one with figures. */
+enum bench_stop { BENCH_STOP_SETUP = 0, BENCH_STOP_WARMUP, BENCH_STOP_MEASURE, BENCH_STOPS };
+extern const char *const bench_stop_names[BENCH_STOPS];
+
+/* The status of a name, or -1. */
+int bench_status_parse(const char *name);
+
 /* Plausible values of a line: config.clients is 1..BENCH_SCHEMA_MAX_CLIENTS
  * (what `commitlab bench --clients` accepts); metrics.tps at most
  * BENCH_SCHEMA_MAX_TPS; every figure of metrics finite, not negative and

@@ -6,11 +6,15 @@
  * command cleans up.  Also the cross product of comma lists (the
  * odometer bench's knobs and crash's combinations are numbered by), and
  * bench's own sweep: the table (or CSV) row of each run as it finishes,
- * its JSON line, and after --repeat the summary (bench_repeat.c).
+ * its JSON line, and after --repeat the summary (bench_repeat.c).  A run
+ * a signal stopped gets its row and line too, marked interrupted (its
+ * figures are over the time it measured), and the command's last line
+ * says where the signal came (bench_stop_note).
  */
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +56,28 @@ void bench_stop_on_signals(void)
 }
 
 int bench_stop_signal(void) { return (int)stop_signal; }
+
+/* What the signal stopped, for the command's last line: set once, by the
+ * first part of the command that knew (the item in progress), in the
+ * main flow -- never in the handler. */
+static char stop_note[1024];
+
+void bench_stop_note(const char *fmt, ...)
+{
+    va_list ap;
+    if (stop_note[0])
+        return;
+    va_start(ap, fmt);
+    vsnprintf(stop_note, sizeof stop_note, fmt, ap);
+    va_end(ap);
+}
+
+void bench_stop_report(const char *cmd, const char *tail)
+{
+    int sig = bench_stop_signal();
+    fprintf(stderr, "commitlab %s: interrupted%s%s%s%s%s%s\n", cmd, sig ? " by " : "", sig ? bench_signal_name(sig) : "",
+            stop_note[0] ? " " : "", stop_note, tail ? "; " : "", tail ? tail : "");
+}
 
 /* ---- the runner -------------------------------------------------------------------- */
 
@@ -107,6 +133,8 @@ int bench_sweep_run(struct bench_sweep *s)
     }
     free(order);
     if (bench_interrupted()) {
+        /* between two items (the item in progress says more, and first) */
+        bench_stop_note("with %zu of %zu done", s->pos, s->total);
         if (s->on_stop)
             s->on_stop(s, bench_stop_signal());
         return -EINTR;
@@ -138,9 +166,11 @@ static int bench_item(struct bench_sweep *s, size_t i, unsigned round)
 
     bench_run(cfg, r, bench_sweep_tick, s);
     ut_progress_clear(progress_of(s));
-    if (bench_interrupted()) { /* a run cut short is abandoned: no row, no JSON line */
-        bench_result_free(r);
-        return 0;
+    if (r->status == RUN_INTERRUPTED) { /* its row and line say so, with what it measured */
+        char label[256], how[200];
+        bench_label(cfg, label, sizeof label);
+        bench_stop_progress(cfg, r, how, sizeof how);
+        bench_stop_note("during run %zu of %zu (%s) %s", s->pos + 1, s->total, label, how);
     }
     if (r->status == RUN_ERROR)
         x->failed++;

@@ -34,6 +34,14 @@
  * devices, mounts, snapshots, and taking them down -- are mx_fs.c; this
  * file is the command: its options, the runs, their medians, the tables
  * and the verdicts on recycling.
+ *
+ * Stopped by a signal, the command still takes everything down as above,
+ * and keeps what it measured: every finished run's JSON line is written
+ * as it finishes, the run in progress gets its line marked interrupted
+ * (what it measured until then), and the table shows the medians of the
+ * finished runs with the interrupted run in a row of its own -- no
+ * verdicts, which need every pair of a sweep -- and the last line on
+ * stderr says which run it was and how far it got.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -345,6 +353,7 @@ struct cell {
     unsigned n, errors, unexercised;
     char err[BENCH_ERRLEN];
     int na;
+    char stopped[300];            /* a run a signal stopped: how far it got; its figures, if any, are its own */
 };
 
 /* The median of a cell's samples, which stay in their order; -1 (shown
@@ -547,7 +556,8 @@ static void table_row(FILE *f, const char *name, const struct bench_config *c, c
     other_knobs(c, other, sizeof other);
     if (!x->n) {
         fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s (%s)\n", name, c->engine, c->sync, c->segments,
-                c->segment_init, c->prealloc, c->clients, x->na ? "n/a" : "error", x->err);
+                c->segment_init, c->prealloc, c->clients, x->stopped[0] ? "-" : x->na ? "n/a" : "error",
+                x->stopped[0] ? x->stopped : x->err);
         return;
     }
     char sp[16], p99[24], mx[24], devb[24], devrd[24], waits[24], waitms[24], reused[24], swmax[24], snaps[48] = "";
@@ -562,15 +572,20 @@ static void table_row(FILE *f, const char *name, const struct bench_config *c, c
     num(waitms, sizeof waitms, x->waitms, x->n, "%.1f");
     num(reused, sizeof reused, x->reused, x->n, "%.0f");
     num(swmax, sizeof swmax, x->swmax, x->n, "%.2f");
-    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4u %12.1f %7s %8s %8s %10s %9s %6s %9s %6s %9s%s%s%s%s\n",
-            name, c->engine, c->sync, c->segments, c->segment_init, c->prealloc, c->clients, x->n,
-            median(x->tps, x->n), sp, p99, mx, devb, devrd, waits, waitms, reused, swmax, other[0] ? "  " : "", other,
-            snaps, x->unexercised ? "  NOTE: recycling not exercised" : "");
+    char runs[8];
+    snprintf(runs, sizeof runs, "%u", x->n);
+    if (x->stopped[0]) /* one run, cut short: no median, no spread */
+        snprintf(sp, sizeof sp, "-");
+    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s %12.1f %7s %8s %8s %10s %9s %6s %9s %6s %9s%s%s%s%s%s%s\n",
+            name, c->engine, c->sync, c->segments, c->segment_init, c->prealloc, c->clients,
+            x->stopped[0] ? "-" : runs, median(x->tps, x->n), sp, p99, mx, devb, devrd, waits, waitms, reused, swmax,
+            other[0] ? "  " : "", other, snaps, x->unexercised && !x->stopped[0] ? "  NOTE: recycling not exercised" : "",
+            x->stopped[0] ? "  " : "", x->stopped);
 }
 
 static void cell_add(struct cell *x, const struct bench_config *cfg, const struct bench_result *r, double snaps)
 {
-    if (r->status != RUN_OK) {
+    if (!bench_measured(r)) {
         if (r->status == RUN_NA)
             x->na = 1;
         else
@@ -620,6 +635,10 @@ struct phase {
     struct bench_cli *c;
     struct bench_result *r;
     int failed;
+    /* the run a signal stopped: its configuration, target and row */
+    int has_stopped;
+    size_t stopped_cfg, stopped_tgt;
+    struct cell stopped;
 };
 
 /* Items are configuration-major: every target's run of a configuration
@@ -748,12 +767,23 @@ static int phase_run_one(struct bench_sweep *s, size_t item, unsigned rep)
     bench_run(&cfg, ph->r, bench_sweep_tick, s);
     if (snapping)
         snapper_stop(&sp);
-    if (bench_interrupted()) {
-        bench_result_free(ph->r);
-        return -1;
-    }
     int snaps = snapping ? (int)sp.taken : -1, snap_err = snapping ? sp.err : 0;
-    cell_add(&t->cells[i], &cfg, ph->r, snaps);
+    int stopped = ph->r->status == RUN_INTERRUPTED;
+    if (stopped) { /* a row of its own, never among the finished runs' medians */
+        char label[256], how[200];
+        struct cell *x = &ph->stopped;
+        memset(x, 0, sizeof *x);
+        cell_add(x, &cfg, ph->r, snaps);
+        bench_stop_progress(&cfg, ph->r, how, sizeof how);
+        snprintf(x->stopped, sizeof x->stopped, "INTERRUPTED by %s %s", bench_signal_name(ph->r->stop_signal), how);
+        ph->has_stopped = 1;
+        ph->stopped_cfg = i;
+        ph->stopped_tgt = ti;
+        bench_label(&cfg, label, sizeof label);
+        bench_stop_note("during run %zu of %zu (%s: %s) %s", s->pos + 1, s->total, t->name, label, how);
+    } else {
+        cell_add(&t->cells[i], &cfg, ph->r, snaps);
+    }
     if (ph->r->status == RUN_ERROR)
         ph->failed++;
     if (snap_err) {
@@ -769,7 +799,7 @@ static int phase_run_one(struct bench_sweep *s, size_t item, unsigned rep)
         json_decref(extra);
     }
     bench_result_free(ph->r);
-    return 0;
+    return stopped ? -1 : 0;
 }
 
 /* ---- what a phase prints ------------------------------------------------------------ */
@@ -917,6 +947,23 @@ static int print_layer(const struct target *nat, const struct target *t, const s
     }
     json_decref(rows);
     return failed;
+}
+
+/* A phase a signal stopped: the rows of the configurations that finished
+ * a run on each target, then the interrupted run's own row; no verdict
+ * (it compares every pair of the sweep, which did not all run). */
+static void print_stopped(const struct phase *ph)
+{
+    for (size_t ti = 0; ti < ph->nt; ti++)
+        for (size_t i = 0; i < ph->c->n; i++) {
+            const struct cell *x = &ph->t[ti].cells[i];
+            if (x->n || x->na || x->errors)
+                table_row(stdout, ph->t[ti].name, &ph->c->cfgs[i], x);
+        }
+    if (ph->has_stopped)
+        table_row(stdout, ph->t[ph->stopped_tgt].name, &ph->c->cfgs[ph->stopped_cfg], &ph->stopped);
+    printf("  no verdicts: the sweep was interrupted\n");
+    fflush(stdout);
 }
 
 /* ---- one phase: the filesystems up at once ------------------------------------------ */
@@ -1168,8 +1215,12 @@ int cmd_matrix(int argc, char **argv)
                                  .what = what, .label = phase_label};
         if (!bench_interrupted())
             bench_sweep_run(&sw);
+        else
+            bench_stop_note("while setting up the filesystems, before the runs of this phase");
         failed += ph.failed;
         ut_progress_clear(&pr);
+        if (bench_interrupted())
+            print_stopped(&ph);
         /* the layer's own cost needs each target's mount details: before
          * taking them down, after the rows */
         if (!bench_interrupted()) {
@@ -1200,8 +1251,8 @@ int cmd_matrix(int argc, char **argv)
     free(vl.text);
     bench_cli_free(&c);
     if (bench_interrupted()) {
-        fprintf(stderr, "commitlab matrix: interrupted (signal %d); everything it snapshotted, mounted and attached "
-                        "is deleted, unmounted and detached\n", bench_stop_signal());
+        bench_stop_report("matrix", "everything it snapshotted, mounted and attached is deleted, unmounted and "
+                                    "detached");
         return 128 + bench_stop_signal();
     }
     return setup_failed || failed ? 1 : 0;

@@ -17,10 +17,13 @@
  * probe_exp.c and probe_verdict.c, the JSON record in probe_json.c.
  *
  * Interrupts are cooperative: the first signal sets probe_alarm (so every
- * timed loop ends at once) and probe_interrupted; the main thread notices
- * at the next row, finishes the line as pg_test_fsync does, removes the
- * work directory and exits 128+signal.  A second signal unlinks the test
- * file from the handler and exits at once.
+ * timed loop ends at once) and probe_interrupted, and nothing else; the
+ * main thread notices when the row in progress reports (probe_row_ok: the
+ * row is kept, marked interrupted, with what it measured until then) or
+ * the next row begins, finishes the line as pg_test_fsync does, removes
+ * the work directory, writes --json with the rows so far, says on stderr
+ * where it stopped, and exits 128+signal.  A second signal unlinks the
+ * test file from the handler and exits at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +47,7 @@ atomic_int probe_interrupted;
 
 static struct probe_ctx *g_ctx; /* for cleanup on the exit paths */
 static int g_midline;           /* a row label is printed, its numbers are not */
+static double g_timer_secs;     /* what the last timed test was to run */
 
 static const char *const section_names[SEC_COUNT] = {
     [SEC_SYNC1] = "sync1",     [SEC_SYNC2] = "sync2",       [SEC_OPENSYNC] = "opensync",
@@ -67,6 +71,7 @@ void probe_timer_start(double secs)
 {
     struct itimerval it = {0};
     atomic_store(&probe_alarm, atomic_load(&probe_interrupted) ? 1 : 0);
+    g_timer_secs = secs;
     it.it_value.tv_sec = (time_t)secs;
     it.it_value.tv_usec = (suseconds_t)((secs - (double)(time_t)secs) * 1e6);
     if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
@@ -107,13 +112,42 @@ static void finish_line(void)
     }
 }
 
+static int write_json(const struct probe_ctx *c, const char *json);
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+/* After a signal, in the main flow: the line finished, the work directory
+ * removed, --json written with the rows so far, and one line on stderr
+ * saying where the probe stopped; exits 128 + the signal. */
 static void exit_if_interrupted(void)
 {
     int sig = atomic_load(&probe_interrupted);
     if (!sig)
         return;
+    probe_timer_stop();
     finish_line(); /* pg_test_fsync: "Finish incomplete line on stdout" */
     cleanup();
+    struct probe_ctx *c = g_ctx;
+    size_t done = 0;
+    if (c)
+        c->stopped_by = signal_name(sig);
+    for (size_t i = 0; c && i < c->nrows; i++)
+        done += c->rows[i].status != ROW_INTERRUPTED;
+    const struct probe_row *r = c && c->nrows ? &c->rows[c->nrows - 1] : NULL;
+    if (c && c->json)
+        write_json(c, c->json);
+    if (r && r->status == ROW_INTERRUPTED)
+        fprintf(stderr, "commitlab probe: interrupted by %s during the row '%s' (%s) after %.1f s of %g s, %zu "
+                        "row%s done before it\n", signal_name(sig), r->label, r->op, r->secs, g_timer_secs, done,
+                done == 1 ? "" : "s");
+    else if (r)
+        fprintf(stderr, "commitlab probe: interrupted by %s after %zu row%s, the last '%s' (%s)\n", signal_name(sig),
+                done, done == 1 ? "" : "s", r->label, r->op);
+    else
+        fprintf(stderr, "commitlab probe: interrupted by %s before its first row\n", signal_name(sig));
     exit(128 + sig);
 }
 
@@ -154,6 +188,7 @@ void probe_label(struct probe_ctx *c, const char *label)
 
 struct probe_row *probe_row_new(struct probe_ctx *c, enum probe_section s, const char *label, const char *op)
 {
+    exit_if_interrupted(); /* before the row: a row in the JSON is one that ran */
     if (c->nrows == c->caprows) {
         size_t cap = c->caprows ? 2 * c->caprows : 64;
         struct probe_row *n = realloc(c->rows, cap * sizeof *n);
@@ -173,10 +208,16 @@ struct probe_row *probe_row_new(struct probe_ctx *c, enum probe_section s, const
 
 void probe_row_ok(struct probe_ctx *c, struct probe_row *r, uint64_t ops, double secs, const struct probe_lat *lat)
 {
-    exit_if_interrupted();
-    r->status = ROW_OK;
+    int stopped = atomic_load(&probe_interrupted) != 0; /* what it measured until the signal: kept, marked */
+    r->status = stopped ? ROW_INTERRUPTED : ROW_OK;
     r->ops = ops;
     r->secs = secs;
+    if (stopped && (ops == 0 || secs <= 0)) {
+        fprintf(c->out, PROBE_NA_FORMAT " (after %.1f s, before any operation completed)\n", "interrupted", secs);
+        fflush(c->out);
+        g_midline = 0;
+        exit_if_interrupted();
+    }
     if (ops == 0 || secs <= 0) {
         /* nothing finished inside the time: say so rather than divide by 0 */
         probe_row_na(c, r, ROW_FAILED, "no operation completed in %.3f s", secs);
@@ -191,9 +232,12 @@ void probe_row_ok(struct probe_ctx *c, struct probe_row *r, uint64_t ops, double
         r->max_us = lat->v[lat->n - 1];
         fprintf(c->out, "  p50 %6.0f  p99 %6.0f  max %6.0f", r->p50_us, r->p99_us, r->max_us);
     }
+    if (stopped)
+        fprintf(c->out, "  (interrupted after %.1f s)", secs);
     fputc('\n', c->out);
     fflush(c->out);
     g_midline = 0;
+    exit_if_interrupted();
 }
 
 void probe_row_na(struct probe_ctx *c, struct probe_row *r, enum probe_status st, const char *fmt, ...)
@@ -543,6 +587,7 @@ int cmd_probe(int argc, char **argv)
     if (parse_probe_args(argc, argv, c, &json))
         return 0;
     c->out = (json && strcmp(json, "-") == 0) ? stderr : stdout;
+    c->json = json;
     c->tty = isatty(STDERR_FILENO);
     g_ctx = c;
     install_handlers();

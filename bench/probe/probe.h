@@ -7,7 +7,8 @@
  * nothing of ours.  Every measured or skipped line is one struct probe_row;
  * the human table is printed as rows arrive, and the JSON record is written
  * from the collected rows at the end by probe_json.c (the only place that
- * knows the JSON layout).
+ * knows the JSON layout) -- or when a signal stops the probe, with the row
+ * in progress marked interrupted.
  */
 #ifndef CL_PROBE_H
 #define CL_PROBE_H
@@ -47,6 +48,7 @@ enum probe_status {
     ROW_NA,     /* this platform cannot do it ("n/a") */
     ROW_NA_FS,  /* this filesystem or its mount options refuse it ("n/a*") */
     ROW_FAILED, /* a system call failed while measuring */
+    ROW_INTERRUPTED, /* a signal stopped it: ops over secs are what it measured until then */
 };
 
 struct probe_row {
@@ -104,6 +106,8 @@ struct probe_ctx {
     unsigned files;      /* --files */
     unsigned only;       /* bit mask of sections to run */
     FILE *out;           /* the human table: stdout, or stderr with --json - */
+    const char *json;    /* --json FILE, or NULL: written at the end, or when a signal stops the probe */
+    const char *stopped_by; /* "SIGINT", ...: the signal that stopped the probe, or NULL */
     int tty;             /* stderr is a terminal: progress may go there */
     char *buf;           /* PROBE_FILE_SIZE random bytes, 4 kB aligned */
     int file_ready;      /* path written and fsynced */

@@ -15,13 +15,17 @@
  *                   "write_cache":..,"loop_backing_file":..,"fua":"1"|"0"|null,
  *                   "device_chain":[{"device":..,"disk":..,"device_class":..,"write_cache":..,
  *                                    "fua":bool|null,"backing_file":..}, ...],"in_memory":bool},
- *    "rows":[{"section":..,"label":..,"op":..,"status":"ok"|"n/a"|"n/a*"|"failed",
+ *    "rows":[{"section":..,"label":..,"op":..,"status":"ok"|"n/a"|"n/a*"|"failed"|"interrupted",
  *             "reason":..,"ops":..,"seconds":..,"ops_per_sec":..,"usecs_per_op":..,
  *             "p50_usecs":..,"p99_usecs":..,"max_usecs":..}, ...],
+ *    "interrupted":null | {"signal":"SIGINT"|"SIGTERM"|"SIGHUP"},
  *    "verdict":null | {"durability":"none"|"suspect"|"plausible"|"unknown","text":..,
  *               "fdatasync_usecs":..,"write_usecs":..,"o_direct":bool,"o_direct_reason":..}}
  *
  * Absent numbers are null; a row that was not measured has no ops fields.
+ * A signal stops the probe with the record written all the same: the rows
+ * that ran, the last one "interrupted" with what it measured until then
+ * (its ops fields, when an operation completed), and "verdict" null.
  */
 #include <math.h>
 #include <stdio.h>
@@ -105,6 +109,7 @@ static const char *status_name(enum probe_status s)
     case ROW_NA: return "n/a";
     case ROW_NA_FS: return "n/a*";
     case ROW_FAILED: return "failed";
+    case ROW_INTERRUPTED: return "interrupted";
     }
     return "failed";
 }
@@ -198,7 +203,7 @@ int probe_json_write(FILE *f, const struct probe_ctx *c, const char *const *sect
         kv_str(f, &sub, "op", r->op);
         kv_str(f, &sub, "status", status_name(r->status));
         kv_str(f, &sub, "reason", r->reason[0] ? r->reason : NULL);
-        if (r->status == ROW_OK) {
+        if (r->status == ROW_OK || (r->status == ROW_INTERRUPTED && r->ops && r->secs > 0)) {
             kv_num(f, &sub, "ops", (double)r->ops);
             kv_num(f, &sub, "seconds", r->secs);
             kv_num(f, &sub, "ops_per_sec", (double)r->ops / r->secs);
@@ -210,6 +215,16 @@ int probe_json_write(FILE *f, const struct probe_ctx *c, const char *const *sect
         fputc('}', f);
     }
     fputc(']', f);
+
+    json_key(f, &first, "interrupted");
+    if (c->stopped_by) {
+        fputc('{', f);
+        sub = 1;
+        kv_str(f, &sub, "signal", c->stopped_by);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
 
     json_key(f, &first, "verdict");
     if (c->durability) {

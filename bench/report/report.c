@@ -109,6 +109,13 @@ static void sec_tps(const struct ro *o, const struct report *r, struct out_ctx *
     ro_para(o, "Transactions per second of each configuration at each client count; with repeats, the median "
                "with the min and max and the number of runs.");
     ro_table_tps(o, r);
+    if (r->nstopped) {
+        ro_para_begin(o);
+        ro_textf(o, "%zu interrupted run%s %s in no figure here: %s, in Interrupted runs (Input).", r->nstopped,
+                 r->nstopped == 1 ? "" : "s", r->nstopped == 1 ? "is" : "are",
+                 r->nstopped == 1 ? "it is shown apart" : "they are shown apart");
+        ro_para_end(o);
+    }
 }
 
 static void sec_latency(const struct ro *o, const struct report *r, struct out_ctx *ctx)
@@ -160,6 +167,12 @@ static void sec_durability(const struct ro *o, const struct report *r, struct ou
                "acknowledged commit. Amber: a policy that does not promise it lost some, as promised. Red, "
                "FAILED: an acknowledged commit lost where the policy promises none is, or a partly visible "
                "transaction, a value no commit wrote, a phantom or a failed recovery.");
+    for (size_t i = 0; i < r->ncrashes; i++)
+        if (r->crashes[i].interrupted) {
+            ro_para(o, "A row marked interrupted is one combination a signal stopped: the crashes it ran before "
+                       "it, in a row of its own, never added to the combination's other rows.");
+            break;
+        }
     ro_table_durability(o, r);
     ro_heading(o, 3, "Commands", NULL);
     ro_crash_commands(o, r);
@@ -266,6 +279,8 @@ static void summary_line(const struct ro *o, const struct report *r)
                  plural(r->ncrashes), crashes, crashes == 1 ? "" : "es");
     if (!r->nruns && !r->ncrashes)
         ro_textf(o, "Nothing measured.");
+    if (r->nstopped)
+        ro_textf(o, " %zu interrupted run%s, shown apart (Input).", r->nstopped, plural(r->nstopped));
     if (r->time_first)
         ro_textf(o, " Runs from %s to %s.", r->time_first, r->time_last);
     if (!o->md)
@@ -359,7 +374,7 @@ int report_write(const struct report_opts *o)
     const char *path = o->out ? o->out : o->format == REPORT_MD ? "report.md" : "report.html";
     r.title = o->title ? o->title : "commitlab report";
     int rc = rp_load(&r, o->inputs, o->ninputs);
-    if (!rc && !(r.nruns + r.nnotok + r.nsummaries + r.ncrashes + r.nverdicts)) {
+    if (!rc && !(r.nruns + r.nnotok + r.nstopped + r.nsummaries + r.ncrashes + r.nverdicts)) {
         fprintf(stderr, "commitlab report: no usable line in the input (%zu read, %zu skipped)\n", r.lines,
                 r.nskipped);
         rc = 1;

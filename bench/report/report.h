@@ -48,6 +48,15 @@ struct rp_note {
     char *why;
 };
 
+/* One commitlab-bench/1 line with status interrupted: a run a signal
+ * stopped, with what it measured until then (metrics null when it had
+ * not begun to measure).  Kept apart from the runs that measured to
+ * their end: never in a series, a point, a median or a chart. */
+struct rp_stopped {
+    char *where;                  /* "FILE:LINE" */
+    json_t *line;                 /* owned reference */
+};
+
 /* One commitlab-bench/1 line with status ok. */
 struct rp_run {
     json_t *line;                 /* owned reference */
@@ -109,6 +118,7 @@ struct rp_crash {
     int failed, na, durable;      /* durable: the policy promises durability (sync_durable) */
     int held;                     /* the engine claims its commits survive this kind of crash, with
                                    * the row's knobs: a loss then FAILS (survives_claimed) */
+    int interrupted;              /* one row a signal stopped: its crashes so far, never added to another's */
     char *first_failure;          /* the first failed row's, or NULL */
 };
 
@@ -121,6 +131,8 @@ struct report {
     size_t nskipped, nnotok;
     struct rp_run *runs;
     size_t nruns;
+    struct rp_stopped *stopped;   /* interrupted bench runs */
+    size_t nstopped;
     struct rp_env *envs;
     size_t nenvs;
     struct rp_config *cfgs;

@@ -10,6 +10,12 @@
  * never split a series: the first is the x axis, the others do not change
  * what is measured.  Runs of one series at one client count are repeats,
  * summarised as median, min and max.
+ *
+ * A line of a run or a crash combination that a signal stopped (status
+ * "interrupted") is kept in a place of its own -- r->stopped, or a crash
+ * combination of its own marked interrupted -- so that what it measured
+ * until then is shown, labelled, and never counted among the runs that
+ * measured to their end.
  */
 #include <errno.h>
 #include <math.h>
@@ -268,6 +274,37 @@ static int count_problem(json_t *j, const char *const *counts, size_t n, char *w
     return 0;
 }
 
+/* An interrupted run: its config as an ok line's, its metrics (null
+ * before its measured phase began) plausible. */
+static void load_stopped(struct report *r, const char *file, size_t line, json_t *j)
+{
+    json_t *c = rp_get(j, "config"), *m = rp_get(j, "metrics");
+    const char *why = NULL;
+    if (!json_is_object(c) || !rp_str(c, "engine", NULL) || !rp_str(c, "sync", NULL))
+        why = "config without engine or sync";
+    else if (!json_is_integer(rp_get(c, "clients")) || json_integer_value(rp_get(c, "clients")) < 1 ||
+             json_integer_value(rp_get(c, "clients")) > BENCH_SCHEMA_MAX_CLIENTS)
+        why = "config.clients out of range";
+    else if (m && !json_is_object(m))
+        why = "metrics not an object";
+    if (why) {
+        skip(r, file, line, rp_printf("interrupted commitlab-bench/1 line with %s", why));
+        return;
+    }
+    char path[256] = "metrics", fig[320];
+    double tps = rp_num(m, "tps");
+    if (implausible_figure(m, path, sizeof path, strlen(path), fig, sizeof fig) ||
+        (isfinite(tps) && tps > BENCH_SCHEMA_MAX_TPS)) {
+        skip(r, file, line, rp_printf("interrupted commitlab-bench/1 line with %s",
+                                      isfinite(tps) && tps > BENCH_SCHEMA_MAX_TPS ? "metrics.tps above 1e9" : fig));
+        return;
+    }
+    r->stopped = rp_xrealloc(r->stopped, (r->nstopped + 1) * sizeof *r->stopped);
+    r->stopped[r->nstopped].where = rp_printf("%s:%zu", file, line);
+    r->stopped[r->nstopped].line = json_incref(j);
+    r->nstopped++;
+}
+
 static void load_bench(struct report *r, const char *file, size_t line, json_t *j)
 {
     const char *status = rp_str(j, "status", NULL);
@@ -277,6 +314,10 @@ static void load_bench(struct report *r, const char *file, size_t line, json_t *
         return;
     }
     keep_time(r, rp_str(j, "time", NULL));
+    if (bench_status_parse(status) == RUN_INTERRUPTED) {
+        load_stopped(r, file, line, j);
+        return;
+    }
     if (strcmp(status, "ok") != 0) {
         push_note(&r->notok, &r->nnotok, file, line,
                   rp_printf("%s --sync %s, %lld client%s: %s (%s)", rp_str(j, "engine", "?"), rp_str(c, "sync", "?"),
@@ -351,7 +392,9 @@ static void add_crash_row(struct rp_crash *c, json_t *j)
     c->phantoms += count(j, "phantoms");
     c->recov += count(j, "recovery_failures");
     c->na = c->na && strcmp(status, "n/a") == 0;
-    if (strcmp(status, "failed") == 0 && !c->failed) {
+    int failed = strcmp(status, "failed") == 0 ||
+                 (strcmp(status, "interrupted") == 0 && json_is_true(rp_get(rp_get(j, "interrupted"), "failed")));
+    if (failed && !c->failed) {
         c->failed = 1;
         const char *ff = rp_str(j, "first_failure", NULL);
         c->first_failure = ff ? rp_strdup(ff) : NULL;
@@ -375,6 +418,12 @@ static void load_crash(struct report *r, const char *file, size_t line, json_t *
         return;
     }
     char *key = crash_key(j);
+    int interrupted = strcmp(status, "interrupted") == 0;
+    if (interrupted) { /* a row of its own: its crashes are not the combination's whole */
+        char *k = rp_printf("%s interrupted at %s:%zu", key, file, line);
+        free(key);
+        key = k;
+    }
     size_t i;
     for (i = 0; i < r->ncrashes && strcmp(r->crashes[i].key, key) != 0; i++)
         ;
@@ -392,6 +441,7 @@ static void load_crash(struct report *r, const char *file, size_t line, json_t *
                                                                                                          : "kill");
         c->durable = json_is_true(rp_get(j, "sync_durable"));
         c->held = claim ? json_is_true(claim) : c->durable;
+        c->interrupted = interrupted;
     } else {
         free(key);
     }
@@ -924,6 +974,11 @@ void rp_free(struct report *r)
     for (size_t i = 0; i < r->nruns; i++)
         json_decref(r->runs[i].line);
     free(r->runs);
+    for (size_t i = 0; i < r->nstopped; i++) {
+        free(r->stopped[i].where);
+        json_decref(r->stopped[i].line);
+    }
+    free(r->stopped);
     for (size_t i = 0; i < r->nenvs; i++) {
         free(r->envs[i].key);
         free(r->envs[i].fs);

@@ -723,7 +723,7 @@ void ro_table_matrix(const struct ro *o, const struct report *r)
  * says); losses where it does not claim that are what it trades for
  * speed; and a combination of no crash at all checked nothing, so it
  * is never ok. */
-static const char *crash_verdict(const struct rp_crash *c, const char **cls)
+static const char *crash_verdict_whole(const struct rp_crash *c, const char **cls)
 {
     if (c->na) {
         *cls = "na";
@@ -745,9 +745,24 @@ static const char *crash_verdict(const struct rp_crash *c, const char **cls)
     return c->durable ? "ok: durable, none lost" : "ok: none lost";
 }
 
+/* The verdict of a row; an interrupted row's is its verdict so far, in
+ * buf, never green. */
+static const char *crash_verdict(const struct rp_crash *c, const char **cls, char *buf, size_t len)
+{
+    const char *v = crash_verdict_whole(c, cls);
+    if (!c->interrupted || c->na)
+        return v;
+    if (!strcmp(*cls, "good"))
+        *cls = "warn";
+    snprintf(buf, len, "interrupted after %lld of %.0f crashes: %s so far", c->crashes,
+             rp_num(rp_get(c->row, "interrupted"), "crashes_asked"), v);
+    return buf;
+}
+
 const char *rp_crash_verdict(const struct rp_crash *c, const char **cls)
 {
-    return crash_verdict(c, cls);
+    static char buf[600]; /* the report is written by one thread */
+    return crash_verdict(c, cls, buf, sizeof buf);
 }
 
 static const char *int_or_dash(json_t *v, char *buf, size_t len)
@@ -780,8 +795,8 @@ static int crash_varying(const struct report *r, unsigned char *varies)
 static void crash_row(struct tw *t, const struct rp_crash *c, const unsigned char *varies, int unrecorded)
 {
     static const char *const cfg[] = {"mode", "engine", "workload", "sync", "sync_method", "model"};
-    char buf[1200], pre[32], cl[32];
-    const char *cls, *v = crash_verdict(c, &cls);
+    char buf[1200], pre[32], cl[32], vbuf[200];
+    const char *cls, *v = crash_verdict(c, &cls, vbuf, sizeof vbuf);
     json_t *elr = rp_get(c->row, "elr");
     for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++)
         tw_cell(t, NULL, NULL, rp_str(c->row, cfg[i], "-"));
@@ -816,7 +831,7 @@ static void crash_row(struct tw *t, const struct rp_crash *c, const unsigned cha
     snprintf(buf, sizeof buf, "%lld / %lld / %lld / %lld", c->atomic, c->foreign, c->phantoms, c->recov);
     tw_cell(t, c->atomic + c->foreign + c->phantoms + c->recov ? "num bad" : "num", NULL, buf);
     if (c->first_failure)
-        snprintf(buf, sizeof buf, "%s: %.500s", v, c->first_failure);
+        snprintf(buf, sizeof buf, "%.200s: %.500s", v, c->first_failure);
     else if (c->na)
         snprintf(buf, sizeof buf, "n/a: %.500s", rp_str(c->row, "reason", "no reason given"));
     else
@@ -1008,6 +1023,9 @@ void ro_input(const struct ro *o, const struct report *r)
     ro_textf(o, ". %zu bench runs measured, %zu did not (n/a or error), %zu summary lines (their medians are "
                 "computed again from the runs), %zu crash combinations, %zu filesystem verdicts, %zu lines skipped.",
              r->nruns, r->nnotok, r->nsummaries, r->ncrashes, r->nverdicts, r->nskipped);
+    if (r->nstopped)
+        ro_textf(o, " %zu bench run%s interrupted, shown apart below.", r->nstopped,
+                 r->nstopped == 1 ? " was" : "s were");
     if (r->time_first)
         ro_textf(o, " Runs from %s to %s.", r->time_first, r->time_last);
     ro_para_end(o);
@@ -1019,6 +1037,36 @@ void ro_input(const struct ro *o, const struct report *r)
         ro_heading(o, 3, "Runs that did not measure", NULL);
         note_list(o, r->notok, r->nnotok);
     }
+    if (r->nstopped) {
+        ro_heading(o, 3, "Interrupted runs", NULL);
+        ro_para(o, "Runs a signal stopped, each in a row of its own with what it measured until then (over the "
+                   "seconds it measured): in no median, series or chart of this report.");
+        ro_table_interrupted(o, r);
+    }
+}
+
+void ro_table_interrupted(const struct ro *o, const struct report *r)
+{
+    static const char *const heads[] = {"line", "run", "status", "transactions", "seconds", "tps", "p99 us"};
+    struct tw t;
+    tw_begin(&t, o, "table-interrupted", heads, sizeof heads / sizeof *heads);
+    for (size_t i = 0; i < r->nstopped; i++) {
+        json_t *j = r->stopped[i].line, *c = rp_get(j, "config"), *m = rp_get(j, "metrics");
+        json_t *mx = rp_get(j, "matrix");
+        char run[400];
+        snprintf(run, sizeof run, "%s %s --sync %s, %lld client%s%s%s", rp_str(c, "engine", "?"),
+                 rp_str(c, "workload", "?"), rp_str(c, "sync", "?"), (long long)json_integer_value(rp_get(c, "clients")),
+                 json_integer_value(rp_get(c, "clients")) == 1 ? "" : "s", mx ? " on " : "",
+                 mx ? rp_str(mx, "fs", "?") : "");
+        tw_cell(&t, NULL, NULL, r->stopped[i].where);
+        tw_cell(&t, NULL, NULL, run);
+        tw_cell(&t, "warn", NULL, rp_str(j, "reason", "interrupted"));
+        tw_num(&t, rp_num(m, "txns"));
+        tw_num(&t, rp_num(m, "seconds"));
+        tw_num(&t, rp_num(m, "tps"));
+        tw_num(&t, rp_num(rp_get(m, "latency_us"), "p99"));
+    }
+    tw_end(&t);
 }
 
 void ro_verdicts(const struct ro *o, const struct report *r)

@@ -52,5 +52,7 @@ void ro_environment(const struct ro *o, const struct report *r);
 size_t ro_crash_environment(const struct ro *o, const struct report *r);
 void ro_commands(const struct ro *o, const struct report *r);
 void ro_input(const struct ro *o, const struct report *r);
+/* The interrupted bench runs, one row each (ro_input shows them). */
+void ro_table_interrupted(const struct ro *o, const struct report *r);
 
 #endif

@@ -8,13 +8,16 @@
  * own (cl_options_init, option by option of its table); every option of
  * the library is a flag with its default, range, words and help, and
  * every flag that sets an option is the library's row of it; each knob's
- * field has the width its type reads and writes; and the order of engines
- * and policies.  The report reads
+ * field has the width its type reads and writes; the order of engines
+ * and policies; and a line's statuses, an interrupted run's line among
+ * them (its figures when it had begun to measure).  The report reads
  * old lines by these defaults, so a default that changes -- in the library
  * or here -- fails here first.
  */
 #include <check.h>
 #include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,6 +260,74 @@ START_TEST(test_ranks)
 }
 END_TEST
 
+/* The line bench writes for r, parsed. */
+static json_t *line_of(const struct bench_config *cfg, const struct bench_result *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(bench_json_append(f, cfg, r, 2, 3), 0);
+    fclose(f);
+    json_error_t err;
+    json_t *j = json_loads(buf, 0, &err);
+    ck_assert_msg(j != NULL, "not JSON: %s", err.text);
+    ck_assert_int_eq((int)(strchr(buf, '\n') - buf), (int)len - 1); /* one line */
+    free(buf);
+    return j;
+}
+
+START_TEST(test_statuses)
+{
+    for (int i = 0; i < BENCH_STATUSES; i++)
+        ck_assert_int_eq(bench_status_parse(bench_status_names[i]), i);
+    ck_assert_int_eq(bench_status_parse("interrupted"), RUN_INTERRUPTED);
+    ck_assert_int_eq(bench_status_parse("stopped"), -1);
+    ck_assert_int_eq(bench_status_parse(NULL), -1);
+
+    struct bench_config cfg;
+    struct bench_result r;
+    bench_config_defaults(&cfg);
+    cfg.duration = 10;
+    memset(&r, 0, sizeof r);
+    r.syncs = r.wal_bytes = r.engine_commits = -1;
+    r.status = RUN_INTERRUPTED;
+    r.stopped_in = BENCH_STOP_MEASURE;
+    r.stop_signal = SIGINT;
+    r.txns = 2100;
+    r.seconds = 2.1;
+    r.tps = 1000;
+    r.p99_us = 1500;
+    /* stopped in the measured phase: what it measured, marked */
+    json_t *j = line_of(&cfg, &r);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "interrupted");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "reason")), "interrupted by SIGINT after 2.1 s of 10 s");
+    json_t *in = json_object_get(j, "interrupted"), *m = json_object_get(j, "metrics");
+    ck_assert_str_eq(json_string_value(json_object_get(in, "signal")), "SIGINT");
+    ck_assert_str_eq(json_string_value(json_object_get(in, "during")), "measured phase");
+    ck_assert_int_eq(json_integer_value(json_object_get(m, "txns")), 2100);
+    ck_assert_double_eq(json_real_value(json_object_get(m, "tps")), 1000);
+    ck_assert_double_eq(json_real_value(json_object_get(json_object_get(m, "latency_us"), "p99")), 1500);
+    ck_assert(json_is_null(json_object_get(m, "verified")));
+    json_decref(j);
+    /* stopped in the warm-up: nothing measured */
+    r.stopped_in = BENCH_STOP_WARMUP;
+    r.warmup_done_s = 0.5;
+    j = line_of(&cfg, &r);
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "interrupted"), "during")), "warm-up");
+    ck_assert(json_is_null(json_object_get(json_object_get(j, "metrics"), "txns")));
+    ck_assert(json_is_null(json_object_get(json_object_get(j, "metrics"), "tps")));
+    json_decref(j);
+    /* a whole run: ok, and nothing interrupted */
+    r.status = RUN_OK;
+    j = line_of(&cfg, &r);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
+    ck_assert(json_is_null(json_object_get(j, "interrupted")));
+    ck_assert(json_is_null(json_object_get(j, "reason")));
+    json_decref(j);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("bench/schema");
@@ -267,6 +338,7 @@ int main(void)
     tcase_add_test(tc, test_library_defaults);
     tcase_add_test(tc, test_library_options_are_flags);
     tcase_add_test(tc, test_ranks);
+    tcase_add_test(tc, test_statuses);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -12,7 +12,9 @@
 #  4. a SIGKILLed bench's marked run directory is removed by the next run;
 #  5. SIGINT or SIGTERM during bench, and during crash in each of its modes:
 #     exit 130 or 143, no run directory, journal or child process left,
-#     --out holding only whole JSON lines (none: no file);
+#     --out holding only whole JSON lines: the finished runs' and one for
+#     the run the signal stopped, status "interrupted" (interrupt_test.sh
+#     checks what those say);
 #  6. outputs are checked before the work: probe --json, crash --out,
 #     matrix --out and report -o at an unwritable path exit 2 at once;
 #  7. --reuse of a database made with another segment size records the
@@ -86,27 +88,31 @@ sleep 0.5
 kill -INT "$b"; wait "$b"; rc=$?
 [ $rc -eq 130 ] || fail "bench after SIGINT: exit $rc"
 [ ! -e intr ] || fail "SIGINT left $(find intr)"
-[ -f intr.jsonl ] && [ "$(wc -l <intr.jsonl)" -eq 1 ] || fail "want the one finished run in --out"
-python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' intr.jsonl || fail "--out holds a partial line"
+# whole lines: the finished run, then the interrupted one
+statuses() { python3 -c 'import json,sys; print(" ".join(json.loads(l)["status"] for l in open(sys.argv[1])))' "$1"; }
+[ -f intr.jsonl ] && [ "$(statuses intr.jsonl)" = "ok interrupted" ] \
+    || fail "want the finished run and the interrupted one in --out: $(cat intr.jsonl)"
 "$bin" bench --duration 30 --warmup 0 --dir intr2 --out intr2.jsonl --quiet >/dev/null 2>&1 &
 b=$!
 pids+=("$b")
 sleep 1.5
 kill -INT "$b"; wait "$b"; rc=$?
-[ $rc -eq 130 ] && [ ! -e intr2 ] && [ ! -e intr2.jsonl ] || fail "SIGINT in the first run: exit $rc, left $(ls -d intr2* 2>/dev/null)"
+[ $rc -eq 130 ] && [ ! -e intr2 ] && [ "$(statuses intr2.jsonl)" = interrupted ] \
+    || fail "SIGINT in the first run: exit $rc, left $(ls -d intr2* 2>/dev/null)"
 "$bin" crash --sync commit --model drop --iterations 1000000 --quiet --dir cr --out cr.jsonl >/dev/null 2>&1 &
 b=$!
 pids+=("$b")
 sleep 2
 kill -TERM "$b"; wait "$b"; rc=$?
 [ $rc -eq 143 ] || fail "crash after SIGTERM: exit $rc"
-[ ! -e cr ] && [ ! -e cr.jsonl ] || fail "SIGTERM left $(ls -d cr* 2>/dev/null)"
+[ ! -e cr ] && [ "$(statuses cr.jsonl)" = interrupted ] || fail "SIGTERM left $(ls -d cr* 2>/dev/null)"
 "$bin" bench --duration 30 --warmup 0 --dir intr3 --out intr3.jsonl --quiet >/dev/null 2>&1 &
 b=$!
 pids+=("$b")
 sleep 1.5
 kill -TERM "$b"; wait "$b"; rc=$?
-[ $rc -eq 143 ] && [ ! -e intr3 ] && [ ! -e intr3.jsonl ] || fail "bench after SIGTERM: exit $rc, left $(ls -d intr3* 2>/dev/null)"
+[ $rc -eq 143 ] && [ ! -e intr3 ] && [ "$(statuses intr3.jsonl)" = interrupted ] \
+    || fail "bench after SIGTERM: exit $rc, left $(ls -d intr3* 2>/dev/null)"
 # crash's kill and cut modes run children: they go too, and with them the
 # database directories and the cut's undo journal beside them
 for mode in kill cut; do
@@ -125,6 +131,8 @@ for mode in kill cut; do
     [ -n "$kids" ] || fail "crash --mode $mode had no child process to check after 30 s"
     kill -INT "$b"; wait "$b"; rc=$?
     [ $rc -eq 130 ] || fail "crash --mode $mode after SIGINT: exit $rc"
+    [ "$(statuses c$mode.jsonl)" = interrupted ] || fail "crash --mode $mode: --out: $(cat c$mode.jsonl)"
+    rm c$mode.jsonl
     [ -z "$(ls -d c$mode* 2>/dev/null)" ] || fail "crash --mode $mode after SIGINT left $(ls -d c$mode*)"
     for k in $kids; do kill -0 "$k" 2>/dev/null && fail "crash --mode $mode left its child $k running"; done
 done
