@@ -255,6 +255,20 @@ static void flag(FILE *f, const char *name, const char *value)
     }
 }
 
+/* Knob k's flag as a command line says value v: a flag without a value
+ * only when v is what it sets (--reuse, --no-preload). */
+static void knob_flag(FILE *f, const struct bench_knob_def *k, json_t *v)
+{
+    char val[200];
+    if (k->type == KT_TRUE || k->type == KT_FALSE) {
+        if (json_is_true(v) == (k->type == KT_TRUE))
+            flag(f, k->flag, NULL);
+        return;
+    }
+    knob_value(k->type == KT_SIZE, v, val, sizeof val);
+    flag(f, k->flag, val);
+}
+
 /* The knobs of config c that differ from what a line holds when the flag
  * is not given (the table of knobs, bench_knobs.h): what the command
  * line must say, and nothing it need not.  A member that is null was not
@@ -264,7 +278,6 @@ static void knob_flags(FILE *f, json_t *c, int matrix)
     for (int i = 0; i < K_COUNT; i++) {
         const struct bench_knob_def *k = bench_knob((enum bench_knob)i);
         json_t *v = rp_get(c, k->key);
-        char val[200];
         if ((k->flags & KF_SERIES) || !v || json_is_null(v))
             continue; /* engine, workload, sync and clients name the series */
         json_t *def = bench_knob_default_json((enum bench_knob)i);
@@ -274,13 +287,7 @@ static void knob_flags(FILE *f, json_t *c, int matrix)
             continue;
         if (matrix && i == K_DIR)
             continue; /* the matrix chooses its own mount points */
-        if (k->type == KT_TRUE || k->type == KT_FALSE) {
-            if (json_is_true(v) == (k->type == KT_TRUE))
-                flag(f, k->flag, NULL);
-            continue;
-        }
-        knob_value(k->type == KT_SIZE, v, val, sizeof val);
-        flag(f, k->flag, val);
+        knob_flag(f, k, v);
     }
 }
 
@@ -405,16 +412,9 @@ static void crash_knob_flags(FILE *f, json_t *cfg)
     for (int i = 0; i < K_COUNT; i++) {
         const struct bench_knob_def *k = bench_knob((enum bench_knob)i);
         json_t *v = rp_get(cfg, k->key);
-        char val[200];
         if (crash_shown((enum bench_knob)i) || !v || json_is_null(v) || json_equal(v, rp_get(def, k->key)))
             continue;
-        if (k->type == KT_TRUE || k->type == KT_FALSE) {
-            if (json_is_true(v) == (k->type == KT_TRUE))
-                flag(f, k->flag, NULL);
-            continue;
-        }
-        knob_value(k->type == KT_SIZE, v, val, sizeof val);
-        flag(f, k->flag, val);
+        knob_flag(f, k, v);
     }
     json_decref(def);
 }
