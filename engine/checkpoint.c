@@ -4,6 +4,8 @@
  * the segments below L's retired; one at a time, from cl_checkpoint, from
  * cl_open and cl_close, and from the background thread a commit wakes
  * every checkpoint_bytes of log.  A failure breaks the handle (C5).
+ * db_sync_log is a close's alternative to the last checkpoint (the option
+ * no_final_checkpoint): the log made durable to its end and left there.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -59,6 +61,25 @@ int db_checkpoint(struct cl_db *db)
     __atomic_add_fetch(&db->checkpoints, 1, __ATOMIC_RELAXED);
     rc = wal_retire_below(db->wal, wal_lsn_segno(lsn, db->segment_size));
 out:
+    if (rc)
+        db_break(db, rc);
+    pthread_mutex_unlock(&db->ckpt_run);
+    return rc;
+}
+
+/* What a checkpoint does first, alone: the log up to its end durable.
+ * The records after the last checkpoint stay in the log, for the next
+ * open to recover. */
+int db_sync_log(struct cl_db *db)
+{
+    uint64_t lsn;
+    int rc;
+
+    pthread_mutex_lock(&db->ckpt_run);
+    pthread_mutex_lock(&db->writer);
+    lsn = wal_end_lsn(db->wal);
+    pthread_mutex_unlock(&db->writer);
+    rc = db_broken(db) ? CL_EBROKEN : wal_flush(db->wal, lsn, 1);
     if (rc)
         db_break(db, rc);
     pthread_mutex_unlock(&db->ckpt_run);

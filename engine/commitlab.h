@@ -222,6 +222,11 @@ struct cl_options {
                                       * last sync), so that its reuse meets the device, as a segment
                                       * retired long ago would; 0 or 1, default 0 (a benchmark's knob) */
     enum cl_uring_sync uring_sync;   /* uring policy: a linked sync or RWF_DSYNC writes, default fsync */
+    int no_final_checkpoint;         /* cl_close takes no checkpoint: it writes and syncs the log, as a
+                                      * durable commit would, and leaves it for the next cl_open to
+                                      * recover, as after a crash -- so the log after the last
+                                      * checkpoint can be read (`commitlab inspect --records`); 0 or 1,
+                                      * default 0 (cl_close checkpoints) (since 0.2) */
 };
 
 /* Fills *o with the defaults above. */
@@ -329,11 +334,15 @@ CL_API int cl_open_sized(const char *dir, const struct cl_options *opts, size_t 
                          struct cl_recovery_info *info, size_t info_size);
 
 /* Checkpoints, syncs and frees.  Returns the final checkpoint's error if it
- * failed (-EIO, -ENOSPC, ...; the handle is freed all the same).  On a
- * broken handle it frees without writing and returns CL_EBROKEN.  Either
- * way the directory recovers on the next open.  Every callback of an
- * asynchronous commit has been called when it returns (0 for those the
- * final checkpoint made durable; the error otherwise).  No other call on
+ * failed (-EIO, -ENOSPC, ...; the handle is freed all the same).  With
+ * the option no_final_checkpoint it takes no checkpoint: it writes and
+ * syncs the log to its end, returning that sync's error if it failed, and
+ * leaves the records after the last checkpoint in the log, for the next
+ * cl_open to recover as it does after a crash.  On a broken handle it
+ * frees without writing and returns CL_EBROKEN.  Either way the directory
+ * recovers on the next open.  Every callback of an asynchronous commit has
+ * been called when it returns (0 for those the final checkpoint, or the
+ * final sync, made durable; the error otherwise).  No other call on
  * db may run during or after it; from inside a callback it returns
  * CL_EBUSY and closes nothing. */
 CL_API int cl_close(struct cl_db *db);

@@ -101,6 +101,8 @@ int db_lock_page_file(const char *dir, int shared, struct dir_lock **out);
 
 /* checkpoint.c */
 int db_checkpoint(struct cl_db *db);             /* under ckpt_run; breaks the handle on failure */
+int db_sync_log(struct cl_db *db);               /* the log written and synced to its end, no checkpoint
+                                                  * (cl_close with no_final_checkpoint); likewise */
 int db_ckpt_start(struct cl_db *db);             /* the background checkpoint thread */
 void db_ckpt_stop(struct cl_db *db);
 void db_maybe_request_checkpoint(struct cl_db *db, uint64_t lsn);

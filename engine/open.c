@@ -691,10 +691,15 @@ int cl_close(struct cl_db *db)
     if (wal_in_callback(db->wal))
         return CL_EBUSY; /* a callback of this database's commits: not closed */
     db_ckpt_stop(db);
-    rc = db_broken(db) ? CL_EBROKEN : db_checkpoint(db); /* -EIO, -ENOSPC, ... as they happened */
-    /* The checkpoint made every asynchronous commit durable; wal_close
-     * (in db_free) calls the callbacks still waiting, after any that
-     * another thread is calling, before anything is freed. */
+    if (db_broken(db))
+        rc = CL_EBROKEN;
+    else if (db->opt.no_final_checkpoint)
+        rc = db_sync_log(db); /* the log left as it is, whole and durable, for the next open to recover */
+    else
+        rc = db_checkpoint(db); /* -EIO, -ENOSPC, ... as they happened */
+    /* The checkpoint (or the log's sync) made every asynchronous commit
+     * durable; wal_close (in db_free) calls the callbacks still waiting,
+     * after any that another thread is calling, before anything is freed. */
     db_free(db);
     return rc;
 }

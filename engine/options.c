@@ -81,6 +81,8 @@ static const struct cl_option_desc table[] = {
         "than a page into it reads from the device first"),
     OPT(uring_sync, CL_SYNC_URING, ENUM, 0, CL_URING_SYNC_RWF_DSYNC, CL_URING_SYNC_FSYNC, "mode", uring_sync_names,
         "a linked fsync after each chain's write, or writes that carry RWF_DSYNC themselves"),
+    OPT(no_final_checkpoint, ALL, FLAG, 0, 1, 0, "flag", NULL,
+        "close without a checkpoint: the log is synced and left for the next open to recover, as after a crash"),
 };
 
 #define NOPTIONS (sizeof table / sizeof *table)

@@ -2,7 +2,8 @@
  * check_inspect.c -- cl_inspect (behind `commitlab inspect --verify`): clean
  * after a clean close, clean after a simulated crash and reopen, and a
  * flipped byte in a data page or in a durable log record is found and
- * named.
+ * named; a close without its checkpoint (no_final_checkpoint) leaves the
+ * log for inspect to read and the next open to recover.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -238,6 +239,66 @@ START_TEST(test_torn_tail_explained)
 }
 END_TEST
 
+static void count_ok(void *arg, int rc)
+{
+    ck_assert_int_eq(rc, 0);
+    ++*(int *)arg;
+}
+
+/* no_final_checkpoint: cl_close leaves the log after the last checkpoint
+ * as it is -- written and synced, even under the none policy, whose
+ * commits are only buffered -- so inspect lists its records; the next
+ * open recovers them as after a crash, and a close without the option
+ * checkpoints them away. */
+START_TEST(test_close_without_checkpoint_keeps_log)
+{
+    const enum cl_sync_policy pols[] = {CL_SYNC_COMMIT, CL_SYNC_NONE};
+    for (size_t p = 0; p < sizeof pols / sizeof *pols; p++) {
+        char *dir = tu_mkdtemp("inspect");
+        struct cl_options o;
+        struct cl_db *db;
+        struct cl_inspect in;
+        struct cl_recovery_info info;
+        struct seglist l = {0};
+        struct cl_inspect_visitor visit = {.record = on_record, .arg = &l};
+        int acked = 0;
+
+        opts(&o);
+        o.sync = pols[p];
+        o.no_final_checkpoint = 1;
+        ck_assert_int_eq(cl_open(dir, &o, &db, NULL), 0);
+        fill(db, 0, 100);
+        struct cl_txn *t; /* one more, acknowledged by its callback */
+        char v[200];
+        memset(v, 'z', sizeof v);
+        ck_assert_int_eq(cl_txn_begin(db, 0, &t), 0);
+        ck_assert_int_eq(cl_put(t, "async", 5, v, sizeof v), 0);
+        ck_assert_int_eq(cl_commit_async(t, count_ok, &acked), 0);
+        ck_assert_int_eq(cl_close(db), 0);
+        ck_assert_int_eq(acked, 1);
+
+        ck_assert_int_eq(cl_inspect(dir, 1, &in, &visit), 0);
+        ck_assert_uint_eq(in.nentries, 0); /* the checkpoint of the open that created it */
+        ck_assert_uint_eq(in.commit_records, 101);
+        ck_assert_uint_eq(l.commits, 101);
+        ck_assert_uint_eq(l.bad_order, 0);
+        ck_assert(!in.torn_tail);
+
+        cl_options_init(&o); /* the default: cl_close checkpoints */
+        o.segment_size = 64 * 1024;
+        ck_assert_int_eq(cl_open(dir, &o, &db, &info), 0);
+        ck_assert_uint_eq(info.txns_replayed, 101);
+        ck_assert_uint_eq(info.txns_discarded, 0);
+        ck_assert_int_eq(cl_close(db), 0);
+        ck_assert_int_eq(cl_inspect(dir, 1, &in, NULL), 0);
+        ck_assert_uint_eq(in.nentries, 101);
+        ck_assert_uint_eq(in.commit_records, 0);
+        tu_rmdir(dir);
+        free(dir);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("inspect");
@@ -247,6 +308,7 @@ int main(void)
     tcase_add_test(tc, test_crash_then_reopen_verifies);
     tcase_add_test(tc, test_corrupt_log_record_named);
     tcase_add_test(tc, test_torn_tail_explained);
+    tcase_add_test(tc, test_close_without_checkpoint_keeps_log);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

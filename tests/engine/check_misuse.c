@@ -287,6 +287,7 @@ START_TEST(test_option_edges)
         E(create, 0, 1),
         E(cold_recycle, 0, 1),
         E(uring_sync, 0, CL_URING_SYNC_RWF_DSYNC),
+        E(no_final_checkpoint, 0, 1),
     };
     char *dir = tu_mkdtemp("misuse-opts");
     char *db_dir;
