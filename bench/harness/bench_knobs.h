@@ -115,6 +115,8 @@
       "commitlab", 0)                                                                                            \
     L(CHECKPOINT, checkpoint_bytes, uint64_t, KT_SIZE, "--checkpoint-bytes", "checkpoint_bytes",                 \
       "checkpoint_bytes", KF_LIST | KF_ENGINE, "commitlab", 11)                                                  \
+    L(NO_FINAL_CHECKPOINT, no_final_checkpoint, int, KT_TRUE, "--no-final-checkpoint", "no_final_checkpoint",    \
+      "no_final_checkpoint", KF_ENGINE, "commitlab", 0)                                                          \
     L(COMMIT_DELAY, commit_delay_us, uint32_t, KT_UINT, "--commit-delay", "commit_delay_us", "commit_delay_us",  \
       KF_LIST | KF_ENGINE, "commitlab", 12)                                                                      \
     L(COMMIT_SIBLINGS, commit_siblings, uint32_t, KT_UINT, "--commit-siblings", "commit_siblings",               \

@@ -53,6 +53,7 @@ int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o
     o->flusher_spin_us = cfg->flusher_spin_us;
     o->sync_latency_us = cfg->sync_latency_us;
     o->uring_sync = strcmp(cfg->uring_sync, "rwf-dsync") == 0 ? CL_URING_SYNC_RWF_DSYNC : CL_URING_SYNC_FSYNC;
+    o->no_final_checkpoint = cfg->no_final_checkpoint;
     return 0;
 }
 
@@ -69,6 +70,8 @@ static const struct bench_accept cl_accepts[] = {
     {K_RECYCLE_MAX, NULL, "cl_options.recycle_max", NULL},
     {K_COLD_RECYCLE, NULL, "cl_options.cold_recycle", NULL},
     {K_CHECKPOINT, NULL, "cl_options.checkpoint_bytes", NULL},
+    {K_NO_FINAL_CHECKPOINT, NULL, "cl_options.no_final_checkpoint (cl_close syncs the log and leaves it for the next "
+     "open to recover)", NULL},
     {K_COMMIT_DELAY, NULL, "cl_options.commit_delay_us", NULL},
     {K_COMMIT_SIBLINGS, NULL, "cl_options.commit_siblings", NULL},
     {K_INTERVAL, NULL, "cl_options.interval_ms", NULL},
@@ -103,7 +106,9 @@ static void cl_describe(const struct bench_driver *d, const struct bench_config 
     if (n > 0 && (size_t)n < len && cfg->flusher_spin_us)
         n += snprintf(buf + n, len - (size_t)n, " spin=%uus", cfg->flusher_spin_us);
     if (n > 0 && (size_t)n < len && cfg->sync_latency_us)
-        snprintf(buf + n, len - (size_t)n, " sync_latency=%uus(emulated)", cfg->sync_latency_us);
+        n += snprintf(buf + n, len - (size_t)n, " sync_latency=%uus(emulated)", cfg->sync_latency_us);
+    if (n > 0 && (size_t)n < len && cfg->no_final_checkpoint)
+        snprintf(buf + n, len - (size_t)n, " no_final_checkpoint");
 }
 
 static int cl_drv_open(struct bench_db *db)
