@@ -7,10 +7,18 @@
  * a commitlab database or does not exist; 4 when the database is in use
  * (cl_inspect takes the database's lock shared, so it never reads under a
  * live writer).
+ *
+ * A directory that is not a database but holds some directly inside it
+ * (what `bench --dir D --reuse` leaves: D/commitlab.db) is refused naming
+ * them, with the command to inspect the first; --records says when there
+ * is no record after the checkpoint (a clean close checkpoints them away:
+ * bench --no-final-checkpoint keeps them).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -20,6 +28,7 @@
 
 #define EXIT_NOT_DATABASE 3
 #define EXIT_IN_USE 4
+#define MAX_NAMED 3 /* databases found inside a directory that is none, named at most */
 
 /* What the visitors print into; the header comes with the first segment,
  * so a directory refused before any is read gets one line and no header. */
@@ -77,6 +86,101 @@ static void print_record(void *arg, const struct cl_inspect_record *r)
         printf("the log continues in the next segment\n");
 }
 
+/* dir/name, without a doubled slash; 0, or -1 when it does not fit. */
+static int join(char *buf, size_t len, const char *dir, const char *name)
+{
+    size_t n = strlen(dir);
+    int k = snprintf(buf, len, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+    return k < 0 || (size_t)k >= len ? -1 : 0;
+}
+
+/* 1 when dir holds a database: a regular file data.clp, as cl_inspect
+ * wants one. */
+static int is_database(const char *dir)
+{
+    char clp[4200];
+    struct stat st;
+    return join(clp, sizeof clp, dir, "data.clp") == 0 && lstat(clp, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* s as one word of a shell command: itself, or single-quoted when it
+ * holds anything but letters, digits and _./+-:=@%, */
+static void shell_word(char *buf, size_t len, const char *s)
+{
+    size_t k = 0;
+    if (s[0] && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+-:=@%,") == strlen(s)) {
+        snprintf(buf, len, "%s", s);
+        return;
+    }
+    if (k + 1 < len)
+        buf[k++] = '\'';
+    for (; *s && k + 5 < len; s++) {
+        if (*s == '\'') {
+            memcpy(buf + k, "'\\''", 4);
+            k += 4;
+        } else {
+            buf[k++] = *s;
+        }
+    }
+    if (k + 1 < len)
+        buf[k++] = '\'';
+    buf[k < len ? k : len - 1] = '\0';
+}
+
+static int cmp_names(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Fills hint with "; D/x is one: commitlab inspect D/x" when directories
+ * directly inside dir are databases (the first MAX_NAMED by name, and how
+ * many more), else "". */
+static void databases_inside(const char *dir, char *hint, size_t len)
+{
+    char **found = NULL, path[4200];
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    struct stat st;
+    DIR *d = opendir(dir);
+
+    hint[0] = '\0';
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (join(path, sizeof path, dir, e->d_name) != 0 || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+            !is_database(path))
+            continue;
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 8;
+            char **f = realloc(found, c * sizeof *f);
+            if (!f)
+                break;
+            found = f;
+            cap = c;
+        }
+        if (!(found[n] = strdup(path)))
+            break;
+        n++;
+    }
+    closedir(d);
+    if (n) {
+        qsort(found, n, sizeof *found, cmp_names);
+        size_t k = 0, shown = n < MAX_NAMED ? n : MAX_NAMED;
+        k += (size_t)snprintf(hint + k, len - k, "; ");
+        for (size_t i = 0; i < shown && k < len; i++)
+            k += (size_t)snprintf(hint + k, len - k, "%s%s", i == 0 ? "" : i + 1 == shown && n == shown ? " and " : ", ",
+                                  found[i]);
+        if (n > shown && k < len)
+            k += (size_t)snprintf(hint + k, len - k, " and %zu more", n - shown);
+        char word[600];
+        shell_word(word, sizeof word, found[0]);
+        if (k < len)
+            snprintf(hint + k, len - k, " %s: commitlab inspect %s", n == 1 ? "is one" : "are databases", word);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(found[i]);
+    free(found);
+}
+
 int cmd_inspect(int argc, char **argv)
 {
     const char *dir = NULL;
@@ -92,14 +196,17 @@ int cmd_inspect(int argc, char **argv)
                    "--verify checks every reachable page's and every log record's checksum and\n"
                    "names the first bad one (exit 1).\n"
                    "--records lists every log record from the checkpoint on, as pg_waldump does:\n"
-                   "LSN, next LSN, type, transaction, sync_lsn, payload length, key/value sizes.\n"
+                   "LSN, next LSN, type, transaction, sync_lsn, payload length, key/value sizes;\n"
+                   "\"records: none after the checkpoint\" when there is none (a close checkpoints:\n"
+                   "commitlab bench --no-final-checkpoint keeps a run's records in the log).\n"
                    "A database in use (open in a process) is refused, naming that process: inspect\n"
                    "takes the database's lock shared, so it never reads a live writer's half-done work,\n"
                    "and an open waits for no inspect (it is refused while one reads).\n"
                    "\n"
                    "exit status: 0 readable (and, with --verify, every checksum good); 1 corrupt or\n"
                    "unreadable, naming the first bad page or LSN; 2 bad arguments; 3 DIR is not a\n"
-                   "commitlab database (no data.clp) or does not exist; 4 the database is in use.\n");
+                   "commitlab database (no data.clp; the databases directly inside it are named) or\n"
+                   "does not exist; 4 the database is in use.\n");
             return 0;
         }
         if (strcmp(argv[i], "--verify") == 0)
@@ -137,7 +244,9 @@ int cmd_inspect(int argc, char **argv)
             return EXIT_IN_USE;
         }
         if (rc == -ENOENT && lstat(clp, &st) != 0) {
-            fprintf(stderr, "commitlab inspect: %s: not a commitlab database (no data.clp)\n", dir);
+            char hint[1024];
+            databases_inside(dir, hint, sizeof hint);
+            fprintf(stderr, "commitlab inspect: %s: not a commitlab database (no data.clp)%s\n", dir, hint);
             return EXIT_NOT_DATABASE;
         }
         if (rc == CL_EFORMAT) {
@@ -148,6 +257,8 @@ int cmd_inspect(int argc, char **argv)
         return 1;
     }
     print_header(&o); /* a database without segment files */
+    if (records && !o.records_header)
+        printf("records: none after the checkpoint\n");
     printf("meta:\n"
            "  format version     %u\n"
            "  page size          %u\n"

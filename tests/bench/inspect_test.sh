@@ -6,7 +6,11 @@
 # that is not a database, or none, is one line and exit 3; a database in
 # use is refused with exit 4, naming the process that holds it; a lost or
 # cut newest segment is corruption naming the file (exit 1); a FIFO in place
-# of a segment is refused at once; a file that is not a directory, exit 3.
+# of a segment is refused at once; a file that is not a directory, exit 3;
+# --records says when there is no record after the checkpoint; a
+# directory holding databases (bench's --dir) names them and the command
+# to inspect one; bench --no-final-checkpoint leaves its records in the
+# log for --records (n/a for lmdb), and the next open recovers them.
 set -u
 bin=$1
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -49,6 +53,43 @@ out=$("$bin" inspect "$work/empty" 2>&1); rc=$?
 out=$("$bin" inspect "$work/none" 2>&1); rc=$?
 [ $rc -eq 3 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && grep -q "^commitlab inspect: $work/none: " <<<"$out" \
     || fail "inspect of a missing directory: exit $rc: $out"
+# --records on a database whose close checkpointed: says there is none
+out=$("$bin" inspect "$db" --records 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -qx 'records: none after the checkpoint' <<<"$out" \
+    || fail "inspect --records with no record after the checkpoint: exit $rc: $out"
+# the directory bench --dir D --reuse was given is not a database, but holds
+# one: named, with the command that inspects it (one line, exit 3)
+out=$("$bin" inspect "$work" 2>&1); rc=$?
+[ $rc -eq 3 ] && [ "$out" = "commitlab inspect: $work: not a commitlab database (no data.clp); $work/commitlab.db is one: commitlab inspect $work/commitlab.db" ] \
+    || fail "inspect of bench's --dir: exit $rc: $out"
+mkdir -p "$work/multi/plain"
+for d in d.db b.db a.db c.db; do cp -r "$db" "$work/multi/$d"; done
+out=$("$bin" inspect "$work/multi" 2>&1); rc=$?
+[ $rc -eq 3 ] && [ "$out" = "commitlab inspect: $work/multi: not a commitlab database (no data.clp); $work/multi/a.db, $work/multi/b.db, $work/multi/c.db and 1 more are databases: commitlab inspect $work/multi/a.db" ] \
+    || fail "inspect of a directory holding four databases: exit $rc: $out"
+rm -rf "$work/multi/c.db" "$work/multi/d.db"
+out=$("$bin" inspect "$work/multi" 2>&1); rc=$?
+[ $rc -eq 3 ] && [ "$out" = "commitlab inspect: $work/multi: not a commitlab database (no data.clp); $work/multi/a.db and $work/multi/b.db are databases: commitlab inspect $work/multi/a.db" ] \
+    || fail "inspect of a directory holding two databases: exit $rc: $out"
+rm -rf "$work/multi"
+# bench --no-final-checkpoint: the close leaves the run's log, so --records
+# lists its commits; the next open recovers them (and checkpoints)
+rm -rf "$db"
+"$bin" bench --engine commitlab --no-preload --txns 100 --warmup 0 --dir "$work" --reuse --no-final-checkpoint \
+    --quiet >"$work/bench.out" 2>&1 || { cat "$work/bench.out"; fail "bench --no-final-checkpoint"; }
+out=$("$bin" inspect "$db" --records --verify 2>&1); rc=$?
+commits=$(grep -Ec '^ +[0-9]+ +[0-9]+ COMMIT ' <<<"$out")
+[ $rc -eq 0 ] && [ "$commits" -ge 100 ] && grep -Eq "^  commit records +$commits$" <<<"$out" \
+    && ! grep -q 'records: none' <<<"$out" \
+    || fail "inspect --records after bench --no-final-checkpoint: exit $rc, $commits commits: $out"
+out=$("$bin" bench --engine lmdb --no-preload --txns 10 --warmup 0 --dir "$work/lmdb" --no-final-checkpoint 2>&1)
+grep -q 'n/a  (--no-final-checkpoint on: ' <<<"$out" || fail "lmdb with --no-final-checkpoint is not n/a with a reason: $out"
+"$bin" bench --engine commitlab --no-preload --txns 1 --warmup 0 --dir "$work" --reuse --quiet >/dev/null 2>&1 \
+    || fail "bench --reuse after --no-final-checkpoint"
+out=$("$bin" inspect "$db" --records 2>&1); rc=$?
+entries=$(awk '/^  entries/ {print $2}' <<<"$out")
+[ $rc -eq 0 ] && grep -qx 'records: none after the checkpoint' <<<"$out" && [ "${entries:-0}" -ge 100 ] \
+    || fail "the records left by --no-final-checkpoint were not recovered: exit $rc: $out"
 # a database in use: refused (exit 4) naming the process, never read under a live writer
 rm -rf "$db"
 "$bin" bench --engine commitlab --no-preload --duration 3 --warmup 0 --dir "$work" --reuse --quiet >/dev/null 2>&1 &
@@ -83,4 +124,4 @@ out=$(timeout 10 "$bin" inspect "$db" 2>&1 >/dev/null); rc=$?
 out=$("$bin" inspect "$work/keep.log" 2>&1); rc=$?
 [ $rc -eq 3 ] && [ "$out" = "commitlab inspect: $work/keep.log: not a directory" ] \
     || fail "inspect of a file: exit $rc: $out"
-echo "inspect: 9 cases passed"
+echo "inspect: 13 cases passed"
