@@ -652,8 +652,9 @@ static int find_swap(dev_t dev, int with_parts, char *what, size_t len)
  * this one. */
 static int first_holder(const char *sys, char *what, size_t len)
 {
-    char p[4200];
-    snprintf(p, sizeof p, "%s/holders", sys);
+    char p[4600];
+    if ((size_t)snprintf(p, sizeof p, "%s/holders", sys) >= sizeof p)
+        return 0; /* no such sysfs path */
     DIR *d = opendir(p);
     struct dirent *e;
     int found = 0;
