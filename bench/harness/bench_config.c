@@ -52,7 +52,8 @@ const enum bench_knob *bench_sweep_list(size_t *n)
 
 static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, size_t len);
 
-/* Each row's place in the sweep (sweep_list); and the rows with .option,
+/* Each row's place in the sweep (sweep_list), --engine's words (the
+ * table of peers, drivers/driver.c); and the rows with .option,
  * from the library's table (cl_option_info): the default as
  * the flag would take it, the range, an enum's words and the help line,
  * prefixed with the policy that reads the option.  A row naming an option
@@ -63,6 +64,7 @@ static void from_library(void)
     static char dflts[K_COUNT][32], words[K_COUNT][256], helps[K_COUNT][320];
     for (size_t i = 0; i < sizeof sweep_list / sizeof *sweep_list; i++)
         knobs[sweep_list[i]].sweep = (unsigned)i + 1;
+    knobs[K_ENGINE].choices = bench_engine_words();
     for (int k = 0; k < K_COUNT; k++) {
         struct bench_knob_def *d = &knobs[k];
         const struct cl_option_info *o = NULL;
