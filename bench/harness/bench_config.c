@@ -26,40 +26,35 @@
 
 /* ---- the table ------------------------------------------------------------------- */
 
-#define BENCH_KNOB_ROW_(id, field, ctype, type_, flag_, key_, dflt_, choices_, min_, max_, flags_, owner_, sweep_, \
-                        group_, help_)                                                                             \
-    [K_##id] = {.flag = flag_,                                                                                     \
-                .key = key_,                                                                                       \
-                .type = type_,                                                                                     \
-                .off = offsetof(struct bench_config, field),                                                       \
-                .size = sizeof(((struct bench_config *)0)->field),                                                 \
-                .dflt = dflt_,                                                                                     \
-                .choices = choices_,                                                                               \
-                .min = (double)(min_),                                                                             \
-                .max = (double)(max_),                                                                             \
-                .flags = flags_,                                                                                   \
-                .owner = owner_,                                                                                   \
-                .sweep = sweep_,                                                                                   \
-                .group = group_,                                                                                   \
-                .help = help_},
-#define BENCH_KNOB_LIB_(id, field, ctype, type_, flag_, key_, option_, flags_, owner_, sweep_)                    \
-    [K_##id] = {.flag = flag_,                                                                                     \
-                .key = key_,                                                                                       \
-                .type = type_,                                                                                     \
-                .off = offsetof(struct bench_config, field),                                                       \
-                .size = sizeof(((struct bench_config *)0)->field),                                                 \
-                .flags = flags_,                                                                                   \
-                .owner = owner_,                                                                                   \
-                .sweep = sweep_,                                                                                   \
-                .group = KG_COMMIT,                                                                                \
-                .option = option_},
-static struct bench_knob_def knobs[K_COUNT] = {BENCH_KNOBS(BENCH_KNOB_ROW_, BENCH_KNOB_LIB_)};
+#define BENCH_KNOB_ROW_(id, field, ctype, ...)                                                                     \
+    [K_##id] = {.off = offsetof(struct bench_config, field), .size = sizeof(((struct bench_config *)0)->field),     \
+                __VA_ARGS__},
+static struct bench_knob_def knobs[K_COUNT] = {BENCH_KNOBS(BENCH_KNOB_ROW_)};
 #undef BENCH_KNOB_ROW_
-#undef BENCH_KNOB_LIB_
+
+/* The cross product's order of the knobs that take a list, the outermost
+ * first: a table reads as "this workload and engine, this policy, ..., at
+ * 1, 16, 64 clients", so clients come last.  Each list knob is here once
+ * (check_schema). */
+static const enum bench_knob sweep_list[] = {
+    K_WORKLOAD,     K_ENGINE,      K_SYNC,         K_SYNC_METHOD, K_ELR,           K_SEGMENTS,    K_SEGMENT_INIT,
+    K_SEGMENT_SIZE, K_PREALLOC,    K_RECYCLE_MAX,  K_CHECKPOINT,  K_COMMIT_DELAY,  K_COMMIT_SIBLINGS,
+    K_INTERVAL,     K_URING_DEPTH, K_MAX_BATCH,    K_FLUSHER_SPIN, K_SYNC_LATENCY, K_CACHE,       K_VALUE_SIZE,
+    K_KEYS,         K_URING_SYNC,  K_DIST,         K_PIPELINE,    K_OPS_PER_TXN,   K_READ_RATIO,  K_SCALE,
+    K_SQLITE_SYNC,  K_ROCKSDB_WRITE, K_RATE,       K_CLIENTS,
+};
+
+const enum bench_knob *bench_sweep_list(size_t *n)
+{
+    *n = sizeof sweep_list / sizeof *sweep_list;
+    return sweep_list;
+}
 
 static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, size_t len);
 
-/* The L rows, from the library's table (cl_option_info): the default as
+/* Each row's place in the sweep (sweep_list), --engine's words (the
+ * table of peers, drivers/driver.c); and the rows with .option,
+ * from the library's table (cl_option_info): the default as
  * the flag would take it, the range, an enum's words and the help line,
  * prefixed with the policy that reads the option.  A row naming an option
  * this libcommitlab does not have is a bug of this table, caught before
@@ -67,6 +62,9 @@ static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, 
 static void from_library(void)
 {
     static char dflts[K_COUNT][32], words[K_COUNT][256], helps[K_COUNT][320];
+    for (size_t i = 0; i < sizeof sweep_list / sizeof *sweep_list; i++)
+        knobs[sweep_list[i]].sweep = (unsigned)i + 1;
+    knobs[K_ENGINE].choices = bench_engine_words();
     for (int k = 0; k < K_COUNT; k++) {
         struct bench_knob_def *d = &knobs[k];
         const struct cl_option_info *o = NULL;

@@ -56,14 +56,14 @@ enum bench_knob_group { KG_RUN, KG_KV, KG_TPCB, KG_COMMIT, KG_ENGINE, KG_COUNT }
 
 enum bench_knob {
 #define BENCH_KNOB_ENUM_(id, ...) K_##id,
-    BENCH_KNOBS(BENCH_KNOB_ENUM_, BENCH_KNOB_ENUM_)
+    BENCH_KNOBS(BENCH_KNOB_ENUM_)
 #undef BENCH_KNOB_ENUM_
     K_COUNT
 };
 
-/* A row of the table, as bench_config.c keeps it: an L row's default,
- * range, words and help filled from the library when the table is first
- * read (bench_knob). */
+/* A row of the table, as bench_config.c keeps it: the default, range,
+ * words and help of a row with .option filled from the library when the
+ * table is first read (bench_knob), and every row's place in the sweep. */
 struct cl_option_info;
 struct bench_knob_def {
     const char *flag;             /* "--segment-size" */
@@ -75,10 +75,11 @@ struct bench_knob_def {
     double min, max;
     unsigned flags;               /* KF_* */
     const char *owner;            /* the engine whose knob it is, or NULL */
-    unsigned sweep;               /* place in the cross product, 1 outermost; 0: not a list */
+    unsigned sweep;               /* place in the cross product, 1 outermost; 0: not a list (from
+                                   * bench_config.c's sweep_order, not from the row) */
     enum bench_knob_group group;
     const char *help;
-    const char *option;           /* an option of libcommitlab (an L row): its cl_options field, else NULL */
+    const char *option;           /* an option of libcommitlab: its cl_options field, else NULL */
     const struct cl_option_info *lib; /* ... and the library's row of it, where the fields above come from */
 };
 
@@ -90,7 +91,7 @@ struct bench_knob_def {
 struct bench_config {
     /* every knob of bench_knobs.h, by its field name */
 #define BENCH_KNOB_FIELD_(id, field, ctype, ...) ctype field;
-    BENCH_KNOBS(BENCH_KNOB_FIELD_, BENCH_KNOB_FIELD_)
+    BENCH_KNOBS(BENCH_KNOB_FIELD_)
 #undef BENCH_KNOB_FIELD_
 
     /* which knobs the user gave explicitly (an engine that cannot express
@@ -101,6 +102,9 @@ struct bench_config {
     char varying[160];
 };
 
+/* The knobs that take a list, in the cross product's order (the
+ * outermost first); *n gets how many. */
+const enum bench_knob *bench_sweep_list(size_t *n);
 /* The row of knob k. */
 const struct bench_knob_def *bench_knob(enum bench_knob k);
 /* The flag of a knob ("--sync-method"). */

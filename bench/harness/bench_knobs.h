@@ -1,154 +1,211 @@
 /*
  * bench_knobs.h -- every knob of a benchmark run, one row each: the one
  * table the harness is built from, after fio's options.c (one table of
- * name, type, offset, default and help:
- * https://github.com/axboe/fio/blob/master/options.c).
+ * name, type, offset, default and help, each row a set of designated
+ * initializers: https://github.com/axboe/fio/blob/master/options.c).
  *
  * From these rows come the enum of knobs (K_SEGMENT_SIZE) and the fields
  * of struct bench_config (bench_config.h); the option parser, the checks
  * of every value and their one-line errors, the defaults, the --help
- * lines, and the order of the cross product (bench_config.c); the
- * "config" object of a JSON line and the CSV's knob columns
- * (bench_config.c, bench_output.c); and the report's labels and the
- * defaults it reads old lines by.  Adding a knob is a row here, plus the
- * mapping in each driver that can express it (drivers/driver.h); an
- * engine whose driver does not declare a knob runs n/a when it is given.
+ * lines (bench_config.c); the "config" object of a JSON line and the
+ * CSV's knob columns (bench_config.c, bench_output.c); and the report's
+ * labels and the defaults it reads old lines by.  Adding a knob is a row
+ * here, plus its place in the sweep's order if it takes a list
+ * (bench_config.c, sweep_order), plus the mapping in each driver that can
+ * express it (drivers/driver.h); an engine whose driver does not declare
+ * a knob runs n/a when it is given.
  *
- * Two kinds of row, in the order of the JSON line's config members:
+ * A row is KNOB(ID, field, C type, .member = value, ...): the enum's name,
+ * the field of struct bench_config and its type, then the members of
+ * struct bench_knob_def (bench_config.h) that the row sets -- the others
+ * are 0 or NULL:
+ *   .type     how the flag's value is read (enum bench_knob_type)
+ *   .flag     the flag ("--segment-size")
+ *   .key      the JSON config member ("segment_size")
+ *   .dflt     as the flag would take it ("16M"); none: 0, NULL
+ *   .choices  the accepted words (KT_WORD, KT_INDEX, KT_ONOFF, KT_SET)
+ *   .min, .max  the accepted range of numbers (KF_OPEN_MIN/MAX: exclusive)
+ *   .flags    KF_* (bench_config.h)
+ *   .owner    the engine whose knob it is: the JSON member is null for
+ *             another engine unless the knob was given; none: every
+ *             engine's
+ *   .group    the --help section
+ *   .help     the --help line
+ *   .option   the field of struct cl_options it sets ("cache_size" for
+ *             --cache): an option of libcommitlab.  The library describes
+ *             it (engine/options.c, read through cl_option_info in
+ *             commitlab.h), and the flag takes its default, its range, an
+ *             enum's words and its help line from there -- the help
+ *             prefixed with the policy that reads it ("group: ...") --
+ *             when the table is first read, so the flag accepts exactly
+ *             what cl_open would.  Such a row sets none of those itself.
  *
- *   X(ID, field, C type, type, flag, JSON key, default, choices, min, max,
- *     flags, owner, sweep, group, help)
- *       a knob of the harness's own (the run, the workloads, one engine's
- *       own settings): every column here;
- *
- *   L(ID, field, C type, type, flag, JSON key, option, flags, owner, sweep)
- *       an option of libcommitlab, a field of struct cl_options: the
- *       library describes it (engine/options.c, read through cl_option_info
- *       in commitlab.h), and the flag takes its default, its range, an
- *       enum's words and its help line from there -- the help prefixed with
- *       the policy that reads it ("group: ...") -- when the table is first
- *       read, so the flag accepts exactly what cl_open would.  Its --help
- *       section is the commit path's.
- *
- *   type     how the flag's value is read (enum bench_knob_type)
- *   default  as the flag would take it ("16M"); NULL: none (0, NULL)
- *   choices  the accepted words (KT_WORD, KT_INDEX, KT_ONOFF, KT_SET)
- *   min, max the accepted range of numbers (KF_OPEN_MIN/MAX: exclusive)
- *   option   the field of struct cl_options it sets ("cache_size" for --cache)
- *   flags    KF_* (bench_config.h)
- *   owner    the engine whose knob it is: the JSON member is null for
- *            another engine unless the knob was given; NULL: every engine's
- *   sweep    the knob's place in the cross product of comma lists, the
- *            outermost first (clients last, so that a table reads as "this
- *            engine and policy at 1, 16, 64 clients"); 0: not a list
- *   group    the --help section
- *
- * check_schema holds the L rows and the library's table to each other:
+ * check_schema holds the rows and the library's table to each other:
  * every option but create (which a run sets itself) is a flag, with the
- * library's default and range.
+ * library's default and range; and every knob that takes a list has one
+ * place in the sweep's order.
  */
 #ifndef CL_BENCH_KNOBS_H
 #define CL_BENCH_KNOBS_H
 
 /* clang-format off */
-#define BENCH_KNOBS(X, L)                                                                                           \
-    /* ---- what runs, how long, where ---- */                                                                  \
-    X(ENGINE, engine, const char *, KT_WORD, "--engine", "engine", "commitlab",                                  \
-      "commitlab,lmdb,rocksdb,sqlite,raw", 0, 0, KF_LIST | KF_LABEL | KF_SERIES | KF_CSV, NULL, 2, KG_RUN,         \
-      "what runs (--list-engines: which are built, and how each maps the knobs)")                             \
-    X(WORKLOAD, workload, const char *, KT_WORD, "--workload", "workload", "kv", "kv,tpcb", 0, 0,                \
-      KF_LIST | KF_SERIES | KF_CSV, NULL, 1, KG_RUN, "the transaction (tpcb: pgbench's TPC-B-like one)")             \
-    X(CLIENTS, clients, unsigned, KT_UINT, "--clients", "clients", "1", NULL, 1, 1024,                           \
-      KF_LIST | KF_LABEL | KF_SERIES | KF_CSV, NULL, 29, KG_RUN, "client threads, e.g. 1,16,64")                  \
-    X(DURATION, duration, double, KT_SECS, "--duration", "duration_s", "10", NULL, 0, 86400,                     \
-      KF_OPEN_MIN | KF_NULL_WITH_TXNS | KF_CLEARS_TXNS, NULL, 0, KG_RUN, "measured seconds")                      \
-    X(TXNS, txns, uint64_t, KT_COUNT, "--txns", "txns", NULL, NULL, 1, 0, KF_NULL_ZERO, NULL, 0, KG_RUN,         \
-      "measure N transactions instead of a duration")                                                            \
-    X(WARMUP, warmup, double, KT_SECS, "--warmup", "warmup_s", "1", NULL, 0, 3600, 0, NULL, 0, KG_RUN,           \
-      "unmeasured seconds first")                                                                                \
-    X(DIR, dir, const char *, KT_PATH, "--dir", "dir", "commitlab-bench.d", NULL, 0, 0, 0, NULL, 0, KG_RUN,     \
-      "parent of the run directories; each run uses a fresh D/ENGINE.db, removed afterwards")                    \
-    X(REUSE, reuse, int, KT_TRUE, "--reuse", "reuse", NULL, NULL, 0, 0, 0, NULL, 0, KG_RUN,                      \
-      "keep D/ENGINE.db between runs; skip a preload it already has")                                            \
-    X(PRELOAD, preload, int, KT_FALSE, "--no-preload", "preload", "on", NULL, 0, 0, 0, NULL, 0, KG_RUN,          \
-      "start from an empty store (kv)")                                                                          \
-    X(VERIFY, verify, int, KT_TRUE, "--verify", "verify", NULL, NULL, 0, 0, 0, NULL, 0, KG_RUN,                  \
-      "after the run, reopen the store and read every key back")                                                 \
-    X(SEED, seed, uint64_t, KT_SEED, "--seed", "seed", "1", NULL, 0, 0, 0, NULL, 0, KG_RUN, "PRNG seed")         \
-    /* ---- the kv workload ---- */                                                                             \
-    X(VALUE_SIZE, value_size, uint32_t, KT_UINT, "--value-size", "value_size", "100", NULL, 8, 4096,             \
-      KF_LIST | KF_KV, NULL, 20, KG_KV, "value bytes (keys are 16 bytes)")                                       \
-    X(KEYS, keys, uint64_t, KT_UINT, "--keys", "keys", "100000", NULL, 1, 1000000000, KF_LIST | KF_KV, NULL,     \
-      21, KG_KV, "the key space")                                                                                \
-    X(DIST, zipf, int, KT_INDEX, "--dist", "dist", "uniform", "uniform,zipf", 0, 0, KF_LIST | KF_KV, NULL, 22,  \
-      KG_KV, "how keys are drawn")                                                                               \
-    X(ZIPF_THETA, zipf_theta, double, KT_NUM, "--zipf-theta", "zipf_theta", "0.99", NULL, 0, 1,                 \
-      KF_OPEN_MIN | KF_OPEN_MAX | KF_KV | KF_IF_ZIPF, NULL, 0, KG_KV, "--dist zipf: the skew")                    \
-    X(OPS_PER_TXN, ops_per_txn, uint32_t, KT_UINT, "--ops-per-txn", "ops_per_txn", "1", NULL, 1, 100000,         \
-      KF_LIST | KF_KV, NULL, 23, KG_KV, "operations per transaction")                                            \
-    X(READ_RATIO, read_ratio, double, KT_RATIO, "--read-ratio", "read_ratio", "0", NULL, 0, 1, KF_LIST | KF_KV,  \
-      NULL, 24, KG_KV, "the fraction of operations that are reads")                                              \
-    /* ---- the tpcb workload ---- */                                                                           \
-    X(SCALE, scale, uint32_t, KT_UINT, "--scale", "scale", "1", NULL, 1, 10000, KF_LIST | KF_TPCB, NULL, 25,     \
-      KG_TPCB, "branches, as pgbench -s")                                                                        \
-    /* ---- the arrival process ---- */                                                                         \
-    X(RATE, rate, uint32_t, KT_UINT, "--rate", "rate_tps", "0", NULL, 0, 10000000, KF_LIST | KF_NULL_ZERO, NULL, \
-      28, KG_RUN, "open loop: transactions per second offered across the clients, Poisson arrivals, latency "     \
-      "from each scheduled start (0: closed loop, each client back to back)")                                    \
-    /* ---- the commit path: commitlab's, mapped by the other engines where they can ---- */                    \
-    L(SYNC, sync, const char *, KT_POLICY, "--sync", "sync", "sync",                                            \
-      KF_LIST | KF_LABEL | KF_SERIES | KF_CSV | KF_ENGINE, NULL, 3)                                              \
-    L(SYNC_METHOD, sync_method, const char *, KT_WORD, "--sync-method", "sync_method", "method",                 \
-      KF_LIST | KF_CSV | KF_ENGINE, "commitlab", 4)                                                              \
-    L(ELR, elr, int, KT_ONOFF, "--elr", "elr", "elr", KF_LIST | KF_ENGINE, "commitlab", 5)                       \
-    L(SEGMENTS, segments, const char *, KT_WORD, "--segments", "segments", "segments", KF_LIST | KF_ENGINE,      \
-      "commitlab", 6)                                                                                            \
-    L(SEGMENT_INIT, segment_init, const char *, KT_WORD, "--segment-init", "segment_init", "segment_init",       \
-      KF_LIST | KF_ENGINE, "commitlab", 7)                                                                       \
-    L(SEGMENT_SIZE, segment_size, uint64_t, KT_SIZE, "--segment-size", "segment_size", "segment_size",          \
-      KF_LIST | KF_ENGINE, "commitlab", 8)                                                                       \
-    L(PREALLOC, prealloc, uint32_t, KT_UINT, "--prealloc", "prealloc", "prealloc", KF_LIST | KF_ENGINE,          \
-      "commitlab", 9)                                                                                            \
-    L(RECYCLE_MAX, recycle_max, uint32_t, KT_UINT, "--recycle-max", "recycle_max", "recycle_max",                \
-      KF_LIST | KF_ENGINE, "commitlab", 10)                                                                      \
-    L(COLD_RECYCLE, cold_recycle, int, KT_TRUE, "--cold-recycle", "cold_recycle", "cold_recycle", KF_ENGINE,     \
-      "commitlab", 0)                                                                                            \
-    L(CHECKPOINT, checkpoint_bytes, uint64_t, KT_SIZE, "--checkpoint-bytes", "checkpoint_bytes",                 \
-      "checkpoint_bytes", KF_LIST | KF_ENGINE, "commitlab", 11)                                                  \
-    L(NO_FINAL_CHECKPOINT, no_final_checkpoint, int, KT_TRUE, "--no-final-checkpoint", "no_final_checkpoint",    \
-      "no_final_checkpoint", KF_ENGINE, "commitlab", 0)                                                          \
-    L(COMMIT_DELAY, commit_delay_us, uint32_t, KT_UINT, "--commit-delay", "commit_delay_us", "commit_delay_us",  \
-      KF_LIST | KF_ENGINE, "commitlab", 12)                                                                      \
-    L(COMMIT_SIBLINGS, commit_siblings, uint32_t, KT_UINT, "--commit-siblings", "commit_siblings",               \
-      "commit_siblings", KF_LIST | KF_ENGINE, "commitlab", 13)                                                   \
-    L(INTERVAL, interval_ms, uint32_t, KT_UINT, "--interval", "interval_ms", "interval_ms", KF_LIST | KF_ENGINE, \
-      "commitlab", 14)                                                                                           \
-    L(URING_DEPTH, uring_depth, uint32_t, KT_UINT, "--uring-depth", "uring_depth", "uring_depth",                \
-      KF_LIST | KF_ENGINE, "commitlab", 15)                                                                      \
-    L(URING_SYNC, uring_sync, const char *, KT_WORD, "--uring-sync", "uring_sync", "uring_sync",                 \
-      KF_LIST | KF_ENGINE, "commitlab", 21)                                                                      \
-    X(PIPELINE, pipeline, uint32_t, KT_UINT, "--pipeline", "pipeline", "1", NULL, 1, 4096,                       \
-      KF_LIST | KF_ENGINE | KF_DEFAULT_ANY,                                                                    \
-      "commitlab", 22, KG_COMMIT,                                                                                  \
-      "transactions each client keeps awaiting durability (cl_commit_async); 1: one blocking commit at a time")    \
-    L(MAX_BATCH, max_batch, uint64_t, KT_SIZE, "--max-batch", "max_batch", "max_batch", KF_LIST | KF_ENGINE,     \
-      "commitlab", 16)                                                                                           \
-    L(FLUSHER_SPIN, flusher_spin_us, uint32_t, KT_UINT, "--flusher-spin", "flusher_spin_us", "flusher_spin_us",  \
-      KF_LIST | KF_ENGINE, "commitlab", 17)                                                                      \
-    L(SYNC_LATENCY, sync_latency_us, uint32_t, KT_UINT, "--sync-latency", "sync_latency_us", "sync_latency_us",  \
-      KF_LIST | KF_ENGINE, "commitlab", 18)                                                                      \
-    L(CACHE, cache_bytes, uint64_t, KT_SIZE, "--cache", "cache_bytes", "cache_size", KF_LIST | KF_ENGINE,        \
-      "commitlab", 19)                                                                                           \
-    /* ---- one engine's own ---- */                                                                            \
-    X(LMDB_FLAGS, lmdb_flags, unsigned, KT_SET, "--lmdb-flags", "lmdb_flags", NULL,                              \
-      "nometasync,writemap,mapasync", 0, 0, KF_ENGINE, "lmdb", 0, KG_ENGINE,                                     \
-      "LMDB's environment flags (one set, not a list)")                                                          \
-    X(SQLITE_SYNC, sqlite_sync, const char *, KT_WORD, "--sqlite-sync", "sqlite_sync", NULL, "full,normal,off",  \
-      0, 0, KF_LIST | KF_ENGINE, "sqlite", 26, KG_ENGINE, "SQLite's synchronous (default: from --sync)")             \
-    X(ROCKSDB_WRITE, rocksdb_write, const char *, KT_WORD, "--rocksdb-write", "rocksdb_write", "default",        \
-      "default,pipelined,unordered,manual-flush", 0, 0, KF_LIST | KF_ENGINE, "rocksdb", 27, KG_ENGINE,           \
-      "RocksDB's write path: WriteOptions.sync per --sync, enable_pipelined_write, unordered_write "            \
-      "(kv only), or manual_wal_flush with FlushWAL(sync) per durable commit")
+#define BENCH_KNOBS(KNOB)                                                                                             \
+    /* ---- what runs, how long, where ---- */                                                                       \
+    KNOB(ENGINE, engine, const char *,                                                                               \
+         .type = KT_WORD, .flag = "--engine", .key = "engine", .dflt = "commitlab",                                  \
+         /* .choices: the built-in engines, from the one table of peers (drivers/driver.c) */                        \
+         .flags = KF_LIST | KF_LABEL | KF_SERIES | KF_CSV, .group = KG_RUN,                                          \
+         .help = "what runs (--list-engines: which are built, and how each maps the knobs)")                         \
+    KNOB(WORKLOAD, workload, const char *,                                                                           \
+         .type = KT_WORD, .flag = "--workload", .key = "workload", .dflt = "kv", .choices = "kv,tpcb",               \
+         .flags = KF_LIST | KF_SERIES | KF_CSV, .group = KG_RUN,                                                     \
+         .help = "the transaction (tpcb: pgbench's TPC-B-like one)")                                                 \
+    KNOB(CLIENTS, clients, unsigned,                                                                                 \
+         .type = KT_UINT, .flag = "--clients", .key = "clients", .dflt = "1", .min = 1, .max = 1024,                 \
+         .flags = KF_LIST | KF_LABEL | KF_SERIES | KF_CSV, .group = KG_RUN,                                          \
+         .help = "client threads, e.g. 1,16,64")                                                                     \
+    KNOB(DURATION, duration, double,                                                                                 \
+         .type = KT_SECS, .flag = "--duration", .key = "duration_s", .dflt = "10", .max = 86400,                     \
+         .flags = KF_OPEN_MIN | KF_NULL_WITH_TXNS | KF_CLEARS_TXNS, .group = KG_RUN,                                 \
+         .help = "measured seconds")                                                                                 \
+    KNOB(TXNS, txns, uint64_t,                                                                                       \
+         .type = KT_COUNT, .flag = "--txns", .key = "txns", .min = 1, .flags = KF_NULL_ZERO, .group = KG_RUN,        \
+         .help = "measure N transactions instead of a duration")                                                     \
+    KNOB(WARMUP, warmup, double,                                                                                     \
+         .type = KT_SECS, .flag = "--warmup", .key = "warmup_s", .dflt = "1", .max = 3600, .group = KG_RUN,          \
+         .help = "unmeasured seconds first")                                                                         \
+    KNOB(DIR, dir, const char *,                                                                                     \
+         .type = KT_PATH, .flag = "--dir", .key = "dir", .dflt = "commitlab-bench.d", .group = KG_RUN,               \
+         .help = "parent of the run directories; each run uses a fresh D/ENGINE.db, removed afterwards")             \
+    KNOB(REUSE, reuse, int,                                                                                          \
+         .type = KT_TRUE, .flag = "--reuse", .key = "reuse", .group = KG_RUN,                                        \
+         .help = "keep D/ENGINE.db between runs; skip a preload it already has")                                     \
+    KNOB(PRELOAD, preload, int,                                                                                      \
+         .type = KT_FALSE, .flag = "--no-preload", .key = "preload", .dflt = "on", .group = KG_RUN,                  \
+         .help = "start from an empty store (kv)")                                                                   \
+    KNOB(VERIFY, verify, int,                                                                                        \
+         .type = KT_TRUE, .flag = "--verify", .key = "verify", .group = KG_RUN,                                      \
+         .help = "after the run, reopen the store and read every key back")                                          \
+    KNOB(SEED, seed, uint64_t,                                                                                       \
+         .type = KT_SEED, .flag = "--seed", .key = "seed", .dflt = "1", .group = KG_RUN,                             \
+         .help = "PRNG seed")                                                                                        \
+    /* ---- the kv workload ---- */                                                                                  \
+    KNOB(VALUE_SIZE, value_size, uint32_t,                                                                           \
+         .type = KT_UINT, .flag = "--value-size", .key = "value_size", .dflt = "100", .min = 8, .max = 4096,         \
+         .flags = KF_LIST | KF_KV, .group = KG_KV,                                                                   \
+         .help = "value bytes (keys are 16 bytes)")                                                                  \
+    KNOB(KEYS, keys, uint64_t,                                                                                       \
+         .type = KT_UINT, .flag = "--keys", .key = "keys", .dflt = "100000", .min = 1, .max = 1000000000,            \
+         .flags = KF_LIST | KF_KV, .group = KG_KV,                                                                   \
+         .help = "the key space")                                                                                    \
+    KNOB(DIST, zipf, int,                                                                                            \
+         .type = KT_INDEX, .flag = "--dist", .key = "dist", .dflt = "uniform", .choices = "uniform,zipf",            \
+         .flags = KF_LIST | KF_KV, .group = KG_KV,                                                                   \
+         .help = "how keys are drawn")                                                                               \
+    KNOB(ZIPF_THETA, zipf_theta, double,                                                                             \
+         .type = KT_NUM, .flag = "--zipf-theta", .key = "zipf_theta", .dflt = "0.99", .max = 1,                      \
+         .flags = KF_OPEN_MIN | KF_OPEN_MAX | KF_KV | KF_IF_ZIPF, .group = KG_KV,                                    \
+         .help = "--dist zipf: the skew")                                                                            \
+    KNOB(OPS_PER_TXN, ops_per_txn, uint32_t,                                                                         \
+         .type = KT_UINT, .flag = "--ops-per-txn", .key = "ops_per_txn", .dflt = "1", .min = 1, .max = 100000,       \
+         .flags = KF_LIST | KF_KV, .group = KG_KV,                                                                   \
+         .help = "operations per transaction")                                                                       \
+    KNOB(READ_RATIO, read_ratio, double,                                                                             \
+         .type = KT_RATIO, .flag = "--read-ratio", .key = "read_ratio", .dflt = "0", .max = 1,                       \
+         .flags = KF_LIST | KF_KV, .group = KG_KV,                                                                   \
+         .help = "the fraction of operations that are reads")                                                        \
+    /* ---- the tpcb workload ---- */                                                                                \
+    KNOB(SCALE, scale, uint32_t,                                                                                     \
+         .type = KT_UINT, .flag = "--scale", .key = "scale", .dflt = "1", .min = 1, .max = 10000,                    \
+         .flags = KF_LIST | KF_TPCB, .group = KG_TPCB,                                                               \
+         .help = "branches, as pgbench -s")                                                                          \
+    /* ---- the arrival process ---- */                                                                              \
+    KNOB(RATE, rate, uint32_t,                                                                                       \
+         .type = KT_UINT, .flag = "--rate", .key = "rate_tps", .dflt = "0", .max = 10000000,                         \
+         .flags = KF_LIST | KF_NULL_ZERO, .group = KG_RUN,                                                           \
+         .help = "open loop: transactions per second offered across the clients, Poisson arrivals, latency from "    \
+                 "each scheduled start (0: closed loop, each client back to back)")                                  \
+    /* ---- the commit path: commitlab's, mapped by the other engines where they can ---- */                         \
+    KNOB(SYNC, sync, const char *,                                                                                   \
+         .type = KT_POLICY, .flag = "--sync", .key = "sync", .option = "sync",                                       \
+         .flags = KF_LIST | KF_LABEL | KF_SERIES | KF_CSV | KF_ENGINE, .group = KG_COMMIT)                           \
+    KNOB(SYNC_METHOD, sync_method, const char *,                                                                     \
+         .type = KT_WORD, .flag = "--sync-method", .key = "sync_method", .option = "method",                         \
+         .flags = KF_LIST | KF_CSV | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                            \
+    KNOB(ELR, elr, int,                                                                                              \
+         .type = KT_ONOFF, .flag = "--elr", .key = "elr", .option = "elr", .flags = KF_LIST | KF_ENGINE,             \
+         .owner = "commitlab", .group = KG_COMMIT)                                                                   \
+    KNOB(SEGMENTS, segments, const char *,                                                                           \
+         .type = KT_WORD, .flag = "--segments", .key = "segments", .option = "segments",                             \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(SEGMENT_INIT, segment_init, const char *,                                                                   \
+         .type = KT_WORD, .flag = "--segment-init", .key = "segment_init", .option = "segment_init",                 \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(SEGMENT_SIZE, segment_size, uint64_t,                                                                       \
+         .type = KT_SIZE, .flag = "--segment-size", .key = "segment_size", .option = "segment_size",                 \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(PREALLOC, prealloc, uint32_t,                                                                               \
+         .type = KT_UINT, .flag = "--prealloc", .key = "prealloc", .option = "prealloc",                             \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(RECYCLE_MAX, recycle_max, uint32_t,                                                                         \
+         .type = KT_UINT, .flag = "--recycle-max", .key = "recycle_max", .option = "recycle_max",                    \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(COLD_RECYCLE, cold_recycle, int,                                                                            \
+         .type = KT_TRUE, .flag = "--cold-recycle", .key = "cold_recycle", .option = "cold_recycle",                 \
+         .flags = KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                               \
+    KNOB(CHECKPOINT, checkpoint_bytes, uint64_t,                                                                     \
+         .type = KT_SIZE, .flag = "--checkpoint-bytes", .key = "checkpoint_bytes", .option = "checkpoint_bytes",     \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(NO_FINAL_CHECKPOINT, no_final_checkpoint, int,                                                              \
+         .type = KT_TRUE, .flag = "--no-final-checkpoint", .key = "no_final_checkpoint",                             \
+         .option = "no_final_checkpoint", .flags = KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)              \
+    KNOB(COMMIT_DELAY, commit_delay_us, uint32_t,                                                                    \
+         .type = KT_UINT, .flag = "--commit-delay", .key = "commit_delay_us", .option = "commit_delay_us",           \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(COMMIT_SIBLINGS, commit_siblings, uint32_t,                                                                 \
+         .type = KT_UINT, .flag = "--commit-siblings", .key = "commit_siblings", .option = "commit_siblings",        \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(INTERVAL, interval_ms, uint32_t,                                                                            \
+         .type = KT_UINT, .flag = "--interval", .key = "interval_ms", .option = "interval_ms",                       \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(URING_DEPTH, uring_depth, uint32_t,                                                                         \
+         .type = KT_UINT, .flag = "--uring-depth", .key = "uring_depth", .option = "uring_depth",                    \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(URING_SYNC, uring_sync, const char *,                                                                       \
+         .type = KT_WORD, .flag = "--uring-sync", .key = "uring_sync", .option = "uring_sync",                       \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(PIPELINE, pipeline, uint32_t,                                                                               \
+         .type = KT_UINT, .flag = "--pipeline", .key = "pipeline", .dflt = "1", .min = 1, .max = 4096,               \
+         .flags = KF_LIST | KF_ENGINE | KF_DEFAULT_ANY, .owner = "commitlab", .group = KG_COMMIT,                    \
+         .help = "transactions each client keeps awaiting durability (cl_commit_async); 1: one blocking commit at a " \
+                 "time")                                                                                             \
+    KNOB(MAX_BATCH, max_batch, uint64_t,                                                                             \
+         .type = KT_SIZE, .flag = "--max-batch", .key = "max_batch", .option = "max_batch",                          \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(FLUSHER_SPIN, flusher_spin_us, uint32_t,                                                                    \
+         .type = KT_UINT, .flag = "--flusher-spin", .key = "flusher_spin_us", .option = "flusher_spin_us",           \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(SYNC_LATENCY, sync_latency_us, uint32_t,                                                                    \
+         .type = KT_UINT, .flag = "--sync-latency", .key = "sync_latency_us", .option = "sync_latency_us",           \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(CACHE, cache_bytes, uint64_t,                                                                               \
+         .type = KT_SIZE, .flag = "--cache", .key = "cache_bytes", .option = "cache_size",                           \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    /* ---- one engine's own ---- */                                                                                 \
+    KNOB(LMDB_FLAGS, lmdb_flags, unsigned,                                                                           \
+         .type = KT_SET, .flag = "--lmdb-flags", .key = "lmdb_flags", .choices = "nometasync,writemap,mapasync",     \
+         .flags = KF_ENGINE, .owner = "lmdb", .group = KG_ENGINE,                                                    \
+         .help = "LMDB's environment flags (one set, not a list)")                                                   \
+    KNOB(SQLITE_SYNC, sqlite_sync, const char *,                                                                     \
+         .type = KT_WORD, .flag = "--sqlite-sync", .key = "sqlite_sync", .choices = "full,normal,off",               \
+         .flags = KF_LIST | KF_ENGINE, .owner = "sqlite", .group = KG_ENGINE,                                        \
+         .help = "SQLite's synchronous (default: from --sync)")                                                      \
+    KNOB(ROCKSDB_WRITE, rocksdb_write, const char *,                                                                 \
+         .type = KT_WORD, .flag = "--rocksdb-write", .key = "rocksdb_write", .dflt = "default",                      \
+         .choices = "default,pipelined,unordered,manual-flush", .flags = KF_LIST | KF_ENGINE, .owner = "rocksdb",    \
+         .group = KG_ENGINE,                                                                                         \
+         .help = "RocksDB's write path: WriteOptions.sync per --sync, enable_pipelined_write, unordered_write (kv "  \
+                 "only), or manual_wal_flush with FlushWAL(sync) per durable commit")
 /* clang-format on */
 
 #endif

@@ -248,6 +248,26 @@ START_TEST(test_library_options_are_flags)
 }
 END_TEST
 
+/* Every knob that takes a list has one place in the sweep's order, and
+ * no other knob has one: no two knobs share a rank. */
+START_TEST(test_sweep_order)
+{
+    size_t n;
+    const enum bench_knob *order = bench_sweep_list(&n);
+    unsigned seen[K_COUNT] = {0};
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_lt(order[i], K_COUNT);
+        seen[order[i]]++;
+        ck_assert_uint_eq(bench_knob(order[i])->sweep, (unsigned)i + 1);
+    }
+    for (int k = 0; k < K_COUNT; k++) {
+        const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
+        ck_assert_msg(seen[k] == ((d->flags & KF_LIST) ? 1u : 0u), "%s takes %s and is %u times in the sweep's order",
+                      d->flag, (d->flags & KF_LIST) ? "a list" : "no list", seen[k]);
+    }
+}
+END_TEST
+
 START_TEST(test_ranks)
 {
     ck_assert_int_lt(bench_schema_engine_rank("commitlab"), bench_schema_engine_rank("lmdb"));
@@ -337,6 +357,7 @@ int main(void)
     tcase_add_test(tc, test_defaults_are_what_bench_writes);
     tcase_add_test(tc, test_library_defaults);
     tcase_add_test(tc, test_library_options_are_flags);
+    tcase_add_test(tc, test_sweep_order);
     tcase_add_test(tc, test_ranks);
     tcase_add_test(tc, test_statuses);
     suite_add_tcase(s, tc);

@@ -18,36 +18,53 @@
 
 #define LIST_WIDTH 100
 
-/* The peers, as the adapter makes them from their tables. */
-static struct bench_driver peer_lmdb, peer_rocksdb, peer_sqlite, peer_raw;
+/* The peers: one table, in the order of tables and reports, after
+ * commitlab's own.  From it come the driver list, the words --engine
+ * accepts (bench_engine_words) and --list-engines.  A peer is a table of
+ * the plugin ABI (driver_lmdb.c and the rest) that the adapter turns into
+ * a driver at start-up. */
+static const struct cl_engine_plugin *const peer_tables[] = {
+    &bench_plugin_lmdb,
+    &bench_plugin_rocksdb,
+    &bench_plugin_sqlite,
+    &bench_plugin_raw,
+};
+#define NPEERS (sizeof peer_tables / sizeof *peer_tables)
+static struct bench_driver peers[NPEERS];
 
-const struct bench_driver *const bench_drivers[] = {&bench_driver_commitlab, &peer_lmdb, &peer_rocksdb, &peer_sqlite,
-                                                    &peer_raw};
-const size_t bench_ndrivers = sizeof bench_drivers / sizeof *bench_drivers;
+const struct bench_driver *bench_drivers[1 + NPEERS];
+const size_t bench_ndrivers = 1 + NPEERS;
 
 /* Before main: each peer's table through the adapter.  A table the adapter
  * refuses is a bug of this build, said at once; one without open is a peer
  * this binary was built without. */
 __attribute__((constructor)) static void adapt_peers(void)
 {
-    static const struct {
-        const struct cl_engine_plugin *p;
-        struct bench_driver *d;
-    } peers[] = {{&bench_plugin_lmdb, &peer_lmdb},
-                 {&bench_plugin_rocksdb, &peer_rocksdb},
-                 {&bench_plugin_sqlite, &peer_sqlite},
-                 {&bench_plugin_raw, &peer_raw}};
-    for (size_t i = 0; i < sizeof peers / sizeof *peers; i++) {
+    bench_drivers[0] = &bench_driver_commitlab;
+    for (size_t i = 0; i < NPEERS; i++) {
+        const struct cl_engine_plugin *p = peer_tables[i];
         char err[512];
-        if (!peers[i].p->open) {
-            *peers[i].d = (struct bench_driver){.name = peers[i].p->name, .notes = peers[i].p->notes};
+        bench_drivers[1 + i] = &peers[i];
+        if (!p->open) {
+            peers[i] = (struct bench_driver){.name = p->name, .notes = p->notes};
             continue;
         }
-        if (bench_plugin_adapt(peers[i].p, 0, peers[i].d, err, sizeof err)) {
-            fprintf(stderr, "commitlab: the built-in engine %s: %s\n", peers[i].p->name, err);
+        if (bench_plugin_adapt(p, 0, &peers[i], err, sizeof err)) {
+            fprintf(stderr, "commitlab: the built-in engine %s: %s\n", p->name, err);
             abort();
         }
     }
+}
+
+const char *bench_engine_words(void)
+{
+    static char words[256];
+    if (!words[0]) {
+        size_t o = (size_t)snprintf(words, sizeof words, "%s", bench_driver_commitlab.name);
+        for (size_t i = 0; i < NPEERS && o < sizeof words; i++)
+            o += (size_t)snprintf(words + o, sizeof words - o, ",%s", peer_tables[i]->name);
+    }
+    return words;
 }
 
 const struct bench_driver *bench_driver_find(const char *name)

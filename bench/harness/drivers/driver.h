@@ -178,9 +178,13 @@ extern const struct cl_engine_plugin bench_plugin_lmdb, bench_plugin_rocksdb, be
 /* NULL when no engine has that name: the built-in ones, then the plugins
  * loaded (bench_plugin_load).  May return a driver whose built == 0. */
 const struct bench_driver *bench_driver_find(const char *name);
-/* The built-in drivers, in the order of tables and reports. */
-extern const struct bench_driver *const bench_drivers[];
+/* The built-in drivers, in the order of tables and reports: commitlab's,
+ * then the peers of driver.c's one table (filled before main). */
+extern const struct bench_driver *bench_drivers[];
 extern const size_t bench_ndrivers;
+/* "commitlab,lmdb,rocksdb,sqlite,raw": the built-in engines' names, the
+ * words --engine accepts beside plugin:..., from the same table. */
+const char *bench_engine_words(void);
 /* Every driver, built or not, then every plugin loaded, and its rows as
  * "--knob value -> mapping". */
 void bench_list_engines(FILE *f);
