@@ -24,6 +24,13 @@
  * the work directory, writes --json with the rows so far, says on stderr
  * where it stopped, and exits 128+signal.  A second signal unlinks the
  * test file from the handler and exits at once.
+ *
+ * With --repeat N the table is printed in the last round only, so a signal
+ * in an earlier round would leave nothing of it: the first round's text is
+ * kept as a layout (headings and labels, each row's place for its
+ * numbers), and the table is completed from it -- every row the first
+ * round began, with the rounds it finished (the row in progress marked
+ * with its round), from where the printed table stopped.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -122,9 +129,38 @@ static const char *signal_name(int sig)
     return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
 }
 
-/* After a signal, in the main flow: the line finished, the work directory
- * removed, --json written with the rows so far, and one line on stderr
- * saying where the probe stopped; exits 128 + the signal. */
+static void row_print(struct probe_ctx *c, struct probe_row *r);
+
+/* --repeat, after a signal: the table from where it was printed to (the
+ * header in the rounds before the last; the row in progress, or the
+ * headings before the next row, in the last), every row the first round
+ * began with what its rounds so far measured, between the headings and
+ * labels of the first round's text. */
+static void finish_table(struct probe_ctx *c)
+{
+    if (c->repeat < 2 || (!c->layout && !c->layout_f))
+        return;
+    if (c->layout_f)
+        fflush(c->layout_f); /* the first round: c->layout is what it printed */
+    size_t pos = c->out == c->table ? c->live_at : 0;
+    c->out = c->table;
+    for (size_t i = 0; i < c->nrows; i++) {
+        struct probe_row *r = &c->rows[i];
+        if (r->layout_at <= pos || r->layout_at > c->layout_len)
+            continue;
+        fwrite(c->layout + pos, 1, r->layout_at - pos, c->out);
+        row_print(c, r);
+        pos = r->layout_at;
+    }
+    if (pos < c->layout_len)
+        fwrite(c->layout + pos, 1, c->layout_len - pos, c->out);
+    fflush(c->out);
+}
+
+/* After a signal, in the main flow: the line finished (with --repeat, the
+ * table too), the work directory removed, --json written with the rows so
+ * far, and one line on stderr saying where the probe stopped -- the row in
+ * progress, and with --repeat its round; exits 128 + the signal. */
 static void exit_if_interrupted(void)
 {
     int sig = atomic_load(&probe_interrupted);
@@ -132,25 +168,41 @@ static void exit_if_interrupted(void)
         return;
     probe_timer_stop();
     finish_line(); /* pg_test_fsync: "Finish incomplete line on stdout" */
-    cleanup();
     struct probe_ctx *c = g_ctx;
-    size_t done = 0;
+    if (c)
+        finish_table(c);
+    cleanup();
     if (c)
         c->stopped_by = signal_name(sig);
-    for (size_t i = 0; c && i < c->nrows; i++)
-        done += c->rows[i].status != ROW_INTERRUPTED;
-    const struct probe_row *r = c && c->nrows ? &c->rows[c->nrows - 1] : NULL;
+    /* the last row begun in this round, and those done before it */
+    const struct probe_row *r = c && c->round_row ? &c->rows[c->round_row - 1] : NULL;
+    size_t done = c ? c->round_row : 0;
+    int during = r && r->status == ROW_INTERRUPTED;
+    done -= during;
     if (c && c->json)
         write_json(c, c->json);
-    if (r && r->status == ROW_INTERRUPTED)
+    if (c && c->repeat > 1) {
+        unsigned round = c->round + 1;
+        if (during)
+            fprintf(stderr, "commitlab probe: interrupted by %s during the row '%s' (%s) in round %u of %u after "
+                            "%.1f s of %g s, %zu row%s of that round done before it\n", signal_name(sig), r->label,
+                    r->op, round, c->repeat, r->rounds[c->round].secs, g_timer_secs, done, done == 1 ? "" : "s");
+        else if (r)
+            fprintf(stderr, "commitlab probe: interrupted by %s in round %u of %u after %zu row%s of it, the last '%s' "
+                            "(%s)\n", signal_name(sig), round, c->repeat, done, done == 1 ? "" : "s", r->label, r->op);
+        else
+            fprintf(stderr, "commitlab probe: interrupted by %s in round %u of %u, before its first row\n",
+                    signal_name(sig), round, c->repeat);
+    } else if (during) {
         fprintf(stderr, "commitlab probe: interrupted by %s during the row '%s' (%s) after %.1f s of %g s, %zu "
-                        "row%s done before it\n", signal_name(sig), r->label, r->op, r->secs, g_timer_secs, done,
-                done == 1 ? "" : "s");
-    else if (r)
+                        "row%s done before it\n", signal_name(sig), r->label, r->op, r->rounds[0].secs, g_timer_secs,
+                done, done == 1 ? "" : "s");
+    } else if (r) {
         fprintf(stderr, "commitlab probe: interrupted by %s after %zu row%s, the last '%s' (%s)\n", signal_name(sig),
                 done, done == 1 ? "" : "s", r->label, r->op);
-    else
+    } else {
         fprintf(stderr, "commitlab probe: interrupted by %s before its first row\n", signal_name(sig));
+    }
     exit(128 + sig);
 }
 
@@ -181,18 +233,25 @@ void probe_die(struct probe_ctx *c, const char *what)
 
 /* ---- rows ------------------------------------------------------------------ */
 
-void probe_label(struct probe_ctx *c, const char *label)
+static void print_label(struct probe_ctx *c, const char *label)
 {
-    exit_if_interrupted();
     fprintf(c->out, PROBE_LABEL_FORMAT, label);
     fflush(c->out);
     g_midline = 1;
+}
+
+void probe_label(struct probe_ctx *c, const char *label)
+{
+    exit_if_interrupted();
+    print_label(c, label);
 }
 
 /* Row k of a round is row k of the first: every round runs the same
  * sections, and every section begins the same rows in the same order. */
 struct probe_row *probe_row_new(struct probe_ctx *c, enum probe_section s, const char *label, const char *op)
 {
+    if (c->out == c->table && c->round > 0 && c->round_row < c->nrows)
+        c->live_at = c->rows[c->round_row].layout_label; /* the last round has printed the text before it */
     exit_if_interrupted(); /* before the row: a row in the JSON is one that ran */
     struct probe_row *r;
     if (c->round == 0) {
@@ -213,6 +272,8 @@ struct probe_row *probe_row_new(struct probe_ctx *c, enum probe_section s, const
         r->rounds = calloc(c->repeat, sizeof *r->rounds);
         if (!r->rounds)
             probe_die(c, "out of memory");
+        if (c->out == c->layout_f && fflush(c->layout_f) == 0)
+            r->layout_label = c->layout_len;
     } else {
         if (c->round_row >= c->nrows || c->rows[c->round_row].section != s ||
             strncmp(c->rows[c->round_row].label, label, sizeof r->label - 1) != 0) {
@@ -222,7 +283,7 @@ struct probe_row *probe_row_new(struct probe_ctx *c, enum probe_section s, const
         r = &c->rows[c->round_row];
     }
     c->round_row++;
-    probe_label(c, label);
+    print_label(c, label); /* no second look at a signal: the row is begun, it reports */
     return r;
 }
 
@@ -244,6 +305,7 @@ static void row_summarise(struct probe_ctx *c, struct probe_row *r)
     const struct probe_round *cut = NULL;
 
     r->nrounds = c->round + 1;
+    r->nok = 0;
     r->status = ROW_OK;
     r->reason[0] = '\0';
     r->ops = 0;
@@ -270,6 +332,7 @@ static void row_summarise(struct probe_ctx *c, struct probe_row *r)
             mx[nlat++] = x->max_us;
         }
     }
+    r->nok = (unsigned)nok;
     if (r->status != ROW_OK) {
         const struct probe_round *x = &r->rounds[first_bad];
         if (nok || cut) /* ok in another round: say which one was not */
@@ -318,12 +381,39 @@ static void row_summarise(struct probe_ctx *c, struct probe_row *r)
     }
 }
 
-/* Prints the row's numbers, or why it has none, and ends its line. */
-static void row_print(struct probe_ctx *c, const struct probe_row *r)
+/* After an interrupted row's numbers, or its word: where the signal
+ * stopped it.  With one round, as without --repeat. */
+static void print_cut(struct probe_ctx *c, const struct probe_row *r, int numbers)
+{
+    double secs = r->rounds[c->round].secs;
+    if (!numbers && c->repeat < 2)
+        fprintf(c->out, " (after %.1f s, before any operation completed)", secs);
+    else if (!numbers)
+        fprintf(c->out, " (in round %u of %u after %.1f s, before any operation completed)", c->round + 1,
+                c->repeat, secs);
+    else if (c->repeat < 2)
+        fprintf(c->out, "  (interrupted after %.1f s)", secs);
+    else if (r->nok == 0) /* the numbers are the interrupted round's */
+        fprintf(c->out, "  (interrupted in round %u of %u after %.1f s)", c->round + 1, c->repeat, secs);
+    else
+        fprintf(c->out, "  (over %u of %u rounds; round %u interrupted after %.1f s)", r->nok, c->repeat,
+                c->round + 1, secs);
+}
+
+/* Prints the row's numbers, or why it has none, and ends its line.  In the
+ * first round of several it prints nothing, and notes where in the layout
+ * its numbers go. */
+static void row_print(struct probe_ctx *c, struct probe_row *r)
 {
     int stopped = r->status == ROW_INTERRUPTED;
-    double cut_secs = stopped ? r->rounds[c->round].secs : 0;
-    if (r->status == ROW_OK || (stopped && r->ops && r->secs > 0)) {
+    int numbers = r->status == ROW_OK || (stopped && r->ops && r->secs > 0);
+    if (c->layout_f && c->out == c->layout_f) {
+        if (fflush(c->layout_f) == 0)
+            r->layout_at = c->layout_len;
+        g_midline = 0;
+        return;
+    }
+    if (numbers) {
         /* a concurrent row's time per operation is per stream: streams / throughput */
         double us = r->streams > 1 ? r->usecs_per_op * r->streams : r->usecs_per_op;
         fprintf(c->out, PROBE_OPS_FORMAT, r->ops_per_sec, us);
@@ -334,9 +424,12 @@ static void row_print(struct probe_ctx *c, const struct probe_row *r)
         if (r->has_latency)
             fprintf(c->out, "  p50 %6.0f  p99 %6.0f  max %6.0f", r->p50_us, r->p99_us, r->max_us);
         if (stopped)
-            fprintf(c->out, "  (interrupted after %.1f s)", cut_secs);
+            print_cut(c, r, 1);
+        else if (r->nok < c->repeat) /* a signal stopped the probe before its later rounds */
+            fprintf(c->out, "  (over %u of %u rounds)", r->nok, c->repeat);
     } else if (stopped) {
-        fprintf(c->out, PROBE_NA_FORMAT " (after %.1f s, before any operation completed)", "interrupted", cut_secs);
+        fprintf(c->out, PROBE_NA_FORMAT, "interrupted");
+        print_cut(c, r, 0);
     } else {
         const char *word = r->status == ROW_NA ? "n/a" : r->status == ROW_NA_FS ? "n/a*" : "failed";
         fprintf(c->out, PROBE_NA_FORMAT, word);
@@ -348,6 +441,8 @@ static void row_print(struct probe_ctx *c, const struct probe_row *r)
     fputc('\n', c->out);
     fflush(c->out);
     g_midline = 0;
+    if (c->out == c->table && c->repeat > 1)
+        c->live_at = r->layout_at;
 }
 
 void probe_row_ok(struct probe_ctx *c, struct probe_row *r, uint64_t ops, double secs, const struct probe_lat *lat)
@@ -709,7 +804,8 @@ static void (*const section_run[SEC_COUNT])(struct probe_ctx *c) = {
     [SEC_APPENDS] = probe_appends,  [SEC_OVERWRITE] = probe_overwrite, [SEC_VERDICT] = probe_verdict,
 };
 
-/* Where the table goes in the rounds before the last: nowhere. */
+/* Where the table goes in the rounds between the first and the last:
+ * nowhere (the first's is the layout, finish_table). */
 static ssize_t discard_write(void *cookie, const char *buf, size_t n)
 {
     (void)cookie;
@@ -722,7 +818,8 @@ static ssize_t discard_write(void *cookie, const char *buf, size_t n)
  * drifts over the run (the disk's other work, its cache, writeback) falls
  * on every row alike, not on the rows measured last.  Only the last round
  * prints, each row with what all its rounds measured; the verdict, which
- * reads the rows, runs once, in it. */
+ * reads the rows, runs once, in it.  The first round's text, without the
+ * rows' numbers, is kept for a signal before the end (finish_table). */
 static void run_sections(struct probe_ctx *c)
 {
     FILE *discard = NULL;
@@ -732,13 +829,19 @@ static void run_sections(struct probe_ctx *c)
         probe_prepare_file(c);
     if (c->repeat > 1) {
         discard = fopencookie(NULL, "w", (cookie_io_functions_t){.write = discard_write});
-        if (!discard)
+        c->layout_f = open_memstream(&c->layout, &c->layout_len);
+        if (!discard || !c->layout_f)
             probe_die(c, "out of memory");
     }
     for (c->round = 0; c->round < c->repeat; c->round++) {
         int last = c->round + 1 == c->repeat;
         c->round_row = 0;
-        c->out = last ? c->table : discard;
+        c->out = last ? c->table : c->round == 0 ? c->layout_f : discard;
+        if (c->round == 1) { /* the layout is whole */
+            if (fclose(c->layout_f) != 0)
+                probe_die(c, "out of memory");
+            c->layout_f = NULL;
+        }
         c->fdatasync_us = c->write_us = -1; /* the verdict's, from the last round's rows */
         if (c->repeat > 1)
             probe_progress(c, "round %u of %u", c->round + 1, c->repeat);
@@ -748,6 +851,7 @@ static void run_sections(struct probe_ctx *c)
     }
     c->round = c->repeat - 1;
     c->out = c->table;
+    c->live_at = c->layout_len; /* all printed */
     if (discard)
         fclose(discard);
 }
@@ -796,6 +900,7 @@ int cmd_probe(int argc, char **argv)
         free(c->rows[i].rounds);
     }
     free(c->rows);
+    free(c->layout);
     free(c->buf);
     g_ctx = NULL;
     return rc;

@@ -14,7 +14,10 @@
  * per round, so that a disk's drift falls on every row alike; a row keeps
  * each round's measurement (struct probe_round), and the table, printed
  * during the last round only, shows the median ops/sec of the rounds with
- * their minimum and maximum.
+ * their minimum and maximum.  The first round's text is kept without the
+ * rows' numbers (the layout: headings and labels, and where each row's
+ * numbers go), so that a signal in any round can still print the table:
+ * each row begun with what its rounds so far measured.
  *
  * A concurrent row (several threads, or several io_uring chains in
  * flight) measures throughput over all of them: its time per operation is
@@ -99,7 +102,10 @@ struct probe_row {
     unsigned streams;          /* concurrent: threads, or chains in flight; 1 for a serial row */
     const char *stream;        /* what one stream is: "thread", "chain"; NULL for a serial row */
     unsigned nrounds;          /* rounds measured so far */
+    unsigned nok;              /* of which ok: the rounds the numbers are over */
     struct probe_round *rounds; /* [repeat] */
+    size_t layout_label;       /* --repeat: where its label begins in the layout */
+    size_t layout_at;          /* --repeat: where its numbers go in the layout (after the label) */
 };
 
 /* Per-op latency samples, in microseconds. */
@@ -147,8 +153,12 @@ struct probe_ctx {
     unsigned repeat;     /* --repeat: rounds */
     unsigned round;      /* the round running, from 0 */
     size_t round_row;    /* rows begun in this round */
-    FILE *out;           /* where the table goes now: table in the last round, else discarded */
+    FILE *out;           /* where the table goes now: table in the last round, else layout or discarded */
     FILE *table;         /* the human table: stdout, or stderr with --json - */
+    FILE *layout_f;      /* --repeat: the first round's table text, without the rows' numbers */
+    char *layout;        /* its text (open_memstream) */
+    size_t layout_len;
+    size_t live_at;      /* --repeat: how far into the layout the table has been printed */
     const char *json;    /* --json FILE, or NULL: written at the end, or when a signal stops the probe */
     const char *stopped_by; /* "SIGINT", ...: the signal that stopped the probe, or NULL */
     int tty;             /* stderr is a terminal: progress may go there */

@@ -22,7 +22,7 @@
  *             "ops_per_sec_min":..,"ops_per_sec_median":..,"ops_per_sec_max":..,
  *             "rounds":[{"status":..,"reason":..,"ops":..,"seconds":..,"ops_per_sec":..,
  *                        "p50_usecs":..,"p99_usecs":..,"max_usecs":..}, ...]}, ...],
- *    "interrupted":null | {"signal":"SIGINT"|"SIGTERM"|"SIGHUP"},
+ *    "interrupted":null | {"signal":"SIGINT"|"SIGTERM"|"SIGHUP","round":..},
  *    "verdict":null | {"durability":"none"|"suspect"|"plausible"|"unknown","text":..,
  *               "fdatasync_usecs":..,"write_usecs":..,"o_direct":bool,"o_direct_reason":..}}
  *
@@ -34,9 +34,11 @@
  * A signal stops the probe with the record written all the same: the rows
  * that ran, each with its rounds so far, the one in progress "interrupted"
  * (its round in progress "interrupted" with what it measured until then:
- * ops fields when an operation completed), and "verdict" null.  An
- * interrupted row's numbers are those of its rounds that ran to the end,
- * or, with none, those of the interrupted round.
+ * ops fields when an operation completed), and "verdict" null;
+ * "interrupted" names the signal and, with --repeat above 1, the round in
+ * progress ("round", from 1).  An interrupted row's numbers are those of
+ * its rounds that ran to the end, or, with none, those of the interrupted
+ * round.
  */
 #include <math.h>
 #include <stdio.h>
@@ -266,6 +268,8 @@ int probe_json_write(FILE *f, const struct probe_ctx *c, const char *const *sect
         fputc('{', f);
         sub = 1;
         kv_str(f, &sub, "signal", c->stopped_by);
+        if (c->repeat > 1)
+            kv_num(f, &sub, "round", c->round + 1);
         fputc('}', f);
     } else {
         fputs("null", f);
