@@ -9,6 +9,21 @@
  * from the collected rows at the end by probe_json.c (the only place that
  * knows the JSON layout) -- or when a signal stops the probe, with the row
  * in progress marked interrupted.
+ *
+ * With --repeat N the sections run N times over (rounds), every row once
+ * per round, so that a disk's drift falls on every row alike; a row keeps
+ * each round's measurement (struct probe_round), and the table, printed
+ * during the last round only, shows the median ops/sec of the rounds with
+ * their minimum and maximum.  The first round's text is kept without the
+ * rows' numbers (the layout: headings and labels, and where each row's
+ * numbers go), so that a signal in any round can still print the table:
+ * each row begun with what its rounds so far measured.
+ *
+ * A concurrent row (several threads, or several io_uring chains in
+ * flight) measures throughput over all of them: its time per operation is
+ * printed per thread (or chain), streams / throughput, and labelled so
+ * ("usecs/op/thread"), never as the plain usecs/op of a serial row, which
+ * readers take for one operation's latency.
  */
 #ifndef CL_PROBE_H
 #define CL_PROBE_H
@@ -25,6 +40,11 @@
 #define PROBE_LABEL_FORMAT "        %-30s"
 #define PROBE_NA_FORMAT "%21s"
 #define PROBE_OPS_FORMAT "%13.3f ops/sec  %6.0f usecs/op"
+/* Beyond it: after PROBE_OPS_FORMAT, a concurrent row's "/thread" or
+ * "/chain"; with --repeat N > 1, the lowest and highest ops/sec of the
+ * rounds (PROBE_OPS_FORMAT then shows their median). */
+#define PROBE_RANGE_FORMAT "  lowest %13.3f  highest %13.3f"
+#define PROBE_MAX_REPEAT 100
 
 /* The sections, in the order they run.  --only takes these names. */
 enum probe_section {
@@ -51,16 +71,41 @@ enum probe_status {
     ROW_INTERRUPTED, /* a signal stopped it: ops over secs are what it measured until then */
 };
 
-struct probe_row {
-    enum probe_section section;
-    char label[48];
+/* One round's measurement of a row (--repeat: one per round); a round a
+ * signal stopped is ROW_INTERRUPTED with what it measured until then. */
+struct probe_round {
     enum probe_status status;
     char reason[160];
     uint64_t ops;
     double secs;
     int has_latency; /* p50/p99/max below are valid */
     double p50_us, p99_us, max_us;
-    const char *op; /* what one op is: "write+fdatasync", "transaction", ... */
+};
+
+/* A row, over the rounds measured so far: status and reason are the first
+ * round's that was not ok (so one failed round fails the row), except that
+ * the round a signal stopped makes it interrupted; the numbers are those of
+ * the ok rounds or, with none, what the interrupted round measured. */
+struct probe_row {
+    enum probe_section section;
+    char label[48];
+    enum probe_status status;
+    char reason[160];
+    uint64_t ops;              /* summed over the ok rounds */
+    double secs;               /* likewise */
+    double ops_per_sec;        /* one round: ops / secs; several: the median of the rounds' */
+    double ops_per_sec_min, ops_per_sec_max;
+    double usecs_per_op;       /* 1e6 / ops_per_sec (one round: secs / ops * 1e6), over all streams */
+    int has_latency;           /* p50/p99/max below are valid: the medians of the rounds' */
+    double p50_us, p99_us, max_us;
+    const char *op;            /* what one op is: "write+fdatasync", "transaction", ... */
+    unsigned streams;          /* concurrent: threads, or chains in flight; 1 for a serial row */
+    const char *stream;        /* what one stream is: "thread", "chain"; NULL for a serial row */
+    unsigned nrounds;          /* rounds measured so far */
+    unsigned nok;              /* of which ok: the rounds the numbers are over */
+    struct probe_round *rounds; /* [repeat] */
+    size_t layout_label;       /* --repeat: where its label begins in the layout */
+    size_t layout_at;          /* --repeat: where its numbers go in the layout (after the label) */
 };
 
 /* Per-op latency samples, in microseconds. */
@@ -105,7 +150,15 @@ struct probe_ctx {
     double secs;         /* --seconds: per pg_test_fsync test */
     unsigned files;      /* --files */
     unsigned only;       /* bit mask of sections to run */
-    FILE *out;           /* the human table: stdout, or stderr with --json - */
+    unsigned repeat;     /* --repeat: rounds */
+    unsigned round;      /* the round running, from 0 */
+    size_t round_row;    /* rows begun in this round */
+    FILE *out;           /* where the table goes now: table in the last round, else layout or discarded */
+    FILE *table;         /* the human table: stdout, or stderr with --json - */
+    FILE *layout_f;      /* --repeat: the first round's table text, without the rows' numbers */
+    char *layout;        /* its text (open_memstream) */
+    size_t layout_len;
+    size_t live_at;      /* --repeat: how far into the layout the table has been printed */
     const char *json;    /* --json FILE, or NULL: written at the end, or when a signal stops the probe */
     const char *stopped_by; /* "SIGINT", ...: the signal that stopped the probe, or NULL */
     int tty;             /* stderr is a terminal: progress may go there */
@@ -129,13 +182,16 @@ extern atomic_int probe_alarm;
 extern atomic_int probe_interrupted;
 
 /* probe.c: `commitlab probe [--dir D] [--seconds N] [--json FILE] [--only
- * SECTION]`, and what the sections share */
+ * SECTION] [--files N] [--repeat N]`, and what the sections share */
 int cmd_probe(int argc, char **argv);
 void probe_timer_start(double secs);
 void probe_timer_stop(void);
 double probe_beyond_secs(const struct probe_ctx *c);
 void probe_label(struct probe_ctx *c, const char *label);
 struct probe_row *probe_row_new(struct probe_ctx *c, enum probe_section s, const char *label, const char *op);
+/* Marks r concurrent: streams threads (or chains in flight, ...), each a
+ * "thread" (or "chain"); before its numbers. */
+void probe_row_concurrent(struct probe_row *r, unsigned streams, const char *stream);
 void probe_row_ok(struct probe_ctx *c, struct probe_row *r, uint64_t ops, double secs, const struct probe_lat *lat);
 void probe_row_na(struct probe_ctx *c, struct probe_row *r, enum probe_status st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

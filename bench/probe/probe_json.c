@@ -8,7 +8,7 @@
  * for the benchmark, only this file changes.
  *
  *   {"tool":"commitlab probe","version":"0.1","time":"...Z",
- *    "config":{"dir":..,"seconds":..,"beyond_seconds":..,"files":..,"sections":[..],
+ *    "config":{"dir":..,"seconds":..,"beyond_seconds":..,"files":..,"repeat":..,"sections":[..],
  *              "block_size":8192,"file_size":16777216},
  *    "environment":{"kernel":..,"machine":..,"fs_type":..,"fs_magic":..,"mount_source":..,
  *                   "mount_point":..,"mount_options":..,"device":..,"device_class":..,
@@ -17,15 +17,28 @@
  *                                    "fua":bool|null,"backing_file":..}, ...],"in_memory":bool},
  *    "rows":[{"section":..,"label":..,"op":..,"status":"ok"|"n/a"|"n/a*"|"failed"|"interrupted",
  *             "reason":..,"ops":..,"seconds":..,"ops_per_sec":..,"usecs_per_op":..,
- *             "p50_usecs":..,"p99_usecs":..,"max_usecs":..}, ...],
- *    "interrupted":null | {"signal":"SIGINT"|"SIGTERM"|"SIGHUP"},
+ *             "p50_usecs":..,"p99_usecs":..,"max_usecs":..,
+ *             "concurrency":null | {"streams":..,"unit":"thread"|"chain","usecs_per_op":..},
+ *             "ops_per_sec_min":..,"ops_per_sec_median":..,"ops_per_sec_max":..,
+ *             "rounds":[{"status":..,"reason":..,"ops":..,"seconds":..,"ops_per_sec":..,
+ *                        "p50_usecs":..,"p99_usecs":..,"max_usecs":..}, ...]}, ...],
+ *    "interrupted":null | {"signal":"SIGINT"|"SIGTERM"|"SIGHUP","round":..},
  *    "verdict":null | {"durability":"none"|"suspect"|"plausible"|"unknown","text":..,
  *               "fdatasync_usecs":..,"write_usecs":..,"o_direct":bool,"o_direct_reason":..}}
  *
  * Absent numbers are null; a row that was not measured has no ops fields.
+ * ops and seconds are summed over the rounds (--repeat), ops_per_sec is
+ * their median (with one round, ops / seconds), and the table shows it.
+ * usecs_per_op is a serial row's mean time per op; a concurrent row's is
+ * null, its time per op per stream being concurrency.usecs_per_op.
  * A signal stops the probe with the record written all the same: the rows
- * that ran, the last one "interrupted" with what it measured until then
- * (its ops fields, when an operation completed), and "verdict" null.
+ * that ran, each with its rounds so far, the one in progress "interrupted"
+ * (its round in progress "interrupted" with what it measured until then:
+ * ops fields when an operation completed), and "verdict" null;
+ * "interrupted" names the signal and, with --repeat above 1, the round in
+ * progress ("round", from 1).  An interrupted row's numbers are those of
+ * its rounds that ran to the end, or, with none, those of the interrupted
+ * round.
  */
 #include <math.h>
 #include <stdio.h>
@@ -140,6 +153,7 @@ int probe_json_write(FILE *f, const struct probe_ctx *c, const char *const *sect
     kv_num(f, &sub, "seconds", c->secs);
     kv_num(f, &sub, "beyond_seconds", probe_beyond_secs(c));
     kv_num(f, &sub, "files", c->files);
+    kv_num(f, &sub, "repeat", c->repeat);
     json_key(f, &sub, "sections");
     fputc('[', f);
     for (int i = 0, n = 0; i < SEC_COUNT; i++)
@@ -206,12 +220,45 @@ int probe_json_write(FILE *f, const struct probe_ctx *c, const char *const *sect
         if (r->status == ROW_OK || (r->status == ROW_INTERRUPTED && r->ops && r->secs > 0)) {
             kv_num(f, &sub, "ops", (double)r->ops);
             kv_num(f, &sub, "seconds", r->secs);
-            kv_num(f, &sub, "ops_per_sec", (double)r->ops / r->secs);
-            kv_num(f, &sub, "usecs_per_op", r->secs / (double)r->ops * 1e6);
+            kv_num(f, &sub, "ops_per_sec", r->ops_per_sec);
+            kv_num(f, &sub, "usecs_per_op", r->stream ? NAN : r->usecs_per_op);
             kv_num(f, &sub, "p50_usecs", r->has_latency ? r->p50_us : NAN);
             kv_num(f, &sub, "p99_usecs", r->has_latency ? r->p99_us : NAN);
             kv_num(f, &sub, "max_usecs", r->has_latency ? r->max_us : NAN);
+            json_key(f, &sub, "concurrency");
+            if (r->stream) {
+                int csub = 1;
+                fputc('{', f);
+                kv_num(f, &csub, "streams", r->streams);
+                kv_str(f, &csub, "unit", r->stream);
+                kv_num(f, &csub, "usecs_per_op", r->usecs_per_op * r->streams);
+                fputc('}', f);
+            } else {
+                fputs("null", f);
+            }
+            kv_num(f, &sub, "ops_per_sec_min", r->ops_per_sec_min);
+            kv_num(f, &sub, "ops_per_sec_median", r->ops_per_sec);
+            kv_num(f, &sub, "ops_per_sec_max", r->ops_per_sec_max);
         }
+        json_key(f, &sub, "rounds");
+        fputc('[', f);
+        for (unsigned k = 0; k < r->nrounds; k++) {
+            const struct probe_round *x = &r->rounds[k];
+            int rsub = 1;
+            fputs(k ? ",{" : "{", f);
+            kv_str(f, &rsub, "status", status_name(x->status));
+            kv_str(f, &rsub, "reason", x->reason[0] ? x->reason : NULL);
+            if (x->status == ROW_OK || (x->status == ROW_INTERRUPTED && x->ops && x->secs > 0)) {
+                kv_num(f, &rsub, "ops", (double)x->ops);
+                kv_num(f, &rsub, "seconds", x->secs);
+                kv_num(f, &rsub, "ops_per_sec", (double)x->ops / x->secs);
+                kv_num(f, &rsub, "p50_usecs", x->has_latency ? x->p50_us : NAN);
+                kv_num(f, &rsub, "p99_usecs", x->has_latency ? x->p99_us : NAN);
+                kv_num(f, &rsub, "max_usecs", x->has_latency ? x->max_us : NAN);
+            }
+            fputc('}', f);
+        }
+        fputc(']', f);
         fputc('}', f);
     }
     fputc(']', f);
@@ -221,6 +268,8 @@ int probe_json_write(FILE *f, const struct probe_ctx *c, const char *const *sect
         fputc('{', f);
         sub = 1;
         kv_str(f, &sub, "signal", c->stopped_by);
+        if (c->repeat > 1)
+            kv_num(f, &sub, "round", c->round + 1);
         fputc('}', f);
     } else {
         fputs("null", f);

@@ -103,9 +103,10 @@ static struct probe_row *method_row(struct probe_ctx *c, enum probe_section sec,
     return r;
 }
 
+/* The row's mean usecs per op (over its rounds so far), or -1. */
 static double usecs_per_op(const struct probe_row *r)
 {
-    return r->status == ROW_OK && r->ops ? r->secs / (double)r->ops * 1e6 : -1;
+    return r->status == ROW_OK && r->ops ? r->usecs_per_op : -1;
 }
 
 /* pg_test_fsync's test_sync(). */

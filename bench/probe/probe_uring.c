@@ -9,7 +9,10 @@
  * and the file's timestamps need to reach the device.  Completions arrive in
  * any order; a chain is done when its sync completes, and a new one takes
  * its place until the time is up.  A short write would cancel the linked
- * sync (-ECANCELED): the probe reports it instead of resubmitting.  If
+ * sync (-ECANCELED): the probe reports it instead of resubmitting.  The
+ * rows with several chains in flight are concurrent: ops/sec is the
+ * pipeline's throughput, and the time per op is per chain (chains /
+ * throughput, "usecs/op/chain"), what one chain takes on average.  If
  * io_uring_queue_init() fails (ENOSYS: kernel without io_uring; EPERM:
  * disabled by sysctl or seccomp) the rows say n/a and why.
  */
@@ -58,6 +61,7 @@ static void uring_row(struct probe_ctx *c, int datasync, unsigned depth)
 
     snprintf(label, sizeof label, "write->%s, %u in flight", datasync ? "fdatasync" : "fsync", depth);
     struct probe_row *r = probe_row_new(c, SEC_URING, label, datasync ? "linked write+fdatasync" : "linked write+fsync");
+    probe_row_concurrent(r, depth, "chain");
 
     int rc = io_uring_queue_init(2 * MAX_CHAINS, &ring, 0);
     if (rc < 0) {
@@ -135,8 +139,11 @@ static void uring_row(struct probe_ctx *c, int datasync, unsigned depth)
 void probe_uring(struct probe_ctx *c)
 {
     fprintf(c->out, "\nio_uring linked write->sync chains, one %dkB write each:\n", PROBE_BLCKSZ / 1024);
-    fprintf(c->out, "(one op = one chain completed; usecs per chain from submission to sync\n"
-                    "completion; not in pg_test_fsync)\n");
+    fprintf(c->out, "(one op = one chain completed; ops/sec counts the chains of all in flight, and\n"
+                    "with %d in flight usecs/op/chain is %d / (ops/sec), the mean time of one chain;\n"
+                    "p50, p99 and max: usecs per chain from submission to sync completion; not in\n"
+                    "pg_test_fsync)\n",
+            MAX_CHAINS, MAX_CHAINS);
     uring_row(c, 0, 1);
     uring_row(c, 0, MAX_CHAINS);
     uring_row(c, 1, 1);

@@ -17,7 +17,14 @@
 #     journal left;
 #  4. probe, SIGINT in a timed row: exit 130, one line, the --json record
 #     written with the rows so far, the last one "interrupted", and its
-#     work directory gone;
+#     work directory gone; and SIGTERM to probe --repeat 3, in whichever
+#     round it lands (timed for the second): exit 143; one line naming the
+#     round and the row; the record with "round", every row the first
+#     round began with its rounds so far (those before the stop one more
+#     than those after), only the row in progress interrupted, in its
+#     last round; the table printed all the same, each of those rows once
+#     with its median, lowest and highest over its finished rounds, a
+#     note where fewer than 3, the row in progress marked with its round;
 #  5. tour, SIGINT after its first row: exit 130, one line, the rows so far
 #     in tour.jsonl with the last one interrupted, no report drawn, its
 #     directory gone;
@@ -175,6 +182,87 @@ if grep -q "during the row" p.err; then
     grep -q "(interrupted after\|interrupted (after" p.out || fail "probe: the row is not marked interrupted: $(cat p.out)"
 fi
 [ -z "$(ls -A pd)" ] || fail "probe after SIGINT left $(ls -A pd)"
+
+# probe --repeat 3: 3 timed rows of 1 s per round after the 16 MiB file,
+# so 4.5 s is most likely inside round 2; what is checked holds wherever
+# the signal lands (the line says which round, the rest follows from it)
+"$bin" probe --dir pd --seconds 1 --only fdsync,nosync --repeat 3 --json pr.json >pr.out 2>pr.err &
+b=$!
+pids+=("$b")
+sleep 4.5
+kill -TERM "$b"; wait "$b"; rc=$?
+[ $rc -eq 143 ] || fail "probe --repeat after SIGTERM: exit $rc: $(cat pr.err)"
+one_line pr.err "^commitlab probe: interrupted by SIGTERM (during the row '[^']+' \\(.*\\) in round [123] of 3 after [0-9]+\\.[0-9] s of 1 s, [0-9]+ rows? of that round done before it|in round [123] of 3 after [0-9]+ rows? of it, the last '[^']+' \\(.*\\)|in round [123] of 3, before its first row)\$"
+[ -z "$(ls -A pd)" ] || fail "probe --repeat after SIGTERM left $(ls -A pd)"
+python3 - pr.json pr.out pr.err <<'PY' || fail "probe --repeat after SIGTERM: $(cat pr.out pr.err)"
+import json, re, statistics, sys
+text = open(sys.argv[1]).read()
+assert text.endswith("\n") and len(text.splitlines()) == 1, "want one whole JSON line"
+rec = json.loads(text)
+table = open(sys.argv[2]).read().splitlines()
+line = open(sys.argv[3]).read()
+R = int(re.search(r" in round ([123]) of 3", line).group(1))
+assert rec["config"]["repeat"] == 3
+assert rec["interrupted"] == {"signal": "SIGTERM", "round": R}, rec["interrupted"]
+assert rec["verdict"] is None
+rows = rec["rows"]
+labels = ["write, fsync, close", "write, close, fsync", "write"]
+assert [r["label"] for r in rows] == labels[:len(rows)], [r["label"] for r in rows]
+assert R == 1 or len(rows) == 3, "a later round with rows the first did not begin"
+n = [len(r["rounds"]) for r in rows]
+# the rows before the stop have R rounds, those after R - 1; every round ok
+# but the row in progress's last, which is "interrupted"
+assert all(k in (R - 1, R) for k in n) and n == sorted(n, reverse=True), (R, n)
+cut = [i for i, r in enumerate(rows) if r["status"] == "interrupted"]
+assert len(cut) <= 1, cut
+m = re.search(r"during the row '([^']+)'", line)
+if m:
+    assert cut and rows[cut[0]]["label"] == m.group(1), (cut, m.group(1))
+    assert n[cut[0]] == R and (cut[0] + 1 == len(rows) or n[cut[0] + 1] == R - 1), (cut, n)
+else:
+    assert not cut, cut
+for i, r in enumerate(rows):
+    rounds = r["rounds"]
+    for k, x in enumerate(rounds):
+        want = "interrupted" if i in cut and k == len(rounds) - 1 else "ok"
+        assert x["status"] == want, (r["label"], k, x)
+    done = [x["ops_per_sec"] for x in rounds if x["status"] == "ok"]
+    if done:
+        assert r["ops_per_sec"] == r["ops_per_sec_median"], r
+        assert abs(r["ops_per_sec_median"] - statistics.median(done)) <= 1e-6 * max(done), (r, done)
+        assert abs(r["ops_per_sec_min"] - min(done)) <= 1e-6 * min(done), (r, done)
+        assert abs(r["ops_per_sec_max"] - max(done)) <= 1e-6 * max(done), (r, done)
+    elif i in cut and rounds[-1].get("ops"):
+        assert r["ops_per_sec"] == rounds[-1]["ops_per_sec"] and r["seconds"] < 1, r
+# the table: each of these rows once, in the repeat format, with its median,
+# lowest and highest; "(over k of 3 rounds)" where fewer than 3 finished,
+# the row in progress marked with its round
+assert table.count("Test if fsync on non-write file descriptor is honored:") == 1, table
+nosync = table.count("Non-sync'ed 8kB writes:")
+assert nosync == 1 if len(rows) == 3 else nosync <= 1, table
+printed = [l for l in table if l.startswith("        ")]
+assert len(printed) == len(rows), (printed, rows)
+NUM = r"[ 0-9]{9}\.[0-9]{3} ops/sec  [ 0-9]{5,}[0-9] usecs/op  lowest [ 0-9]{9}\.[0-9]{3}  highest [ 0-9]{9}\.[0-9]{3}"
+for i, (r, l) in enumerate(zip(rows, printed)):
+    assert l[8:38].rstrip() == r["label"], (l, r["label"])
+    done = sum(x["status"] == "ok" for x in r["rounds"])
+    if i in cut:
+        if done:
+            tail = r"  \(over %d of 3 rounds; round %d interrupted after [0-9]+\.[0-9] s\)" % (done, R)
+        elif r["rounds"][-1].get("ops"):
+            tail = r"  \(interrupted in round %d of 3 after [0-9]+\.[0-9] s\)" % R
+        else:
+            assert re.fullmatch(r"        .{30} {10}interrupted \(in round %d of 3 after [0-9]+\.[0-9] s, before any "
+                                r"operation completed\)" % R, l), l
+            continue
+    else:
+        tail = "" if done == 3 else r"  \(over %d of 3 rounds\)" % done
+    assert re.fullmatch("        .{30}" + NUM + tail, l), (l, tail)
+    shown = float(l[38:l.index(" ops/sec")])
+    lo, hi = float(l.split(" lowest ")[1].split()[0]), float(l.split(" highest ")[1].split()[0])
+    assert abs(shown - r["ops_per_sec"]) <= 0.0011, (l, r)
+    assert abs(lo - r["ops_per_sec_min"]) <= 0.0011 and abs(hi - r["ops_per_sec_max"]) <= 0.0011, (l, r)
+PY
 
 # ---- 5. tour: SIGINT after its first row ---------------------------------------------
 "$bin" tour --seconds 0.5 --dir td --out tour.jsonl --quiet >tour.out 2>tour.err &

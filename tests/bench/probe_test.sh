@@ -5,7 +5,11 @@
 # section runs alone with --only and a fractional --seconds, that the JSON
 # record parses and holds every row, that tmpfs is named in the verdict as
 # holding no durability, that bad arguments exit 2 with one line naming the
-# flag, and that no file is left behind (also after SIGINT).
+# flag, and that no file is left behind (also after SIGINT); that
+# --repeat N measures every row N times and prints it once, with the median
+# and the lowest and highest ops/sec (and --repeat 1 prints what no
+# --repeat does); that concurrent rows (threads, chains in flight) label
+# their time per op per thread or chain, and serial rows never do.
 # Exit 0: passed; 1: failed; 77: skipped (no tmpfs could be had).
 set -u
 
@@ -36,6 +40,9 @@ PY=$(command -v python3 || true)
 # "%6.0f" is at least 6; "%21s" puts n/a and n/a* flush at column 59.
 ROW_OK='^        .{30}[ 0-9]{9}\.[0-9]{3} ops/sec  [ 0-9]{5,}[0-9] usecs/op(  p50 [ 0-9]{5,}[0-9]  p99 [ 0-9]{5,}[0-9]  max [ 0-9]{5,}[0-9])?$'
 ROW_NA='^        .{30}( {18}n/a| {17}n/a\*)( \(.*\))?$'
+# A concurrent row (beyond pg_test_fsync: several threads or chains in
+# flight): its time per op is per thread or chain, and says so.
+ROW_CONC='^        .{30}[ 0-9]{9}\.[0-9]{3} ops/sec  [ 0-9]{5,}[0-9] usecs/op/(thread|chain)(  p50 [ 0-9]{5,}[0-9]  p99 [ 0-9]{5,}[0-9]  max [ 0-9]{5,}[0-9])?$'
 
 # No file of the probe may be left in the directory it ran in.
 check_clean() {
@@ -47,7 +54,7 @@ check_clean() {
 # ---- 1. pg_test_fsync's layout --------------------------------------------
 D="$WORK/pg"
 mkdir "$D"
-if ! "$BIN" probe --dir "$D" --seconds "$SECS" --only pg >"$WORK/pg.out" 2>"$WORK/pg.err"; then
+if ! "$BIN" probe --dir "$D" --seconds "$SECS" --only pg --json "$WORK/pg.json" >"$WORK/pg.out" 2>"$WORK/pg.err"; then
     fail "probe --only pg exited non-zero: $(cat "$WORK/pg.err")"
 fi
 check_clean "$D" "--only pg"
@@ -117,6 +124,23 @@ done <"$WORK/pg.out"
 # %13.3f ops/sec puts "ops/sec" at the same column on every measured row
 cols=$(grep -E 'ops/sec' "$WORK/pg.out" | awk '{ print index($0, " ops/sec") }' | sort -u | wc -l)
 [ "$cols" -eq 1 ] || fail "ops/sec is not in one column ($cols different columns)"
+# byte for byte pg_test_fsync's printf("%13.3f ops/sec  %6.0f usecs/op"):
+# each measured line is its own numbers printed again in that format, with
+# nothing after them, and usecs/op is 1e6 / ops/sec of the row's record
+if [ -n "$PY" ]; then
+    "$PY" - "$WORK/pg.json" "$WORK/pg.out" <<'EOF' || fail "pg_test_fsync rows are not byte for byte its format"
+import json, sys
+rows = [r for r in json.loads(open(sys.argv[1]).read())["rows"] if r["status"] == "ok"]
+lines = [l for l in open(sys.argv[2]).read().splitlines() if l.startswith("        ") and "ops/sec" in l]
+assert len(rows) == len(lines) and rows, (len(rows), len(lines))
+for r, l in zip(rows, lines):
+    ops, us = float(l[38:51]), float(l[61:67])
+    assert l[38:] == "%13.3f ops/sec  %6.0f usecs/op" % (ops, us), l
+    assert abs(ops - r["ops_per_sec"]) <= 0.0011, (l, r)
+    assert abs(us - 1e6 / r["ops_per_sec"]) <= 0.51, (l, r)
+    assert r["concurrency"] is None and len(r["rounds"]) == 1, r
+EOF
+fi
 
 # ---- 2. every section alone, with --only --------------------------------------
 heading_of() {
@@ -156,7 +180,7 @@ for s in $SECTIONS; do
     rows=$(grep -c '^        ' "$out")
     [ "$rows" -ge 1 ] || fail "--only $s: no rows"
     if [ "$s" != verdict ]; then
-        bad=$(grep '^        ' "$out" | grep -Ev "$ROW_OK|$ROW_NA" || true)
+        bad=$(grep '^        ' "$out" | grep -Ev "$ROW_OK|$ROW_CONC|$ROW_NA" || true)
         [ -z "$bad" ] || fail "--only $s: rows not in the column format: $bad"
         if grep -E '^        .{30} +failed' "$out" >/dev/null; then
             fail "--only $s: a row failed: $(grep failed "$out")"
@@ -276,6 +300,11 @@ badarg --files --files 0
 badarg --files --files 12x
 badarg --json --json
 badarg --dir --dir "$WORK/does-not-exist"
+badarg --repeat --repeat 0
+badarg --repeat --repeat 101
+badarg --repeat --repeat 2x
+badarg --repeat --repeat=-1
+badarg --repeat --repeat
 badarg --frobnicate --frobnicate
 pass "bad arguments exit 2 naming the flag"
 
@@ -301,7 +330,115 @@ else
     fail "docs/probe.md missing"
 fi
 
-# ---- 7. tmpfs is named in the verdict -------------------------------------------
+# ---- 7. --repeat: every row N times, in rounds, printed once ---------------------
+D="$WORK/repeat"
+mkdir "$D"
+before=$FAILS
+if ! "$BIN" probe --dir "$D" --seconds "$SECS" --files 200 --only nosync,latency,appends --repeat 3 \
+    --json "$WORK/repeat.json" >"$WORK/repeat.out" 2>"$WORK/repeat.err"; then
+    fail "--repeat 3 exited non-zero: $(cat "$WORK/repeat.err")"
+fi
+check_clean "$D" "--repeat 3"
+grep -Fxq "3 rounds of every row, one after the other: each row shows the median ops/sec of" "$WORK/repeat.out" ||
+    fail "--repeat 3: the header does not say what the rows show"
+# each row once (the rounds before the last print nothing), each with its
+# range: "  lowest %13.3f  highest %13.3f" after the usecs
+for h in "Non-sync'ed 8kB writes:" "Latency of one 8kB write per sync method:" \
+    "Many small appends (the XFS delaylog experiment), 200 files in one directory:"; do
+    n=$(grep -cFx "$h" "$WORK/repeat.out")
+    [ "$n" -eq 1 ] || fail "--repeat 3: heading '$h' printed $n times"
+done
+RANGE='  lowest [ 0-9]{9}\.[0-9]{3}  highest [ 0-9]{9}\.[0-9]{3}'
+ROW_REP="^        .{30}[ 0-9]{9}\.[0-9]{3} ops/sec  [ 0-9]{5,}[0-9] usecs/op(/thread)?$RANGE(  p50 [ 0-9]{5,}[0-9]  p99 [ 0-9]{5,}[0-9]  max [ 0-9]{5,}[0-9])?$"
+bad=$(grep '^        ' "$WORK/repeat.out" | grep -Ev "$ROW_REP" || true)
+[ -z "$bad" ] || fail "--repeat 3: rows not in the repeat format: $bad"
+[ "$(grep -c '^        ' "$WORK/repeat.out")" -eq 8 ] || fail "--repeat 3: expected 8 rows: $(cat "$WORK/repeat.out")"
+if [ -n "$PY" ]; then
+    "$PY" - "$WORK/repeat.json" "$WORK/repeat.out" <<'EOF' || fail "--repeat 3: JSON record of the rounds"
+import json, statistics, sys
+rec = json.loads(open(sys.argv[1]).read())
+assert rec["config"]["repeat"] == 3, rec["config"]
+lines = [l for l in open(sys.argv[2]).read().splitlines() if l.startswith("        ")]
+assert len(rec["rows"]) == len(lines) == 8
+for r, l in zip(rec["rows"], lines):
+    assert r["status"] == "ok", r
+    rounds = r["rounds"]
+    assert len(rounds) == 3 and all(x["status"] == "ok" and x["ops"] > 0 for x in rounds), r
+    v = [x["ops_per_sec"] for x in rounds]
+    for x in rounds:
+        assert abs(x["ops_per_sec"] - x["ops"] / x["seconds"]) <= 1e-6 * x["ops_per_sec"], x
+    assert abs(r["ops_per_sec_min"] - min(v)) <= 1e-6 * min(v), r
+    assert abs(r["ops_per_sec_max"] - max(v)) <= 1e-6 * max(v), r
+    assert abs(r["ops_per_sec_median"] - statistics.median(v)) <= 1e-6 * max(v), r
+    assert r["ops_per_sec"] == r["ops_per_sec_median"], r
+    assert r["ops"] == sum(x["ops"] for x in rounds), r
+    # the table shows the median, then the lowest and the highest
+    shown = float(l[38:l.index(" ops/sec")])
+    lo, hi = float(l.split(" lowest ")[1].split()[0]), float(l.split(" highest ")[1].split()[0])
+    assert abs(shown - r["ops_per_sec"]) <= 0.0011 and abs(lo - min(v)) <= 0.0011 and abs(hi - max(v)) <= 0.0011, (l, r)
+    assert lo <= shown <= hi, l
+    if r["p50_usecs"] is not None:
+        assert abs(r["p50_usecs"] - statistics.median(x["p50_usecs"] for x in rounds)) <= 1e-6 * r["p50_usecs"] + 1e-9, r
+EOF
+fi
+[ "$FAILS" -ne "$before" ] || pass "--repeat 3: every row measured in 3 rounds, printed once with median, lowest and highest"
+# --repeat 1 is the default: the same lines, numbers aside
+"$BIN" probe --dir "$D" --seconds "$SECS" --only nosync,uring --repeat 1 >"$WORK/rep1.out" 2>&1 ||
+    fail "--repeat 1 exited non-zero: $(cat "$WORK/rep1.out")"
+"$BIN" probe --dir "$D" --seconds "$SECS" --only nosync,uring >"$WORK/rep0.out" 2>&1 ||
+    fail "probe without --repeat exited non-zero: $(cat "$WORK/rep0.out")"
+norm() { sed -E 's/[0-9]+(\.[0-9]+)?/N/g; s/ +/ /g' "$1"; }
+if [ "$(norm "$WORK/rep1.out")" = "$(norm "$WORK/rep0.out")" ] && ! grep -q lowest "$WORK/rep1.out"; then
+    pass "--repeat 1 prints what the default does"
+else
+    fail "--repeat 1 differs from the default: $(diff <(norm "$WORK/rep0.out") <(norm "$WORK/rep1.out"))"
+fi
+check_clean "$D" "--repeat 1"
+
+# ---- 8. concurrent rows say their time is per thread or per chain -----------------
+# The rows with several threads (appends) or chains in flight (uring, 8 in
+# flight) measure throughput over all of them: usecs/op/thread (or /chain)
+# = streams / (ops/sec), and the JSON's usecs_per_op is null for them; every
+# other row is serial, a plain usecs/op = 1 / (ops/sec).
+if [ -n "$PY" ]; then
+    if "$PY" - "$WORK/all.json" "$WORK/all.out" <<'EOF'; then
+import json, re, sys
+rec = json.loads(open(sys.argv[1]).read())
+table = open(sys.argv[2]).read().splitlines()
+printed = [l for l in table if re.match(r"^        .{30}( *\d+\.\d{3} ops/sec| +(n/a\*?|failed)( \(.*\))?$)", l)]
+assert len(printed) == len(rec["rows"])
+seen = set()
+for r, l in zip(rec["rows"], printed):
+    if r["status"] != "ok":
+        continue
+    want = None
+    if r["section"] == "appends":
+        want = (4, "thread")
+    elif r["section"] == "uring" and "8 in flight" in r["label"]:
+        want = (8, "chain")
+    us = float(re.search(r"ops/sec +(\d+) usecs/op", l).group(1))
+    if want:
+        seen.add(want[1])
+        c = r["concurrency"]
+        assert c and (c["streams"], c["unit"]) == want, (r["label"], c)
+        assert re.search(r" usecs/op/%s(  |$)" % want[1], l), l
+        assert r["usecs_per_op"] is None, r
+        assert abs(c["usecs_per_op"] - want[0] * 1e6 / r["ops_per_sec"]) <= 1e-6 * c["usecs_per_op"], r
+        assert abs(us - c["usecs_per_op"]) <= 0.51, (l, c)
+    else:
+        assert r["concurrency"] is None, r
+        assert re.search(r" usecs/op(  |$)", l), l
+        assert abs(us - r["usecs_per_op"]) <= 0.51, (l, r)
+        assert abs(r["usecs_per_op"] - 1e6 / r["ops_per_sec"]) <= 1e-6 * r["usecs_per_op"], r
+assert "thread" in seen, "no appends row measured"
+EOF
+        pass "concurrent rows: usecs/op/thread and /chain; serial rows: usecs/op"
+    else
+        fail "concurrent rows are not labelled per thread or chain"
+    fi
+fi
+
+# ---- 9. tmpfs is named in the verdict -------------------------------------------
 skipped=0
 T=""
 if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] && T=$(mktemp -d /dev/shm/probe_test.XXXXXX 2>/dev/null); then

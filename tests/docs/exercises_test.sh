@@ -120,8 +120,10 @@ EXPECT='
 11 probe|Many small appends
 11 probe|create file + first append
 11 probe|append to existing file
+11 probe|usecs/op/thread
 12 probe|8 in flight
 12 probe|1 in flight
+12 probe|usecs/op/chain
 12 bench|uring-depth=1
 12 bench|uring-depth=8
 12 bench|commits per sync p50/p99/max
