@@ -29,6 +29,21 @@
 
 enum { RD_READING = 0, RD_END, RD_CORRUPT, RD_ERROR };
 
+/* How the log ended, once wal_reader_next returned anything but 1: what
+ * wal_reader_explain says. */
+enum wal_end_kind {
+    WAL_END_NONE = 0,    /* not read to the end (or an I/O error) */
+    WAL_END_NO_SEGMENT,  /* the next segment does not exist, nor any later one */
+    WAL_END_ZEROS,       /* zeros where the next record would be */
+    WAL_END_RECYCLED,    /* a recycled segment's earlier contents */
+    WAL_END_TORN,        /* a record begun but not whole, never made durable */
+    WAL_END_CORRUPT,     /* an invalid record that a later one proves was durable */
+    WAL_END_HOLE,        /* a missing segment with later ones present */
+    WAL_END_FOREIGN,     /* a segment whose header is another database's */
+    WAL_END_SWITCH_MISSING, /* a SWITCH record (or the checkpoint) points into a missing segment */
+    WAL_END_SHORT        /* a segment of the log is shorter than a segment */
+};
+
 struct wal_reader {
     struct vfs *vfs;
     char *dir;
@@ -373,7 +388,6 @@ uint64_t wal_reader_bad_lsn(struct wal_reader *r) { return r->bad_lsn; }
 int wal_reader_missing(struct wal_reader *r) { return r->missing; }
 void wal_reader_with_switch(struct wal_reader *r, int on) { r->with_switch = on; }
 void wal_reader_require_start(struct wal_reader *r, int on) { r->require_start = on; }
-enum wal_end_kind wal_reader_end_kind(struct wal_reader *r) { return r->end_kind; }
 
 void wal_reader_explain(struct wal_reader *r, char *buf, size_t len)
 {

@@ -174,7 +174,8 @@ struct wal_config {
     enum cl_segment_policy segments;
     uint32_t recycle_max;            /* recycle: future segments kept at most (1..WAL_POOL_MAX) */
     uint32_t prealloc;               /* segments kept ready ahead by a thread (0..WAL_POOL_MAX) */
-    size_t buffer_size;              /* log buffer bytes; 0 = default (1 MiB) */
+    size_t buffer_size;              /* log buffer bytes; 0 = default (1 MiB); the engine leaves
+                                      * it 0, the tests set a small one */
     uint32_t interval_ms;            /* periodic */
     uint32_t commit_delay_us;        /* group */
     uint32_t commit_siblings;        /* group */
@@ -384,20 +385,6 @@ void wal_reader_with_switch(struct wal_reader *r, int on);
  * must be whole (segment_size bytes). */
 void wal_reader_require_start(struct wal_reader *r, int on);
 
-/* How the log read by r ended, after wal_reader_next returned anything but 1. */
-enum wal_end_kind {
-    WAL_END_NONE = 0,    /* not read to the end (or an I/O error) */
-    WAL_END_NO_SEGMENT,  /* the next segment does not exist, nor any later one */
-    WAL_END_ZEROS,       /* zeros where the next record would be */
-    WAL_END_RECYCLED,    /* a recycled segment's earlier contents */
-    WAL_END_TORN,        /* a record begun but not whole, never made durable */
-    WAL_END_CORRUPT,     /* an invalid record that a later one proves was durable */
-    WAL_END_HOLE,        /* a missing segment with later ones present */
-    WAL_END_FOREIGN,     /* a segment whose header is another database's */
-    WAL_END_SWITCH_MISSING, /* a SWITCH record (or the checkpoint) points into a missing segment */
-    WAL_END_SHORT        /* a segment of the log is shorter than a segment */
-};
-enum wal_end_kind wal_reader_end_kind(struct wal_reader *r);
 /* One sentence: where the log ends and why the reader judged it so (which
  * check the bytes failed, and for corruption the record proving they had
  * been durable). */

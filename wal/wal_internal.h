@@ -321,7 +321,7 @@ void wal_segment_header_encode(uint8_t *hdr, uint64_t db_id, uint64_t segno, uin
 /* Decodes and checks one header block: 0, CL_EFORMAT or CL_ECORRUPT. */
 int wal_segment_header_decode(const uint8_t *hdr, size_t len, struct wal_segment_header *out);
 
-/* record encoding, shared by the writer and tests of the format */
+/* record encoding (the writer's) */
 void wal_record_header_encode(uint8_t *h, uint32_t len, uint64_t lsn, uint64_t txn_id,
                               uint64_t sync_lsn, uint32_t incarnation, enum wal_rec_type type);
 

@@ -1,7 +1,7 @@
 /*
  * invariant.h -- CL_INVARIANT(name, cond): checks one of the numbered
  * invariants that a file's design comment lists (writer.c's W1-W5,
- * waitq.c's L1-L3, policy_uring.c's U1-U5, pager_internal.h's PG1-PG5,
+ * waitq.c's L1-L5, policy_uring.c's U1-U5, pager_internal.h's PG1-PG5,
  * docs/design.md's commit protocol C1-C6).
  *
  * Built with CL_INVARIANTS (CMake option, on by default in every build type
