@@ -97,7 +97,7 @@ extern "C" {
 #endif
 
 #define CL_VERSION_MAJOR 0
-#define CL_VERSION_MINOR 1
+#define CL_VERSION_MINOR 2
 
 /* The shared library exports only what this header declares with CL_API
  * (it is built with hidden visibility). */
