@@ -362,7 +362,7 @@ def main():
                     print('%s: skipped (%s; run with --%s): %s' % (
                         s.where(), s.needs, 'root' if s.needs == 'needs root' else 'slow', s.spec()))
                     continue
-                work = os.path.join(scratch, 'sample-%d' % n)
+                work = os.path.join(scratch, '%s-%d' % (os.path.basename(doc), n))
                 os.mkdir(work)
                 t0 = time.monotonic()
                 text, error = run_commands(s.commands, binary, work)
