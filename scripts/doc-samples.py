@@ -27,9 +27,10 @@ said so, unless its option is given:
     needs root   root, loop devices, mkfs (matrix): run only with --root
     slow         minutes: run only with --slow
 
-`<!-- sample: environment -->` is no command: its block gets the commit,
-kernel, cores, filesystem and date of the run, so the docs can say where
-their samples come from.  It is rewritten by every run without --match,
+`<!-- sample: environment -->` is no command: its block gets the commit
+of the code that ran (the last one that changed anything but the docs,
+tests and scripts), the kernel, cores, filesystem and date of the run, so
+the docs can say where their samples come from.  It is rewritten by every run without --match,
 and by one with --match that ran a sample of the same file.
 
     scripts/doc-samples.py docs/durability.md docs/exercises.md    # all
@@ -280,11 +281,14 @@ def environment(scratch):
         p = subprocess.run(['git', '-C', TOP] + list(a), stdout=subprocess.PIPE,
                            stderr=subprocess.DEVNULL)
         return p.returncode, p.stdout.decode().strip()
-    rc, commit = git('rev-parse', '--short', 'HEAD')
-    if rc != 0:
+    # The commit of the code the binary was built from: the last one that
+    # changed anything but the docs, the tests and the scripts (a commit
+    # that only regenerates the docs is not it).
+    code = ['--', '.', ':(exclude)docs', ':(exclude)tests', ':(exclude)scripts', ':(exclude)*.md']
+    rc, commit = git('log', '-1', '--format=%h', *code)
+    if rc != 0 or not commit:
         commit = 'unknown'
-    elif git('diff', '--quiet', 'HEAD', '--', '.', ':(exclude)docs', ':(exclude)tests', ':(exclude)scripts',
-             ':(exclude)*.md')[0] != 0:             # changes the binary could show
+    elif git('diff', '--quiet', 'HEAD', *code)[0] != 0:
         commit += ' (with local changes)'
     fs = '?'
     p = subprocess.run(['df', '-PT', scratch], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
@@ -293,7 +297,7 @@ def environment(scratch):
         f = rows[1].split()
         fs = '%s on %s' % (f[1], f[0])
     return '\n'.join([
-        'commit       %s' % commit,
+        'code         commit %s' % commit,
         'kernel       %s %s' % (platform.system(), platform.release()),
         'cores        %d' % os.cpu_count(),
         'filesystem   %s' % fs,
