@@ -298,9 +298,10 @@ for n in $EXERCISES; do
     [ $ran_here -eq 1 ] || [ -n "$skipped_kinds" ] || fail "exercise $n: no command"
 
     # What the exercise tells the reader to look at: named in its text
-    # (lines joined, as a wrapped paragraph reads), and in the output of
-    # its commands of that kind.
-    text=$(section "$n" | tr '\n' ' ')
+    # (lines joined, as a wrapped paragraph reads; not in its sample
+    # outputs, which name everything they print), and in the output of its
+    # commands of that kind.
+    text=$(section "$n" | awk '/^<!-- sample/ { s = 1 } !s; /^<!-- end sample -->/ { s = 0 }' | tr '\n' ' ')
     while IFS='|' read -r key want_str; do
         [ -n "$key" ] || continue
         k=${key#* }
