@@ -8,7 +8,7 @@ CMAKE_FLAGS ?=
 DEB_PACKAGES := build-essential cmake pkg-config liblmdb-dev liburing-dev check libjansson-dev librocksdb-dev libsqlite3-dev e2fsprogs xfsprogs btrfs-progs python3 clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build demo test test-long test-asan test-tsan fuzz example install clean
+.PHONY: all deps build demo test test-long test-asan test-tsan test-tsan-concurrency fuzz example install clean
 
 all: build
 
@@ -48,7 +48,14 @@ test-asan: deps
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -DCL_SANITIZE=thread -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(BUILD)-tsan -j $(JOBS)
-	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD)-tsan && ctest --output-on-failure -j $(JOBS) $(TSAN_TESTS)
+
+# The suites where threads meet (the WAL's and the library's asynchronous
+# commits, concurrency, isolation, sharing, io_uring, the drivers) under
+# ThreadSanitizer: a few minutes, where the whole of test-tsan takes about
+# a quarter of an hour.  CI runs it.
+test-tsan-concurrency:
+	$(MAKE) test-tsan TSAN_TESTS='-R "^(wal/check_async|wal/check_uring|engine/check_async|engine/check_concurrency|engine/check_isolation|engine/check_sharing|bench/check_drivers)"'
 
 # The embedding example, built against an installed copy through pkg-config.
 example: build

@@ -121,7 +121,7 @@ struct crash_pipe {
 int crash_pipe_init(struct crash_pipe *p, unsigned depth, void (*ack)(void *arg, uint64_t n), void *arg);
 void crash_pipe_free(struct crash_pipe *p);
 int crash_pipe_txn(struct crash_pipe *p, struct bench_conn *conn, enum crash_workload wl, unsigned c, uint64_t n);
-void crash_pipe_drain(struct crash_pipe *p, struct bench_db *db);
+void crash_pipe_drain(struct crash_pipe *p, struct bench_conn *conn);
 
 /* The bench configuration combination c runs under: the campaign's swept
  * values, bench_crash_defaults (bench_config.h), then every knob the user

@@ -117,7 +117,7 @@ static void *client_main(void *arg)
         send_msg(cl->fd, MSG_ACK, id, n, NULL); /* told: acknowledged */
     }
     if (piped) {
-        crash_pipe_drain(&p, cl->conn.db);
+        crash_pipe_drain(&p, &cl->conn);
         crash_pipe_free(&p);
     }
     cl->conn.db->drv->conn_close(&cl->conn);

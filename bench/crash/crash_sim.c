@@ -55,7 +55,7 @@ static void *client_main(void *arg)
         __atomic_store_n(&cl->w->acked[id], n, __ATOMIC_RELEASE); /* told: acknowledged */
     }
     if (piped) {
-        crash_pipe_drain(&p, cl->conn.db);
+        crash_pipe_drain(&p, &cl->conn);
         crash_pipe_free(&p);
     }
     return NULL;

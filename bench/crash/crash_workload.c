@@ -363,10 +363,10 @@ int crash_pipe_txn(struct crash_pipe *p, struct bench_conn *conn, enum crash_wor
     return rc;
 }
 
-void crash_pipe_drain(struct crash_pipe *p, struct bench_db *db)
+void crash_pipe_drain(struct crash_pipe *p, struct bench_conn *conn)
 {
-    if (db->drv->sync_wait)
-        (void)db->drv->sync_wait(db); /* an error: the callbacks carry it */
+    if (conn->db->drv->sync_wait)
+        (void)conn->db->drv->sync_wait(conn); /* an error: the callbacks carry it */
     pthread_mutex_lock(&p->mu);
     while (p->done != p->issued)
         pthread_cond_wait(&p->cv, &p->mu);

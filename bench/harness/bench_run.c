@@ -215,8 +215,8 @@ static void pipe_wait(struct client *c, uint64_t room)
     pthread_mutex_lock(&c->pmu);
     int pending = c->issued != c->acked;
     pthread_mutex_unlock(&c->pmu);
-    if (!room && pending && c->sh->db->drv->sync_wait && c->sh->db->drv->sync_wait(c->sh->db))
-        set_failed(c->sh, c->sh->db->err);
+    if (!room && pending && c->sh->db->drv->sync_wait && c->sh->db->drv->sync_wait(&c->conn))
+        set_failed(c->sh, c->conn.err);
     pthread_mutex_lock(&c->pmu);
     while (c->issued - c->acked > (room ? room - 1 : 0)) {
         c->pwaiting = 1;

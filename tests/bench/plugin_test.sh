@@ -17,8 +17,9 @@
 set -u
 # The faulty plugins crash on purpose, and the test checks that commitlab
 # names the signal: a sanitizer's own SIGSEGV handler would turn that death
-# into an exit of its own.
+# into an exit of its own (ThreadSanitizer's exits 66).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}handle_segv=0"
 cl=$1
 pd=$2
 fails=0

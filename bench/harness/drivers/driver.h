@@ -153,8 +153,10 @@ struct bench_driver {
     void (*reset_max)(struct bench_db *db);
     /* Pipelining (--pipeline): returns once every commit handed over so
      * far is durable and acknowledged (bench_pipe_done called); NULL when
-     * the engine commits only one way, and --pipeline beyond 1 is n/a. */
-    int (*sync_wait)(struct bench_db *db);
+     * the engine commits only one way, and --pipeline beyond 1 is n/a.
+     * Every client thread may call it at once; an error goes in the
+     * calling connection's err, as a commit's does. */
+    int (*sync_wait)(struct bench_conn *c);
     /* Library version, or NULL. */
     const char *(*version)(const struct bench_driver *d);
 

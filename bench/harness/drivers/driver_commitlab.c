@@ -295,11 +295,11 @@ static void cl_drv_stats(struct bench_db *db, struct bench_engine_stats *st)
 
 static void cl_drv_reset_max(struct bench_db *db) { cl_stats_reset_max(db->impl); }
 
-static int cl_drv_sync_wait(struct bench_db *db)
+static int cl_drv_sync_wait(struct bench_conn *c)
 {
-    int rc = cl_sync_wait(db->impl);
+    int rc = cl_sync_wait(c->db->impl);
     if (rc)
-        snprintf(db->err, sizeof db->err, "cl_sync_wait: %s", cl_strerror(rc));
+        snprintf(c->err, sizeof c->err, "cl_sync_wait: %s", cl_strerror(rc));
     return rc ? BENCH_ERR : BENCH_OK;
 }
 
