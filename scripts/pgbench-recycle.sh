@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pgbench-recycle.sh WORKDIR [zero|sparse] [ROUNDS] [SECONDS] -- PostgreSQL's
-# own answer to the question recycling.md asks, on the filesystems beside
+# own answer to the question docs/lab/recycling.md asks, on the filesystems beside
 # which commitlab's native and loop rows stand: pgbench (8 clients, scale
 # 20) with wal_recycle and wal_init_zero both on against both off, on
 #   native   WORKDIR's own filesystem, no loop device;

@@ -2,7 +2,7 @@
  * bench_repeat.c -- `commitlab bench --repeat N`: the summary after N
  * rounds of the same configurations (each round in its own shuffled
  * order, bench_sweep.c).  One run on a shared machine says little
- * (results.md shows runs of the same command 40% apart), so each
+ * (docs/lab/results.md shows runs of the same command 40% apart), so each
  * configuration gets its median over the rounds, with the range, and each
  * group of configurations that differ only in what was swept (the same
  * engine, workload and client count) gets its best member and the margin

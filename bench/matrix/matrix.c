@@ -143,7 +143,7 @@ static void usage(FILE *f)
             "                       through the host's page cache; direct: with direct I/O\n"
             "                       (LO_FLAGS_DIRECT_IO), as losetup --direct-io=on\n"
             "                       (the defaults are the pair that tracked a native ext4 best here:\n"
-            "                       docs/recycling.md, section 7)\n"
+            "                       docs/lab/recycling.md, section 7)\n"
             "  --device DEV         format DEV (a disk or partition) for each filesystem in turn\n"
             "                       instead of images; refused when it is mounted, holds a mounted\n"
             "                       partition, swap or a holder, or reaches the bytes of a device\n"

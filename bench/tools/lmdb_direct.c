@@ -1,6 +1,6 @@
 /*
  * lmdb_direct.c -- LMDB driven directly, without the benchmark harness:
- * the cross-check for `commitlab bench --engine lmdb` (docs/results.md).
+ * the cross-check for `commitlab bench --engine lmdb` (docs/lab/results.md).
  *
  *   lmdb_direct DIR SECONDS THREADS [nosync]
  *
