@@ -436,7 +436,8 @@ static void print_findings(const struct tour_series *series, size_t n, double el
         printf("- WAL segments, group commit at %u clients: recycled %.0f tps vs fresh %.0f\n  (%+.0f%%%s);"
                " "
                "the fresh log waited %.1f ms in all for %lld new segments, the recycled one %.1f ms\n"
-               "  while reusing %lld (one short run: `commitlab matrix` repeats it on ext4, XFS and btrfs, docs/lab/recycling.md).\n",
+               "  while reusing %lld (one short run: `commitlab matrix` repeats it on ext4, XFS and btrfs, "
+               "docs/lab/recycling.md).\n",
                SEG_CLIENTS, tps(sr), tps(sf), d, d > -5 && d < 5 ? ", within a single run's noise" : "",
                (double)sf->res.segment_wait_us / 1e3, (long long)sf->res.segments_created,
                (double)sr->res.segment_wait_us / 1e3, (long long)sr->res.segments_reused);

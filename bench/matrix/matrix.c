@@ -118,6 +118,8 @@ static const char *opt_for(const struct fs_opt *o, size_t n, const char *fs)
 
 static void usage(FILE *f)
 {
+    /* the help text is laid out as it prints */
+    /* clang-format off */
     fprintf(f,
             "usage: commitlab matrix --fs LIST [matrix options] [bench options]\n"
             "  LIST: values separated by ','; " UT_LIST_RULE "\n"
@@ -166,6 +168,7 @@ static void usage(FILE *f)
             "--dir and --reuse.  Unless given, --segment-size is 1M and --checkpoint-bytes 4M\n"
             "here (RocksDB: write_buffer_size 4M), so that even one client crosses several\n"
             "segment switches and checkpoints (and so reuses recycled segments) in a 10 s run.\n");
+    /* clang-format on */
 }
 
 static void parse_fs_opt(const char *flag, const char *v, struct fs_opt *o, size_t *n)
