@@ -2,7 +2,7 @@
  * policy.c -- the registry of sync policies: one table per policy (each in
  * its wal/policy_<name>.c; its promise is documented next to it in wal.h),
  * found here by the policy's number.  The list of policies is
- * CL_SYNC_POLICIES in engine/commitlab.h; this file, the names, the
+ * CL_SYNC_POLICIES in include/commitlab.h; this file, the names, the
  * durability flag the public API reports and the CLI's --sync choices all
  * follow from it.
  *

@@ -47,7 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../engine/commitlab.h" /* CL_E* codes and the policy enums only */
+#include "../include/commitlab.h" /* CL_E* codes and the policy enums only */
 #include "../storage/vfs/vfs.h"
 #include "wal_format.h"
 

@@ -44,7 +44,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../../engine/commitlab.h" /* CL_E* codes */
+#include "../../include/commitlab.h" /* CL_E* codes */
 #include "vfs.h"
 
 #define STORE_FILE "data.clp"

@@ -90,8 +90,8 @@ EXPECT='
 6 bench|elr=off
 6 bench|commits/sync
 6 bench|lock
-6 file:engine/commitlab.h|a reader may see a commit that is not yet durable
-6 file:engine/commitlab.h|With elr off a reader sees
+6 file:include/commitlab.h|a reader may see a commit that is not yet durable
+6 file:include/commitlab.h|With elr off a reader sees
 7 crash|acks lost
 7 crash|worst
 7 crash|ok (may lose: not durable)

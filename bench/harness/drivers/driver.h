@@ -3,7 +3,7 @@
  * (struct bench_driver), what it declares it can express of the knobs
  * (struct bench_accept), and the drivers built into this binary.
  *
- * Layering: the commitlab driver uses only engine/commitlab.h; the
+ * Layering: the commitlab driver uses only include/commitlab.h; the
  * reference drivers use only their stores' own public APIs.  The runner
  * and every workload talk to an engine through this table alone, so each
  * workload runs unchanged on each engine.
@@ -12,7 +12,7 @@
  * directly (it reports what the plugin ABI does not carry: the phases of
  * a commit, its segments, its batch sizes).  Every other engine -- LMDB,
  * RocksDB, SQLite, raw, and any plugin loaded with --engine plugin:... --
- * is a table of the public plugin ABI (bench/plugin/commitlab_engine.h),
+ * is a table of the public plugin ABI (include/commitlab_engine.h),
  * which one adapter, driver_plugin.c, checks and turns into this table:
  * the harness has one code path, and the built-in peers exercise the
  * same adapter a user's plugin runs through.

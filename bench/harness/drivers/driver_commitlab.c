@@ -1,6 +1,6 @@
 /*
  * driver_commitlab.c -- the benchmark driver for commitlab's own engine,
- * through its public API (engine/commitlab.h) only.  Every commit-path
+ * through its public API (include/commitlab.h) only.  Every commit-path
  * knob maps to a field of struct cl_options (cl_accepts, as --list-engines
  * prints them); a policy or option the library does not build, or that
  * this kernel refuses (io_uring, RWF_DSYNC, O_DIRECT), makes cl_open

@@ -1,6 +1,6 @@
 /*
  * driver_plugin.c -- the one adapter from the engine plugin ABI
- * (bench/plugin/commitlab_engine.h) to the harness's driver table
+ * (include/commitlab_engine.h) to the harness's driver table
  * (driver.h), and the loader of plugins from shared libraries.
  *
  * bench_plugin_adapt checks a table -- its ABI version and size, every
