@@ -22,8 +22,9 @@
  *     with --rate (open loop) it is from the transaction's scheduled
  *     start, so time spent behind schedule counts (no coordinated
  *     omission, as pgbench -R measures);
- *   - counters (engine, /proc/self/io, /sys/block/DEV/stat, getrusage)
- *     are sampled at the phase's two ends and reported as differences, so
+ *   - counters (engine, /proc/self/io, /sys/block/DEV/stat, getrusage's
+ *     CPU time and context switches, plus a server engine's own
+ *     processes' as its driver reports them) are sampled at the phase's two ends and reported as differences, so
  *     the preload, warm-up and close are not in them;
  *   - both ends are quiet: before the first sample every client finishes
  *     its warm-up transaction and waits (PH_QUIESCE), and the phase's
@@ -316,6 +317,7 @@ struct snapshot {
     struct bench_engine_stats es;
     int64_t io_write, io_wchar, dev, dev_read;
     double cpu_s;
+    int64_t nvcsw, nivcsw;        /* context switches: this process's and the engine's other processes' */
 };
 
 static void take_snapshot(struct bench_db *db, const char *device, struct snapshot *s)
@@ -328,6 +330,18 @@ static void take_snapshot(struct bench_db *db, const char *device, struct snapsh
     getrusage(RUSAGE_SELF, &ru);
     s->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                (double)ru.ru_stime.tv_usec / 1e6;
+    s->nvcsw = ru.ru_nvcsw;
+    s->nivcsw = ru.ru_nivcsw;
+    /* a server engine's processes, outside this one (driver.h) */
+    const struct bench_engine_stats *o = &s->es;
+    if (o->other_user_us > 0)
+        s->cpu_s += (double)o->other_user_us / 1e6;
+    if (o->other_sys_us > 0)
+        s->cpu_s += (double)o->other_sys_us / 1e6;
+    if (o->other_nvcsw > 0)
+        s->nvcsw += o->other_nvcsw;
+    if (o->other_nivcsw > 0)
+        s->nivcsw += o->other_nivcsw;
 }
 
 static int64_t delta(int64_t a, int64_t b)
@@ -449,6 +463,7 @@ static void result_init(struct bench_result *r)
     r->segment_switches = r->segments_created = r->segments_recycled = r->segments_removed = -1;
     r->segments_reused = -1;
     r->segment_waits = r->segment_wait_us = r->max_switch_commit_us = r->prealloc_error = -1;
+    r->nvcsw = r->nivcsw = -1;
     gmtime_r(&now, &tm);
     strftime(r->time_utc, sizeof r->time_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
@@ -748,6 +763,8 @@ static void counter_deltas(struct bench_result *r, const struct snapshot *s0, co
     r->dev_write_bytes = delta(s0->dev, s1->dev);
     r->dev_read_bytes = delta(s0->dev_read, s1->dev_read);
     r->cpu_us = (s1->cpu_s - s0->cpu_s) * 1e6;
+    r->nvcsw = s1->nvcsw - s0->nvcsw;
+    r->nivcsw = s1->nivcsw - s0->nivcsw;
 }
 
 /* One entry per second: whole seconds, and a last partial one only if it

@@ -100,6 +100,11 @@ struct bench_engine_stats {
     /* a write group's members: writes a thread did itself (as the group's
      * leader) and writes a leader did for it (RocksDB's write thread) */
     int64_t writes_by_self, writes_by_leader;
+    /* the engine's processes outside this one (a server's backends), over
+     * their life: CPU µs and context switches, which the run adds to this
+     * process's own (getrusage); -1 when it has none, as commitlab's
+     * in-process engines do (commitlab_engine.h, struct cl_engine_stats) */
+    int64_t other_user_us, other_sys_us, other_nvcsw, other_nivcsw;
 };
 
 /* What a driver accepts of the knobs the engine maps (KF_ENGINE in
