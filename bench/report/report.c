@@ -142,7 +142,11 @@ static void sec_phases(const struct ro *o, const struct report *r, struct out_ct
         ro_heading(o, 3, "What each commit cost", NULL);
         ro_para(o, "Per transaction over the measured phase, the median over repeats, for every engine: CPU "
                    "(user + system, every thread, and a server engine's own processes); context switches, "
-                   "voluntary (a thread blocked: a sync, a lock, a sleep) and involuntary (preempted).");
+                   "voluntary (a thread blocked: a sync, a lock, a sleep) and involuntary (preempted); and the "
+                   "store's own file calls as commitlab's interposed calls counted them -- syncs (fsync, "
+                   "fdatasync, sync_file_range, msync, O_DSYNC writes), writes and bytes written, per commit -- "
+                   "beside the syncs the engine counts itself where it does. A store's writes through io_uring "
+                   "or a shared mapping pass no such call: see bench.md.");
         ro_table_costs(o, r);
     }
 }

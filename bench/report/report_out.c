@@ -637,15 +637,20 @@ void ro_table_phases(const struct ro *o, const struct report *r)
 }
 
 /* What a commit cost, beside its time: the per-commit figures of
- * metrics that every engine has (CPU, context switches), one column
- * each, medians over the repeats.  A column no line of the input has
- * (lines older than the figure) is left out. */
+ * metrics that every engine has (CPU, context switches, the store's file
+ * calls), one column each, medians over the repeats.  A column no line of
+ * the input has (lines older than the figure) is left out. */
 static const struct {
     const char *key, *head;
 } cost_cols[] = {
     {"cpu_us_per_txn", "CPU µs/txn"},
     {"vcsw_per_txn", "voluntary cs/txn"},
     {"ivcsw_per_txn", "involuntary cs/txn"},
+    {"file_syncs_per_commit", "file syncs/commit"},
+    {"file_commits_per_sync", "commits/file sync"},
+    {"file_writes_per_commit", "file writes/commit"},
+    {"file_write_bytes_per_commit", "file bytes/commit"},
+    {"syncs_per_commit", "engine's syncs/commit"},
 };
 #define NCOST (sizeof cost_cols / sizeof *cost_cols)
 

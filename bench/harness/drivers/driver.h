@@ -49,6 +49,10 @@ struct bench_db {
      * differs from the one asked for (commitlab's segment size, fixed at
      * creation): what the run really used, for its record; 0 otherwise */
     uint64_t stored_segment_size;
+    /* set by open when the store writes or syncs through io_uring, whose
+     * submissions the count of its file calls cannot see (file_calls.h):
+     * the run reports those counts null rather than too few */
+    int io_uring;
 };
 
 /* A pipelined commit's acknowledgement (bench_conn.ticket), embedded
