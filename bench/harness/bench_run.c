@@ -26,8 +26,9 @@
  *     CPU time and context switches, plus a server engine's own
  *     processes' as its driver reports them, and the syncs, writes and
  *     bytes of the store's own file calls, file_calls.h, watched from
- *     before the store opens) are sampled at the phase's two ends and reported as differences, so
- *     the preload, warm-up and close are not in them;
+ *     before the store opens) are sampled at the phase's two ends and
+ *     reported as differences, so the preload, warm-up and close are not
+ *     in them;
  *   - both ends are quiet: before the first sample every client finishes
  *     its warm-up transaction and waits (PH_QUIESCE), and the phase's
  *     transactions are those that begin inside it, each counted when it
