@@ -150,7 +150,19 @@ struct cl_engine_stats {
     int64_t checkpoint_pause_us; /* time commits waited for them */
     int64_t writes_by_self;      /* a write group's leader's own writes */
     int64_t writes_by_leader;    /* writes a leader did for others */
-    int64_t reserved[8];
+    /* A store that runs processes of its own outside commitlab's (a
+     * server and its backends): their CPU time and context switches over
+     * their life (getrusage RUSAGE_CHILDREN of a child it waited for, or
+     * /proc/PID/stat and /proc/PID/status of the ones running), which
+     * commitlab adds to its own process's for the run's CPU and context
+     * switches per commit.  -1 (as set) for a store inside commitlab's
+     * process, whose calls getrusage already sees.  Counts only grow: a
+     * process that ended keeps its last counts in them. */
+    int64_t other_user_us;       /* user CPU, µs */
+    int64_t other_sys_us;        /* system CPU, µs */
+    int64_t other_nvcsw;         /* voluntary context switches */
+    int64_t other_nivcsw;        /* involuntary context switches */
+    int64_t reserved[4];
 };
 
 #define CL_ENGINE_STATS_HAS(st, member) \

@@ -91,6 +91,15 @@ static double per(int64_t v, uint64_t n)
     return v < 0 || n == 0 ? -1 : (double)v / (double)n;
 }
 
+void bench_file_figures(const struct bench_result *r, struct bench_file_figures *ff)
+{
+    double commits = r->engine_commits > 0 ? (double)r->engine_commits : (double)r->txns;
+    ff->syncs_per_commit = r->file_syncs >= 0 && commits > 0 ? (double)r->file_syncs / commits : -1;
+    ff->commits_per_sync = r->file_syncs > 0 ? commits / (double)r->file_syncs : -1;
+    ff->writes_per_commit = r->file_writes >= 0 && commits > 0 ? (double)r->file_writes / commits : -1;
+    ff->bytes_per_commit = r->file_bytes >= 0 && commits > 0 ? (double)r->file_bytes / commits : -1;
+}
+
 static void cell_num(char *buf, size_t len, double v, const char *fmt)
 {
     if (v < 0)
@@ -101,9 +110,10 @@ static void cell_num(char *buf, size_t len, double v, const char *fmt)
 
 void bench_table_header(FILE *f)
 {
-    fprintf(f, "%-9s %-8s %7s %13s %9s %8s %8s %9s %8s %12s %10s %10s %10s  %s\n", "engine", "sync", "clients",
-            "ops/sec", "usecs/op", "p50 us", "p99 us", "p99.9 us", "max ms", "commits/sync", "log B/txn",
-            "dev B/txn", "cpu us/txn", "settings");
+    fprintf(f, "%-9s %-8s %7s %13s %9s %8s %8s %9s %8s %12s %10s %10s %10s %8s %8s %14s %17s %15s %10s  %s\n",
+            "engine", "sync", "clients", "ops/sec", "usecs/op", "p50 us", "p99 us", "p99.9 us", "max ms",
+            "commits/sync", "log B/txn", "dev B/txn", "cpu us/txn", "vcs/txn", "ics/txn", "file syncs/txn",
+            "file commits/sync", "file writes/txn", "file B/txn", "settings");
 }
 
 int bench_recycle_unexercised(const struct bench_config *cfg, const struct bench_result *r)
@@ -235,14 +245,23 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
                 cfg->varying);
         return;
     }
-    char cps[32], walb[32], devb[32];
+    char cps[32], walb[32], devb[32], vcs[32], ics[32], fspc[32], fcps[32], fwpc[32], fbpc[32];
     double commits = r->engine_commits > 0 ? (double)r->engine_commits : (double)r->txns;
+    struct bench_file_figures ff;
+    bench_file_figures(r, &ff);
     cell_num(cps, sizeof cps, r->syncs > 0 ? commits / (double)r->syncs : -1, "%.2f");
     cell_num(walb, sizeof walb, per(r->wal_bytes, r->txns), "%.0f");
     cell_num(devb, sizeof devb, per(r->dev_write_bytes, r->txns), "%.0f");
-    fprintf(f, "%-9s %-8s %7u %13.3f %9.0f %8.0f %8.0f %9.0f %8.2f %12s %10s %10s %10.1f  %s\n", cfg->engine,
-            cfg->sync, cfg->clients, r->tps, r->mean_us, r->p50_us, r->p99_us, r->p999_us, r->max_us / 1e3, cps,
-            walb, devb, r->txns ? r->cpu_us / (double)r->txns : 0, extra);
+    cell_num(vcs, sizeof vcs, per(r->nvcsw, r->txns), "%.2f");
+    cell_num(ics, sizeof ics, per(r->nivcsw, r->txns), "%.2f");
+    cell_num(fspc, sizeof fspc, ff.syncs_per_commit, "%.2f");
+    cell_num(fcps, sizeof fcps, ff.commits_per_sync, "%.2f");
+    cell_num(fwpc, sizeof fwpc, ff.writes_per_commit, "%.2f");
+    cell_num(fbpc, sizeof fbpc, ff.bytes_per_commit, "%.0f");
+    fprintf(f, "%-9s %-8s %7u %13.3f %9.0f %8.0f %8.0f %9.0f %8.2f %12s %10s %10s %10.1f %8s %8s %14s %17s %15s %10s  %s\n",
+            cfg->engine, cfg->sync, cfg->clients, r->tps, r->mean_us, r->p50_us, r->p99_us, r->p999_us,
+            r->max_us / 1e3, cps, walb, devb, r->txns ? r->cpu_us / (double)r->txns : 0, vcs, ics, fspc, fcps, fwpc,
+            fbpc, extra);
 }
 
 /* ---- JSON -------------------------------------------------------------------- */
@@ -339,6 +358,17 @@ static json_t *metrics_json(const struct bench_result *r)
     json_object_set_new(m, "device_bytes_per_commit", ok ? jreal(per(r->dev_write_bytes, n)) : json_null());
     json_object_set_new(m, "device_read_bytes_per_commit", ok ? jreal(per(r->dev_read_bytes, n)) : json_null());
     json_object_set_new(m, "cpu_us_per_txn", ok && n ? json_real(r->cpu_us / (double)n) : json_null());
+    json_object_set_new(m, "vcsw_per_txn", ok ? jreal(per(r->nvcsw, n)) : json_null());
+    json_object_set_new(m, "ivcsw_per_txn", ok ? jreal(per(r->nivcsw, n)) : json_null());
+    struct bench_file_figures ff;
+    bench_file_figures(r, &ff);
+    json_object_set_new(m, "file_syncs", ok ? jint(r->file_syncs) : json_null());
+    json_object_set_new(m, "file_writes", ok ? jint(r->file_writes) : json_null());
+    json_object_set_new(m, "file_write_bytes", ok ? jint(r->file_bytes) : json_null());
+    json_object_set_new(m, "file_syncs_per_commit", ok ? jreal(ff.syncs_per_commit) : json_null());
+    json_object_set_new(m, "file_commits_per_sync", ok ? jreal(ff.commits_per_sync) : json_null());
+    json_object_set_new(m, "file_writes_per_commit", ok ? jreal(ff.writes_per_commit) : json_null());
+    json_object_set_new(m, "file_write_bytes_per_commit", ok ? jreal(ff.bytes_per_commit) : json_null());
     json_object_set_new(m, "checkpoints", ok ? jint(r->checkpoints) : json_null());
     json_object_set_new(m, "checkpoint_pause_us", ok ? jint(r->checkpoint_pause_us) : json_null());
     json_object_set_new(m, "preload_s", ok ? json_real(r->preload_seconds) : json_null());
@@ -484,7 +514,8 @@ void bench_csv_header(FILE *f)
                "syncs_per_commit,commits_per_sync,log_bytes_per_commit,data_bytes_per_commit,"
                "io_write_bytes_per_commit,device_bytes_per_commit,cpu_us_per_txn,checkpoints,checkpoint_pause_us,"
                "segment_switches,segments_created,segments_recycled,segments_reused,segments_removed,"
-               "segment_waits,segment_wait_us,max_commit_at_switch_us\n");
+               "segment_waits,segment_wait_us,max_commit_at_switch_us,vcsw_per_txn,ivcsw_per_txn,"
+               "file_syncs_per_commit,file_commits_per_sync,file_writes_per_commit,file_write_bytes_per_commit\n");
 }
 
 void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r)
@@ -508,7 +539,7 @@ void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_r
     fputc(',', f);
     csv_str(f, cfg->varying);
     if (!ok) {
-        fprintf(f, ",,,,,,,,,,,,,,,,,,,,,,,,,,\n");
+        fprintf(f, ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\n");
         return;
     }
     fprintf(f, ",%llu", (unsigned long long)n);
@@ -537,5 +568,13 @@ void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_r
     csv_num(f, (double)r->segment_waits, "%.0f");
     csv_num(f, (double)r->segment_wait_us, "%.0f");
     csv_num(f, (double)r->max_switch_commit_us, "%.0f");
+    csv_num(f, per(r->nvcsw, n), "%.3f");
+    csv_num(f, per(r->nivcsw, n), "%.3f");
+    struct bench_file_figures ff;
+    bench_file_figures(r, &ff);
+    csv_num(f, ff.syncs_per_commit, "%.4f");
+    csv_num(f, ff.commits_per_sync, "%.3f");
+    csv_num(f, ff.writes_per_commit, "%.3f");
+    csv_num(f, ff.bytes_per_commit, "%.1f");
     fputc('\n', f);
 }

@@ -26,6 +26,14 @@ int bench_recycle_unexercised(const struct bench_config *cfg, const struct bench
  * say. */
 uint64_t bench_batch_syncs(const struct bench_result *r);
 int64_t bench_batch_quantile(const struct bench_result *r, double q);
+/* The store's file calls per commit (bench_result.file_*), each -1 when
+ * unknown: over the engine's commits when it counts them, else the
+ * transactions -- the denominator of syncs_per_commit, so the two compare;
+ * commits_per_sync is -1 when there was no sync. */
+struct bench_file_figures {
+    double syncs_per_commit, commits_per_sync, writes_per_commit, bytes_per_commit;
+};
+void bench_file_figures(const struct bench_result *r, struct bench_file_figures *ff);
 void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r);
 void bench_csv_header(FILE *f);
 void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r);

@@ -54,7 +54,18 @@ struct bench_result {
      * made n commits durable (drivers/driver.h); [1] < 0 when unknown */
     int64_t batch_hist[BENCH_BATCH_HIST];
     int64_t writes_by_self, writes_by_leader; /* RocksDB's write group, -1 unknown */
-    double cpu_us;                /* user + system, whole process */
+    double cpu_us;                /* user + system, whole process (and the engine's other processes) */
+    /* context switches over the measured phase, as cpu_us: this process's
+     * (getrusage RUSAGE_SELF, every thread) plus the engine's processes
+     * outside it (bench_engine_stats.other_*); voluntary (the thread
+     * waited: a sync, a lock, a sleep) and involuntary (preempted) */
+    int64_t nvcsw, nivcsw;
+    /* the store's own file calls over the measured phase, as the program's
+     * definitions of them counted them (file_calls.h): syncs (fsync,
+     * fdatasync, sync_file_range, msync(MS_SYNC), O_DSYNC/RWF_DSYNC
+     * writes), writes and the bytes written; -1 when not counted (a store
+     * that writes through io_uring, bench_db.io_uring) */
+    int64_t file_syncs, file_writes, file_bytes;
     /* where a commit's time went (drivers that time commits): mean and
      * p99 per phase over the measured commits, µs; has_phases 0 otherwise */
     int has_phases;

@@ -22,9 +22,13 @@
  *     with --rate (open loop) it is from the transaction's scheduled
  *     start, so time spent behind schedule counts (no coordinated
  *     omission, as pgbench -R measures);
- *   - counters (engine, /proc/self/io, /sys/block/DEV/stat, getrusage)
- *     are sampled at the phase's two ends and reported as differences, so
- *     the preload, warm-up and close are not in them;
+ *   - counters (engine, /proc/self/io, /sys/block/DEV/stat, getrusage's
+ *     CPU time and context switches, plus a server engine's own
+ *     processes' as its driver reports them, and the syncs, writes and
+ *     bytes of the store's own file calls, file_calls.h, watched from
+ *     before the store opens) are sampled at the phase's two ends and
+ *     reported as differences, so the preload, warm-up and close are not
+ *     in them;
  *   - both ends are quiet: before the first sample every client finishes
  *     its warm-up transaction and waits (PH_QUIESCE), and the phase's
  *     transactions are those that begin inside it, each counted when it
@@ -58,6 +62,7 @@
 #include "commitlab.h"
 #include "bench_env.h"
 #include "bench_workload.h"
+#include "file_calls.h"
 #include "ut_clock.h"
 #include "ut_file.h"
 #include "ut_scratch.h"
@@ -316,6 +321,8 @@ struct snapshot {
     struct bench_engine_stats es;
     int64_t io_write, io_wchar, dev, dev_read;
     double cpu_s;
+    int64_t nvcsw, nivcsw;        /* context switches: this process's and the engine's other processes' */
+    struct bench_file_counts files; /* the store's file calls (file_calls.h) */
 };
 
 static void take_snapshot(struct bench_db *db, const char *device, struct snapshot *s)
@@ -325,9 +332,22 @@ static void take_snapshot(struct bench_db *db, const char *device, struct snapsh
     bench_proc_io(&s->io_write, &s->io_wchar);
     s->dev = bench_device_written(device);
     s->dev_read = bench_device_read(device);
+    bench_file_calls_sample(&s->files);
     getrusage(RUSAGE_SELF, &ru);
     s->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
                (double)ru.ru_stime.tv_usec / 1e6;
+    s->nvcsw = ru.ru_nvcsw;
+    s->nivcsw = ru.ru_nivcsw;
+    /* a server engine's processes, outside this one (driver.h) */
+    const struct bench_engine_stats *o = &s->es;
+    if (o->other_user_us > 0)
+        s->cpu_s += (double)o->other_user_us / 1e6;
+    if (o->other_sys_us > 0)
+        s->cpu_s += (double)o->other_sys_us / 1e6;
+    if (o->other_nvcsw > 0)
+        s->nvcsw += o->other_nvcsw;
+    if (o->other_nivcsw > 0)
+        s->nivcsw += o->other_nivcsw;
 }
 
 static int64_t delta(int64_t a, int64_t b)
@@ -449,6 +469,8 @@ static void result_init(struct bench_result *r)
     r->segment_switches = r->segments_created = r->segments_recycled = r->segments_removed = -1;
     r->segments_reused = -1;
     r->segment_waits = r->segment_wait_us = r->max_switch_commit_us = r->prealloc_error = -1;
+    r->nvcsw = r->nivcsw = -1;
+    r->file_syncs = r->file_writes = r->file_bytes = -1;
     gmtime_r(&now, &tm);
     strftime(r->time_utc, sizeof r->time_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
@@ -512,6 +534,11 @@ static int run_open_store(struct run *rn)
     } else if (mkdir(db->path, 0755) && errno != EEXIST) {
         return run_fail(rn, RUN_ERROR, "mkdir %.160s: %.60s", db->path, strerror(errno));
     }
+    /* the store's file calls are counted from its first open on, so the
+     * descriptors it keeps open are known when the phase begins */
+    int wrc = bench_file_calls_watch(db->path);
+    if (wrc)
+        return run_fail(rn, RUN_ERROR, "%.160s: %.60s", db->path, strerror(-wrc));
     int rc = rn->drv->open(db);
     if (rc)
         return run_fail(rn, rc == BENCH_NA ? RUN_NA : RUN_ERROR, "%s", db->err);
@@ -720,7 +747,8 @@ static int run_measure(struct run *rn)
 
 /* The counters over the measured phase: the difference of its two ends
  * (-1 where either is unknown), except the peaks, which are as at its end. */
-static void counter_deltas(struct bench_result *r, const struct snapshot *s0, const struct snapshot *s1)
+static void counter_deltas(struct bench_result *r, const struct snapshot *s0, const struct snapshot *s1,
+                           int io_uring)
 {
 #define ENGINE_DELTA(field) r->field = delta(s0->es.field, s1->es.field)
     ENGINE_DELTA(syncs);
@@ -748,6 +776,13 @@ static void counter_deltas(struct bench_result *r, const struct snapshot *s0, co
     r->dev_write_bytes = delta(s0->dev, s1->dev);
     r->dev_read_bytes = delta(s0->dev_read, s1->dev_read);
     r->cpu_us = (s1->cpu_s - s0->cpu_s) * 1e6;
+    r->nvcsw = s1->nvcsw - s0->nvcsw;
+    r->nivcsw = s1->nivcsw - s0->nivcsw;
+    if (!io_uring) {
+        r->file_syncs = (int64_t)(s1->files.syncs - s0->files.syncs);
+        r->file_writes = (int64_t)(s1->files.writes - s0->files.writes);
+        r->file_bytes = (int64_t)(s1->files.bytes - s0->files.bytes);
+    }
 }
 
 /* One entry per second: whole seconds, and a last partial one only if it
@@ -805,7 +840,7 @@ static void run_collect_results(struct run *rn)
         }
         free(h);
     }
-    counter_deltas(r, &rn->s0, &rn->s1);
+    counter_deltas(r, &rn->s0, &rn->s1, rn->db.io_uring);
     fill_timeline(rn);
 }
 
@@ -864,6 +899,7 @@ static void run_end(struct run *rn)
     if (rn->db_open)
         rn->drv->close(&rn->db);
     bench_sync_latency_set(0);
+    bench_file_calls_unwatch();
     if (rn->made_dir)
         ut_scratch_remove(rn->r->run_dir); /* only what this run made */
     if (rn->sh.timeline) {

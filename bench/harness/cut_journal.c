@@ -18,7 +18,9 @@
  *   (shared and writable), copy_file_range, sendfile, sendfile64, splice.
  * Each is named in interposed.list, which the link exports, so a plugin
  * loaded at run time binds to these too.  Until bench_cut_arm, each is
- * the real call behind one atomic load.
+ * the real call behind one atomic load (an open and a mapping also tell
+ * bench's count of the store's file calls about the descriptor,
+ * file_calls.c).
  *
  * The model (POSIX's rule, stricter than ext4's): a file's bytes and size
  * are durable once an fsync or fdatasync of it returns, and a range once
@@ -94,6 +96,7 @@
 #include <unistd.h>
 
 #include "cut_journal.h"
+#include "file_calls.h"
 
 #define CUT_MAX_FILES 4096
 #define CUT_MAX_DIRS 256
@@ -970,13 +973,17 @@ static void open_end(struct open_op *op, int fd)
 static int cut_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
     RESOLVED(real_openat);
-    if (!bench_cut_armed())
-        return real_openat(dirfd, path, flags, mode);
+    if (!bench_cut_armed()) {
+        int fd = real_openat(dirfd, path, flags, mode);
+        bench_file_opened(fd, flags); /* keeps errno */
+        return fd;
+    }
     struct open_op op;
     open_begin(dirfd, path, flags, &op);
     int fd = real_openat(dirfd, path, flags, mode);
     int e = errno;
     open_end(&op, fd);
+    bench_file_opened(fd, flags);
     errno = e;
     return fd;
 }
@@ -1295,7 +1302,11 @@ static void *cut_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
         }
         pthread_mutex_unlock(&f->mu);
     }
-    return real_mmap(addr, len, prot, flags, fd, off);
+    void *p = real_mmap(addr, len, prot, flags, fd, off);
+    int e = errno;
+    bench_file_mapped(p, len, prot, flags, fd);
+    errno = e;
+    return p;
 }
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {

@@ -5,7 +5,8 @@
  * are not commitlab: `--sync-latency`, an emulated slow device paid at
  * every durability point an engine makes, and the hooks of `crash --mode
  * cut`'s undo journal (cut_journal.c, which defines the calls that change
- * names and sizes).
+ * names and sizes), and bench's count of the syncs, writes and bytes a
+ * store makes on its own files (file_calls.c).
  *
  * commitlab emulates a slow device in its own file layer
  * (storage/vfs/vfs_latency.c), which also covers its io_uring syncs.  LMDB,
@@ -40,6 +41,7 @@
 #include <unistd.h>
 
 #include "cut_journal.h"
+#include "file_calls.h"
 #include "sync_latency.h"
 
 static _Atomic uint32_t latency_us;
@@ -104,6 +106,7 @@ static int sync_call(int (*real)(int), int fd)
     int rc = real(fd);
     int e = errno;
     bench_cut_sync_end(&op, rc);
+    bench_file_synced(fd, rc);
     if (rc == 0)
         pay();
     errno = e;
@@ -130,6 +133,9 @@ int msync(void *addr, size_t len, int flags)
         resolve();
     bench_cut_msync(addr);
     int rc = real_msync(addr, len, flags);
+    int e = errno;
+    bench_file_msynced(addr, flags, rc);
+    errno = e;
     if (rc == 0 && (flags & MS_SYNC))
         pay();
     return rc;
@@ -153,6 +159,7 @@ static ssize_t write_call(int fd, const struct iovec *iov, int cnt, int64_t off,
         rc = off < 0 ? real_writev(fd, iov, cnt) : real_pwritev(fd, iov, cnt, (off_t)off);
     int e = errno;
     bench_cut_write_end(&op, rc, iov, cnt);
+    bench_file_wrote(fd, rc, rwf);
     pay_if_synchronous(fd, rc, rwf);
     errno = e;
     return rc;

@@ -43,7 +43,7 @@ static int sec_present(const struct report *r, enum sec s, const char **why)
     switch (s) {
     case S_TPS: return rp_chart_present(r, RP_CHART_TPS, why);
     case S_LAT: return rp_chart_present(r, RP_CHART_P99, why);
-    case S_PHASES: return rp_chart_present(r, RP_CHART_PHASES, why);
+    case S_PHASES: return rp_chart_present(r, RP_CHART_PHASES, why) || rp_costs_present(r);
     case S_BATCHES: return rp_chart_present(r, RP_CHART_BATCHES, why);
     case S_TIMELINE: return rp_chart_present(r, RP_CHART_TIMELINE, why);
     case S_MATRIX: return rp_matrix_present(r, why);
@@ -130,12 +130,25 @@ static void sec_latency(const struct ro *o, const struct report *r, struct out_c
 
 static void sec_phases(const struct ro *o, const struct report *r, struct out_ctx *ctx)
 {
-    chart_block(o, r, RP_CHART_PHASES, ctx);
-    ro_para(o, "lock: waiting for the writer lock; append: into the log buffer; apply: to the tree; queue: "
-               "waiting before the I/O that made the commit durable; write and sync: that I/O, as far as the "
-               "commit waited for it; wakeup: from durable to the committer running again. Mean microseconds "
-               "per commit (the median over repeats), at each configuration's largest client count.");
-    ro_table_phases(o, r);
+    if (rp_chart_present(r, RP_CHART_PHASES, &(const char *){NULL})) {
+        chart_block(o, r, RP_CHART_PHASES, ctx);
+        ro_para(o, "lock: waiting for the writer lock; append: into the log buffer; apply: to the tree; queue: "
+                   "waiting before the I/O that made the commit durable; write and sync: that I/O, as far as the "
+                   "commit waited for it; wakeup: from durable to the committer running again. Mean microseconds "
+                   "per commit (the median over repeats), at each configuration's largest client count.");
+        ro_table_phases(o, r);
+    }
+    if (rp_costs_present(r)) {
+        ro_heading(o, 3, "What each commit cost", NULL);
+        ro_para(o, "Per transaction over the measured phase, the median over repeats, for every engine: CPU "
+                   "(user + system, every thread, and a server engine's own processes); context switches, "
+                   "voluntary (a thread blocked: a sync, a lock, a sleep) and involuntary (preempted); and the "
+                   "store's own file calls as commitlab's interposed calls counted them -- syncs (fsync, "
+                   "fdatasync, sync_file_range, msync, O_DSYNC writes), writes and bytes written, per commit -- "
+                   "beside the syncs the engine counts itself where it does. A store's writes through io_uring "
+                   "or a shared mapping pass no such call: see bench.md.");
+        ro_table_costs(o, r);
+    }
 }
 
 static void sec_batches(const struct ro *o, const struct report *r, struct out_ctx *ctx)

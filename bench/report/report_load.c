@@ -245,7 +245,8 @@ static int not_whole(json_t *v, const char *path, char *walked, size_t cap, size
 static const char *const bench_counts[] = {
     "config.clients", "metrics.txns", "metrics.ops", "metrics.syncs", "metrics.engine_commits",
     "metrics.log_bytes", "metrics.data_bytes", "metrics.checkpoints", "metrics.checkpoint_pause_us",
-    "metrics.aborts", "metrics.verified_keys", "metrics.commits_per_sync_dist.syncs",
+    "metrics.aborts", "metrics.verified_keys", "metrics.file_syncs", "metrics.file_writes",
+    "metrics.file_write_bytes", "metrics.commits_per_sync_dist.syncs",
     "metrics.commits_per_sync_dist.p50", "metrics.commits_per_sync_dist.p99", "metrics.commits_per_sync_dist.max",
     "metrics.commits_per_sync_dist.hist.*", "metrics.write_group.by_self", "metrics.write_group.by_leader",
     "metrics.segments.switches", "metrics.segments.created", "metrics.segments.recycled",

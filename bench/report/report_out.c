@@ -17,6 +17,7 @@
 #include "bench_schema.h"
 #include "report.h"
 #include "report_out.h"
+#include "ut_stats.h"
 
 /* ---- escaping -------------------------------------------------------------------------- */
 
@@ -632,6 +633,80 @@ void ro_table_phases(const struct ro *o, const struct report *r)
             tw_num(&t, v[k]);
         tw_num(&t, sum);
     }
+    tw_end(&t);
+}
+
+/* What a commit cost, beside its time: the per-commit figures of
+ * metrics that every engine has (CPU, context switches, the store's file
+ * calls), one column each, medians over the repeats.  A column no line of
+ * the input has (lines older than the figure) is left out. */
+static const struct {
+    const char *key, *head;
+} cost_cols[] = {
+    {"cpu_us_per_txn", "CPU µs/txn"},
+    {"vcsw_per_txn", "voluntary cs/txn"},
+    {"ivcsw_per_txn", "involuntary cs/txn"},
+    {"file_syncs_per_commit", "file syncs/commit"},
+    {"file_commits_per_sync", "commits/file sync"},
+    {"file_writes_per_commit", "file writes/commit"},
+    {"file_write_bytes_per_commit", "file bytes/commit"},
+    {"syncs_per_commit", "engine's syncs/commit"},
+};
+#define NCOST (sizeof cost_cols / sizeof *cost_cols)
+
+/* The median over the point's runs of metrics.key, over the runs that
+ * have it; NAN when none does. */
+static double metric_median(const struct report *r, const struct rp_point *p, const char *key)
+{
+    double *v = rp_xrealloc(NULL, (p->nruns ? p->nruns : 1) * sizeof *v);
+    size_t n = 0;
+    for (size_t i = 0; i < p->nruns; i++) {
+        double x = rp_num(r->runs[p->runs[i]].metrics, key);
+        if (isfinite(x))
+            v[n++] = x;
+    }
+    double m = n ? ut_median(v, n) : NAN;
+    free(v);
+    return m;
+}
+
+/* Whether some run has metrics.key. */
+static int any_run_has(const struct report *r, const char *key)
+{
+    for (size_t i = 0; i < r->nruns; i++)
+        if (isfinite(rp_num(r->runs[i].metrics, key)))
+            return 1;
+    return 0;
+}
+
+int rp_costs_present(const struct report *r)
+{
+    return any_run_has(r, "vcsw_per_txn");
+}
+
+void ro_table_costs(const struct ro *o, const struct report *r)
+{
+    const char *heads[NCOST + 3] = {"configuration", "clients", "runs"};
+    size_t cols[NCOST], nc = 0;
+    for (size_t k = 0; k < NCOST; k++)
+        if (any_run_has(r, cost_cols[k].key)) {
+            cols[nc] = k;
+            heads[3 + nc++] = cost_cols[k].head;
+        }
+    struct tw t;
+    tw_begin(&t, o, "table-costs", heads, nc + 3);
+    for (size_t s = 0; s < r->nseries; s++)
+        for (size_t i = 0; i < r->series[s].npts; i++) {
+            const struct rp_point *p = &r->series[s].pts[i];
+            char buf[32];
+            tw_cell(&t, NULL, NULL, r->series[s].label);
+            snprintf(buf, sizeof buf, "%d", p->clients);
+            tw_cell(&t, "num", NULL, buf);
+            snprintf(buf, sizeof buf, "%zu", p->nruns);
+            tw_cell(&t, "num", NULL, buf);
+            for (size_t k = 0; k < nc; k++)
+                tw_num(&t, metric_median(r, p, cost_cols[cols[k]].key));
+        }
     tw_end(&t);
 }
 

@@ -42,6 +42,11 @@ void tw_end(struct tw *t);
 void ro_table_tps(const struct ro *o, const struct report *r);
 void ro_table_latency(const struct ro *o, const struct report *r);
 void ro_table_phases(const struct ro *o, const struct report *r);
+/* What each commit cost (CPU, context switches, the store's file calls):
+ * present when some run has the figures, which lines older than them
+ * lack. */
+int rp_costs_present(const struct report *r);
+void ro_table_costs(const struct ro *o, const struct report *r);
 /* Whether the runs cover more than one filesystem; *why says why not. */
 int rp_matrix_present(const struct report *r, const char **why);
 void ro_table_matrix(const struct ro *o, const struct report *r);

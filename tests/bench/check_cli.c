@@ -297,6 +297,9 @@ static const char *const documented[] = {
     "metrics.commits_per_sync", "metrics.engine_commits", "metrics.log_bytes", "metrics.log_bytes_per_commit",
     "metrics.data_bytes", "metrics.data_bytes_per_commit", "metrics.io_write_bytes_per_commit",
     "metrics.io_wchar_per_commit", "metrics.device_bytes_per_commit", "metrics.cpu_us_per_txn",
+    "metrics.vcsw_per_txn", "metrics.ivcsw_per_txn", "metrics.file_syncs", "metrics.file_writes",
+    "metrics.file_write_bytes", "metrics.file_syncs_per_commit", "metrics.file_commits_per_sync",
+    "metrics.file_writes_per_commit", "metrics.file_write_bytes_per_commit",
     "metrics.checkpoints", "metrics.checkpoint_pause_us", "metrics.preload_s", "metrics.timeline",
     "metrics.verified", "metrics.verified_keys", "metrics.commit_phases_us",
     "env.kernel", "env.os", "env.machine", "env.hostname", "env.cpu_model", "env.cores", "env.fs_type",
@@ -382,6 +385,18 @@ START_TEST(test_csv)
     ck_assert_msg(strncmp(r.out, "time,engine,workload,clients,", 29) == 0, "%s", r.out);
     char *second = strchr(r.out, '\n');
     ck_assert(second && strstr(second, ",lmdb,kv,1,commit,"));
+    /* the context switches and the store's file calls, a column each, and
+     * as many cells in the row as the header has columns */
+    ck_assert_msg(strstr(r.out, ",vcsw_per_txn,ivcsw_per_txn,file_syncs_per_commit,file_commits_per_sync,"
+                                "file_writes_per_commit,file_write_bytes_per_commit\n") != NULL, "%s", r.out);
+    int commas[2] = {0, 0}, quoted = 0;
+    for (const char *p = r.out, *nl = second; *p && p < nl + strlen(nl); p++) {
+        if (*p == '"')
+            quoted = !quoted;
+        else if (*p == ',' && !quoted)
+            commas[p > second]++;
+    }
+    ck_assert_int_eq(commas[0], commas[1]);
     run_free(&r);
 }
 END_TEST

@@ -9,6 +9,8 @@
  * pipelined commits (--pipeline) with their phases and batch sizes, and
  * its refusals to open in the library's words: a database another
  * process holds, an option refused, a kernel that refuses RWF_DSYNC.
+ * Every engine's context switches and its store's own file calls
+ * (syncs, writes, bytes per commit) in the table and the JSON.
  * Runs the real binary.
  */
 #include <check.h>
@@ -173,6 +175,116 @@ START_TEST(test_sync_latency_every_engine)
         else
             ck_assert_msg(mean < 20000, "%s --sync none: mean latency %.0f us: a sync was delayed", engine, mean);
     }
+    json_decref(rows);
+}
+END_TEST
+
+/* The cell of the table's column head in row line (both lines of the
+ * table, its columns right-aligned under their heads), trimmed, in buf. */
+static const char *table_cell(const char *out, const char *head, const char *row_prefix, char *buf, size_t len)
+{
+    const char *hdr = strstr(out, "engine ");
+    ck_assert_msg(hdr != NULL, "no table header: %s", out);
+    const char *h = strstr(hdr, head);
+    ck_assert_msg(h != NULL, "no column '%s' in the table: %.300s", head, hdr);
+    size_t end = (size_t)(h - hdr) + strlen(head);
+    const char *row = out;
+    while ((row = strstr(row, "\n")) != NULL && strncmp(++row, row_prefix, strlen(row_prefix)) != 0)
+        ;
+    ck_assert_msg(row != NULL, "no row '%s' in the table: %s", row_prefix, out);
+    size_t w = strlen(head), start = end - w;
+    while (start > 0 && row[start - 1] != ' ')
+        start--; /* a figure wider than its head */
+    size_t n = end - start < len - 1 ? end - start : len - 1;
+    memcpy(buf, row + start, n);
+    buf[n] = 0;
+    char *p = buf;
+    while (*p == ' ')
+        p++;
+    memmove(buf, p, strlen(p) + 1);
+    return buf;
+}
+
+/* A figure of a JSON line: a number, finite and >= 0. */
+static double figure(json_t *o, const char *path, const char *what)
+{
+    json_t *v = at(o, path);
+    ck_assert_msg(json_is_number(v), "%s: %s is not a number", what, path);
+    double x = json_number_value(v);
+    ck_assert_msg(isfinite(x) && x >= 0, "%s: %s is %g", what, path, x);
+    return x;
+}
+
+/* Every engine's row has its context switches per transaction and the
+ * syncs, writes and bytes of its store's own file calls, counted where
+ * they pass the program's definitions of the calls (file_calls.c): LMDB
+ * and SQLite, which count no syncs of their own, sync at every durable
+ * commit (LMDB twice: the data's fdatasync, the meta page's O_DSYNC
+ * write), with commits per sync a number in the table, not '-';
+ * commitlab's count agrees with its own at --sync commit (one per
+ * commit at one client), and --sync none syncs nothing; writes and bytes
+ * are there for each. */
+START_TEST(test_file_calls_every_engine)
+{
+    const char *args[] = {"bench", "--engine", "commitlab,lmdb,rocksdb,sqlite,raw", "--sync", "commit", "--clients",
+                          "1", "--txns", "200", "--warmup", "0", "--keys", "100", "--quiet", "--dir", "d",
+                          "--out", "fc.jsonl", NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    const char *table_engines[] = {"lmdb ", "sqlite "};
+    for (size_t i = 0; i < 2; i++) {
+        char cell[64];
+        if (!built(table_engines[i][0] == 'l' ? "lmdb" : "sqlite"))
+            continue;
+        table_cell(r.out, "file commits/sync", table_engines[i], cell, sizeof cell);
+        char *end;
+        double v = strtod(cell, &end);
+        ck_assert_msg(end != cell && *end == 0 && v > 0, "%s: file commits/sync is '%s'", table_engines[i], cell);
+        table_cell(r.out, "vcs/txn", table_engines[i], cell, sizeof cell);
+        ck_assert_msg(strcmp(cell, "-") != 0, "%s: vcs/txn is '-'", table_engines[i]);
+    }
+    run_free(&r);
+    const char *none[] = {"bench", "--engine", "commitlab,lmdb", "--sync", "none", "--clients", "1", "--txns",
+                          "200", "--warmup", "0", "--keys", "100", "--quiet", "--dir", "d", "--out", "fc.jsonl", NULL};
+    r = run_cl(scratch, none);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+
+    json_t *rows = load_jsonl(scratch, "fc.jsonl"), *o;
+    size_t i, seen = 0;
+    json_array_foreach(rows, i, o) {
+        const char *engine = json_string_value(at(o, "engine"));
+        const char *sync = json_string_value(at(o, "config.sync"));
+        if (!built(engine))
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "%s --sync %s", engine, sync);
+        ck_assert_msg(!strcmp(json_string_value(at(o, "status")), "ok"), "%s: not ok", what);
+        seen++;
+        figure(o, "metrics.vcsw_per_txn", what);
+        figure(o, "metrics.ivcsw_per_txn", what);
+        double spc = figure(o, "metrics.file_syncs_per_commit", what);
+        double wpc = figure(o, "metrics.file_writes_per_commit", what);
+        double bpc = figure(o, "metrics.file_write_bytes_per_commit", what);
+        ck_assert_msg(wpc > 0 && bpc > 0, "%s: %g writes, %g bytes per commit", what, wpc, bpc);
+        if (!strcmp(sync, "none")) {
+            ck_assert_msg(spc == 0, "%s: %g syncs per commit", what, spc);
+            ck_assert_msg(json_is_null(at(o, "metrics.file_commits_per_sync")), "%s: commits per sync not null",
+                          what);
+            continue;
+        }
+        ck_assert_msg(spc > 0, "%s: no sync counted", what);
+        double cps = figure(o, "metrics.file_commits_per_sync", what);
+        ck_assert_msg(fabs(cps * spc - 1) < 1e-6, "%s: %g commits per sync, %g syncs per commit", what, cps, spc);
+        if (!strcmp(engine, "lmdb"))
+            ck_assert_msg(spc >= 2 - 1e-9, "%s: %g syncs per commit, not LMDB's two", what, spc);
+        if (!strcmp(engine, "commitlab")) {
+            double own = figure(o, "metrics.syncs_per_commit", what);
+            ck_assert_msg(fabs(own - 1) < 1e-9 && spc >= own && spc <= 1.05,
+                          "%s: %g syncs per commit at its file calls, %g by its own count", what, spc, own);
+        }
+    }
+    ck_assert_uint_ge(seen, 4);
     json_decref(rows);
 }
 END_TEST
@@ -682,6 +794,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_sqlite);
     tcase_add_test(tc, test_tpcb);
     tcase_add_test(tc, test_sync_latency_every_engine);
+    tcase_add_test(tc, test_file_calls_every_engine);
     tcase_add_test(tc, test_rocksdb_write_group);
     tcase_add_test(tc, test_raw_floor);
     tcase_add_test(tc, test_counter_window_exact);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # interpose_test.sh LIST OBJECTS PROGRAM... -- the file calls the program
-# defines for the whole process (bench/harness/sync_latency.c and
-# cut_journal.c, OBJECTS joined by ':') are exactly the names of the
+# defines for the whole process (bench/harness/sync_latency.c,
+# cut_journal.c and file_calls.c, OBJECTS joined by ':') are exactly the names of the
 # dynamic list LIST (bench/harness/interposed.list), and each PROGRAM
 # exports every one of them (nm -D): a plugin loaded at run time binds
 # its calls to them whatever else is linked in, so no call it makes
@@ -17,10 +17,10 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # What the objects define for the process: global functions, less the
 # harness's own entry points (bench_*), which no library calls.
 IFS=: read -r -a ofiles <<<"$objs"
-[ "${#ofiles[@]}" -ge 2 ] || fail "expected the interposer's two objects, got: $objs"
+[ "${#ofiles[@]}" -ge 3 ] || fail "expected the interposer's three objects, got: $objs"
 defined=$(nm --defined-only "${ofiles[@]}" | awk '$2 ~ /^[TWi]$/ {print $3}' | grep -v '^bench_' | sort -u)
 [ -n "$defined" ] || fail "no function defined in $objs (stripped?)"
-for must in open openat rename unlink ftruncate copy_file_range fsync pwritev2; do
+for must in open openat rename unlink ftruncate copy_file_range fsync pwritev2 close sync_file_range; do
     grep -qx "$must" <<<"$defined" || fail "the interposer defines no $must: is this the right object?"
 done
 # The names of the list: between its braces, each followed by ';', comments out.

@@ -2,7 +2,8 @@
 # plugin_test.sh COMMITLAB PLUGIN_DIR -- an engine plugin in `commitlab
 # bench` and `commitlab crash`, as a user runs one: the example store
 # (examples/applog.c) benchmarked beside LMDB -- kv and tpcb, --verify,
-# --rate, --repeat, --sync-latency paid at its fdatasync -- listed by
+# --rate, --repeat, --sync-latency paid at its fdatasync, its file calls
+# counted as its own counters say -- listed by
 # --list-engines with its mappings, in `commitlab report`; kill-crashed
 # and power-cut (--mode cut) and held to its claims: ok where it claims
 # survival, allowed to lose where it claims none, and its
@@ -55,6 +56,27 @@ grep '"engine":"lmdb"' b.jsonl | head -1 | grep -q '"engine_plugin":null' || fai
 # the counters it reports, and the ones it cannot (null)
 grep '"engine":"applog".*"sync":"commit"' b.jsonl | head -1 | grep -q '"syncs":[1-9]' || fail "bench: applog syncs not counted"
 grep '"engine":"applog"' b.jsonl | head -1 | grep -q '"checkpoints":null' || fail "bench: applog checkpoints not null"
+# its own file calls, counted in its run's process as any engine's are:
+# one sync per commit (its fdatasync) as its own count says, none without
+# syncing, and its writes; its context switches
+python3 - b.jsonl <<'PY' || fail "bench: applog's file calls or context switches: $(grep '"engine":"applog"' b.jsonl | head -c 600)"
+import json, math, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o["engine"] != "applog":
+        continue
+    m, sync = o["metrics"], o["config"]["sync"]
+    for k in ("vcsw_per_txn", "ivcsw_per_txn", "file_syncs_per_commit", "file_writes_per_commit"):
+        v = m[k]
+        if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            sys.exit(f"{sync} {o['workload']}: {k} is {v}")
+    if sync == "none" and m["file_syncs"] != 0:
+        sys.exit(f"--sync none: {m['file_syncs']} syncs")
+    if sync == "commit" and (m["file_syncs"] < 1 or m["file_syncs"] != m["syncs"]):
+        sys.exit(f"--sync commit: {m['file_syncs']} syncs counted at its calls, {m['syncs']} by its own count")
+    if m["file_writes"] < 1:
+        sys.exit(f"{sync}: no write counted")
+PY
 
 # --plugin-dir finds libNAME.so; --rate and --repeat; the name in the summary
 run rate 0 bench --engine plugin:applog --plugin-dir "$pd" --rate 200 --duration 0.5 --warmup 0 --repeat 2 \

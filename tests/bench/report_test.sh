@@ -21,7 +21,9 @@
 #     1, bad arguments exit 2, --help exits 0;
 #  7. `commitlab tour` writes report.html beside its JSON lines and names it
 #     on its last line (runs of 0.1 s: no timeline, which the report says),
-#     and the means of commits per sync it shows are its lines' own;
+#     the means of commits per sync it shows are its lines' own, and so
+#     are the context switches and file calls per commit of its table of
+#     what each commit cost, for every engine;
 #  8. untrusted input: a line over 1 MiB, implausible figures (2^32+1
 #     clients, 1.7e308 tps, a negative latency), a directory, a device and
 #     a 64 MiB file without a newline are each named and skipped or refused,
@@ -297,6 +299,46 @@ cps = [r["metrics"]["commits_per_sync"] for r in map(json.loads, open(sys.argv[2
 assert shown, "no mean in chart-batches"
 for v in shown:
     assert any(abs(v - c) <= 0.01 * c for c in cps), (v, cps)
+PY
+# what each commit cost, for every engine of the tour: its lines' own
+# context switches and file calls per commit, beside the engine's own
+# syncs per commit where it counts them ('-' for LMDB, which does not)
+python3 - out.d/report.html "$work/out.d/t.jsonl" <<'PY' || fail "the tour's report: what each commit cost"
+import html, json, re, sys
+doc = open(sys.argv[1], encoding="utf-8").read()
+t = re.search(r'<table id="table-costs">(.*?)</table>', doc, re.S)
+assert t, "no table-costs"
+heads = [html.unescape(h) for h in re.findall(r"<th>(.*?)</th>", t.group(1))]
+for h in ("voluntary cs/txn", "involuntary cs/txn", "file syncs/commit", "commits/file sync", "file writes/commit",
+          "file bytes/commit", "engine's syncs/commit"):
+    assert h in heads, (h, heads)
+rows = [[html.unescape(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", r)] for r in re.findall(r"<tr>(.*?)</tr>", t.group(1))]
+rows = [r for r in rows if r]
+lines = [json.loads(l) for l in open(sys.argv[2])]
+lines = [l for l in lines if l.get("status") == "ok" and l.get("schema") == "commitlab-bench/1"]
+def num(c):
+    return float(c.replace(",", ""))
+engines = set()
+for r in rows:
+    cell = dict(zip(heads, r))
+    label, clients = cell["configuration"], int(cell["clients"])
+    engine, sync = label.split()[:2]
+    engines.add(engine)
+    own = [l["metrics"] for l in lines
+           if l["engine"] == engine and l["config"]["sync"] == sync and l["config"]["clients"] == clients]
+    assert own, (label, clients)
+    for h, k in (("voluntary cs/txn", "vcsw_per_txn"), ("file syncs/commit", "file_syncs_per_commit"),
+                 ("file writes/commit", "file_writes_per_commit")):
+        if cell[h] == "-": # not counted: commitlab's io_uring policy
+            assert engine == "commitlab" and "uring" in label and all(m.get(k) is None for m in own), (label, h)
+            continue
+        v = num(cell[h])
+        assert any(abs(v - m[k]) <= 0.01 * m[k] + 0.006 for m in own if m.get(k) is not None), (label, clients, h, v)
+    if engine == "lmdb":
+        assert cell["engine's syncs/commit"] == "-", (label, cell)
+        if sync == "commit": # the data's fdatasync and the meta page's O_DSYNC write
+            assert num(cell["file syncs/commit"]) >= 2 and cell["commits/file sync"] != "-", (label, cell)
+assert {"commitlab", "lmdb"} <= engines, engines
 PY
 python3 check.py out.d/report.html --has chart-tps chart-p99 chart-percentiles chart-phases chart-batches \
     --absent "Second by second: no run at the largest client count has a per-second timeline" \

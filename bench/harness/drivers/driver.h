@@ -49,6 +49,10 @@ struct bench_db {
      * differs from the one asked for (commitlab's segment size, fixed at
      * creation): what the run really used, for its record; 0 otherwise */
     uint64_t stored_segment_size;
+    /* set by open when the store writes or syncs through io_uring, whose
+     * submissions the count of its file calls cannot see (file_calls.h):
+     * the run reports those counts null rather than too few */
+    int io_uring;
 };
 
 /* A pipelined commit's acknowledgement (bench_conn.ticket), embedded
@@ -100,6 +104,11 @@ struct bench_engine_stats {
     /* a write group's members: writes a thread did itself (as the group's
      * leader) and writes a leader did for it (RocksDB's write thread) */
     int64_t writes_by_self, writes_by_leader;
+    /* the engine's processes outside this one (a server's backends), over
+     * their life: CPU µs and context switches, which the run adds to this
+     * process's own (getrusage); -1 when it has none, as commitlab's
+     * in-process engines do (commitlab_engine.h, struct cl_engine_stats) */
+    int64_t other_user_us, other_sys_us, other_nvcsw, other_nivcsw;
 };
 
 /* What a driver accepts of the knobs the engine maps (KF_ENGINE in

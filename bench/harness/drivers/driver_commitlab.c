@@ -156,6 +156,7 @@ static int cl_drv_open(struct bench_db *db)
     struct cl_stats st;
     if (!info.created && cl_stats(h, &st) == 0 && st.segment_size != o.segment_size)
         db->stored_segment_size = st.segment_size; /* --reuse of a database made with another size */
+    db->io_uring = o.sync == CL_SYNC_URING; /* its log's writes and syncs are ring submissions */
     db->impl = h;
     return BENCH_OK;
 }
@@ -291,6 +292,8 @@ static void cl_drv_stats(struct bench_db *db, struct bench_engine_stats *st)
     for (size_t i = 0; i < BENCH_BATCH_HIST; i++)
         st->batch_hist[i] = (int64_t)s.batch_hist[i];
     st->writes_by_self = st->writes_by_leader = -1; /* no write group: committers append themselves */
+    /* in this process: getrusage sees all of it */
+    st->other_user_us = st->other_sys_us = st->other_nvcsw = st->other_nivcsw = -1;
 }
 
 static void cl_drv_reset_max(struct bench_db *db) { cl_stats_reset_max(db->impl); }

@@ -294,6 +294,10 @@ static void pl_stats(struct bench_db *db, struct bench_engine_stats *st)
     st->checkpoint_pause_us = s.checkpoint_pause_us;
     st->writes_by_self = s.writes_by_self;
     st->writes_by_leader = s.writes_by_leader;
+    st->other_user_us = s.other_user_us;
+    st->other_sys_us = s.other_sys_us;
+    st->other_nvcsw = s.other_nvcsw;
+    st->other_nivcsw = s.other_nivcsw;
 }
 
 static int pl_check(const struct bench_driver *d, const struct bench_config *cfg, char *why, size_t len)
