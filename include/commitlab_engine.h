@@ -158,10 +158,10 @@ struct cl_engine_stats {
      * switches per commit.  -1 (as set) for a store inside commitlab's
      * process, whose calls getrusage already sees.  Counts only grow: a
      * process that ended keeps its last counts in them. */
-    int64_t other_user_us;       /* user CPU, µs */
-    int64_t other_sys_us;        /* system CPU, µs */
-    int64_t other_nvcsw;         /* voluntary context switches */
-    int64_t other_nivcsw;        /* involuntary context switches */
+    int64_t other_user_us; /* user CPU, µs */
+    int64_t other_sys_us;  /* system CPU, µs */
+    int64_t other_nvcsw;   /* voluntary context switches */
+    int64_t other_nivcsw;  /* involuntary context switches */
     int64_t reserved[4];
 };
 

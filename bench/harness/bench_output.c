@@ -110,10 +110,10 @@ static void cell_num(char *buf, size_t len, double v, const char *fmt)
 
 void bench_table_header(FILE *f)
 {
-    fprintf(f, "%-9s %-8s %7s %13s %9s %8s %8s %9s %8s %12s %10s %10s %10s %8s %8s %14s %17s %15s %10s  %s\n",
-            "engine", "sync", "clients", "ops/sec", "usecs/op", "p50 us", "p99 us", "p99.9 us", "max ms",
-            "commits/sync", "log B/txn", "dev B/txn", "cpu us/txn", "vcs/txn", "ics/txn", "file syncs/txn",
-            "file commits/sync", "file writes/txn", "file B/txn", "settings");
+    fprintf(f, "%-9s %-8s %7s %13s %9s %8s %8s %9s %8s %12s %10s %10s %10s %8s %8s %14s %17s %15s %10s  %s\n", "engine",
+            "sync", "clients", "ops/sec", "usecs/op", "p50 us", "p99 us", "p99.9 us", "max ms", "commits/sync",
+            "log B/txn", "dev B/txn", "cpu us/txn", "vcs/txn", "ics/txn", "file syncs/txn", "file commits/sync",
+            "file writes/txn", "file B/txn", "settings");
 }
 
 int bench_recycle_unexercised(const struct bench_config *cfg, const struct bench_result *r)
@@ -258,10 +258,10 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
     cell_num(fcps, sizeof fcps, ff.commits_per_sync, "%.2f");
     cell_num(fwpc, sizeof fwpc, ff.writes_per_commit, "%.2f");
     cell_num(fbpc, sizeof fbpc, ff.bytes_per_commit, "%.0f");
-    fprintf(f, "%-9s %-8s %7u %13.3f %9.0f %8.0f %8.0f %9.0f %8.2f %12s %10s %10s %10.1f %8s %8s %14s %17s %15s %10s  %s\n",
-            cfg->engine, cfg->sync, cfg->clients, r->tps, r->mean_us, r->p50_us, r->p99_us, r->p999_us,
-            r->max_us / 1e3, cps, walb, devb, r->txns ? r->cpu_us / (double)r->txns : 0, vcs, ics, fspc, fcps, fwpc,
-            fbpc, extra);
+    fprintf(
+        f, "%-9s %-8s %7u %13.3f %9.0f %8.0f %8.0f %9.0f %8.2f %12s %10s %10s %10.1f %8s %8s %14s %17s %15s %10s  %s\n",
+        cfg->engine, cfg->sync, cfg->clients, r->tps, r->mean_us, r->p50_us, r->p99_us, r->p999_us, r->max_us / 1e3,
+        cps, walb, devb, r->txns ? r->cpu_us / (double)r->txns : 0, vcs, ics, fspc, fcps, fwpc, fbpc, extra);
 }
 
 /* ---- JSON -------------------------------------------------------------------- */

@@ -54,7 +54,7 @@ struct bench_result {
      * made n commits durable (drivers/driver.h); [1] < 0 when unknown */
     int64_t batch_hist[BENCH_BATCH_HIST];
     int64_t writes_by_self, writes_by_leader; /* RocksDB's write group, -1 unknown */
-    double cpu_us;                /* user + system, whole process (and the engine's other processes) */
+    double cpu_us;                            /* user + system, whole process (and the engine's other processes) */
     /* context switches over the measured phase, as cpu_us: this process's
      * (getrusage RUSAGE_SELF, every thread) plus the engine's processes
      * outside it (bench_engine_stats.other_*); voluntary (the thread

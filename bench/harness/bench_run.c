@@ -321,7 +321,7 @@ struct snapshot {
     struct bench_engine_stats es;
     int64_t io_write, io_wchar, dev, dev_read;
     double cpu_s;
-    int64_t nvcsw, nivcsw;        /* context switches: this process's and the engine's other processes' */
+    int64_t nvcsw, nivcsw;          /* context switches: this process's and the engine's other processes' */
     struct bench_file_counts files; /* the store's file calls (file_calls.h) */
 };
 
@@ -747,8 +747,7 @@ static int run_measure(struct run *rn)
 
 /* The counters over the measured phase: the difference of its two ends
  * (-1 where either is unknown), except the peaks, which are as at its end. */
-static void counter_deltas(struct bench_result *r, const struct snapshot *s0, const struct snapshot *s1,
-                           int io_uring)
+static void counter_deltas(struct bench_result *r, const struct snapshot *s0, const struct snapshot *s1, int io_uring)
 {
 #define ENGINE_DELTA(field) r->field = delta(s0->es.field, s1->es.field)
     ENGINE_DELTA(syncs);

@@ -29,9 +29,9 @@
 #include <sys/types.h>
 
 struct bench_file_counts {
-    uint64_t syncs;               /* fsync, fdatasync, sync_file_range, msync(MS_SYNC), O_DSYNC/RWF_DSYNC writes */
-    uint64_t writes;              /* write calls that wrote */
-    uint64_t bytes;               /* what they wrote */
+    uint64_t syncs;  /* fsync, fdatasync, sync_file_range, msync(MS_SYNC), O_DSYNC/RWF_DSYNC writes */
+    uint64_t writes; /* write calls that wrote */
+    uint64_t bytes;  /* what they wrote */
 };
 
 /* Watches dir (which exists) and everything below it from now on: 0, or
@@ -44,11 +44,11 @@ void bench_file_calls_sample(struct bench_file_counts *c);
 
 /* ---- the hooks of the interposed calls ---------------------------------------- */
 
-void bench_file_opened(int fd, int flags);                 /* open, openat, creat returned fd */
-void bench_file_closed(int fd);                            /* before close(fd) */
-void bench_file_wrote(int fd, ssize_t rc, int rwf);        /* a write returned rc */
-void bench_file_synced(int fd, int rc);                    /* fsync, fdatasync, sync_file_range returned rc */
+void bench_file_opened(int fd, int flags);          /* open, openat, creat returned fd */
+void bench_file_closed(int fd);                     /* before close(fd) */
+void bench_file_wrote(int fd, ssize_t rc, int rwf); /* a write returned rc */
+void bench_file_synced(int fd, int rc);             /* fsync, fdatasync, sync_file_range returned rc */
 void bench_file_mapped(void *addr, size_t len, int prot, int flags, int fd); /* mmap returned addr */
-void bench_file_msynced(void *addr, int flags, int rc);    /* msync returned rc */
+void bench_file_msynced(void *addr, int flags, int rc);                      /* msync returned rc */
 
 #endif

@@ -242,6 +242,7 @@ static int not_whole(json_t *v, const char *path, char *walked, size_t cap, size
 /* The counts of a commitlab-bench/1 line (docs/bench.md section 5) that
  * the report reads, each a whole number: a line with 10.5 transactions
  * or 2.5 cores is skipped, naming the field. */
+/* clang-format off */
 static const char *const bench_counts[] = {
     "config.clients", "metrics.txns", "metrics.ops", "metrics.syncs", "metrics.engine_commits",
     "metrics.log_bytes", "metrics.data_bytes", "metrics.checkpoints", "metrics.checkpoint_pause_us",
@@ -254,6 +255,7 @@ static const char *const bench_counts[] = {
     "metrics.segments.max_commit_at_switch_us", "metrics.timeline[].t", "metrics.timeline[].segment_switches",
     "metrics.timeline[].checkpoints", "env.cores", "repeat.round", "repeat.rounds", "matrix.repeats",
 };
+/* clang-format on */
 
 /* The counts of a commitlab-crash/1 line (docs/crash.md section 5): its
  * totals and the integers of its combination. */

@@ -279,6 +279,7 @@ END_TEST
 /* ---- the JSON line ------------------------------------------------------------ */
 
 /* Every field docs/bench.md documents (dotted paths). */
+/* clang-format off */
 static const char *const documented[] = {
     "schema", "time", "run", "runs", "engine", "workload", "status", "reason", "engine_settings",
     "config.engine", "config.workload", "config.clients", "config.duration_s", "config.txns", "config.warmup_s",
@@ -306,6 +307,7 @@ static const char *const documented[] = {
     "env.fs_magic", "env.mount_point", "env.mount_source", "env.mount_options", "env.super_options",
     "env.device", "env.dev_id", "env.volatile_fs", "env.fs_journal", "env.engine_version", "env.engine_plugin", "env.commitlab_version",
 };
+/* clang-format on */
 
 START_TEST(test_json_lines)
 {
@@ -388,7 +390,8 @@ START_TEST(test_csv)
     /* the context switches and the store's file calls, a column each, and
      * as many cells in the row as the header has columns */
     ck_assert_msg(strstr(r.out, ",vcsw_per_txn,ivcsw_per_txn,file_syncs_per_commit,file_commits_per_sync,"
-                                "file_writes_per_commit,file_write_bytes_per_commit\n") != NULL, "%s", r.out);
+                                "file_writes_per_commit,file_write_bytes_per_commit\n") != NULL,
+                  "%s", r.out);
     int commas[2] = {0, 0}, quoted = 0;
     for (const char *p = r.out, *nl = second; *p && p < nl + strlen(nl); p++) {
         if (*p == '"')

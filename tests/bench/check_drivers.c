@@ -226,9 +226,13 @@ static double figure(json_t *o, const char *path, const char *what)
  * are there for each. */
 START_TEST(test_file_calls_every_engine)
 {
-    const char *args[] = {"bench", "--engine", "commitlab,lmdb,rocksdb,sqlite,raw", "--sync", "commit", "--clients",
-                          "1", "--txns", "200", "--warmup", "0", "--keys", "100", "--quiet", "--dir", "d",
-                          "--out", "fc.jsonl", NULL};
+    const char *args[] = {"bench",    "--engine", "commitlab,lmdb,rocksdb,sqlite,raw",
+                          "--sync",   "commit",   "--clients",
+                          "1",        "--txns",   "200",
+                          "--warmup", "0",        "--keys",
+                          "100",      "--quiet",  "--dir",
+                          "d",        "--out",    "fc.jsonl",
+                          NULL};
     struct cl_run r = run_cl(scratch, args);
     ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
     const char *table_engines[] = {"lmdb ", "sqlite "};
@@ -244,15 +248,17 @@ START_TEST(test_file_calls_every_engine)
         ck_assert_msg(strcmp(cell, "-") != 0, "%s: vcs/txn is '-'", table_engines[i]);
     }
     run_free(&r);
-    const char *none[] = {"bench", "--engine", "commitlab,lmdb", "--sync", "none", "--clients", "1", "--txns",
-                          "200", "--warmup", "0", "--keys", "100", "--quiet", "--dir", "d", "--out", "fc.jsonl", NULL};
+    const char *none[] = {"bench",  "--engine", "commitlab,lmdb", "--sync",   "none",   "--clients", "1",
+                          "--txns", "200",      "--warmup",       "0",        "--keys", "100",       "--quiet",
+                          "--dir",  "d",        "--out",          "fc.jsonl", NULL};
     r = run_cl(scratch, none);
     ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
     run_free(&r);
 
     json_t *rows = load_jsonl(scratch, "fc.jsonl"), *o;
     size_t i, seen = 0;
-    json_array_foreach(rows, i, o) {
+    json_array_foreach(rows, i, o)
+    {
         const char *engine = json_string_value(at(o, "engine"));
         const char *sync = json_string_value(at(o, "config.sync"));
         if (!built(engine))
@@ -269,8 +275,7 @@ START_TEST(test_file_calls_every_engine)
         ck_assert_msg(wpc > 0 && bpc > 0, "%s: %g writes, %g bytes per commit", what, wpc, bpc);
         if (!strcmp(sync, "none")) {
             ck_assert_msg(spc == 0, "%s: %g syncs per commit", what, spc);
-            ck_assert_msg(json_is_null(at(o, "metrics.file_commits_per_sync")), "%s: commits per sync not null",
-                          what);
+            ck_assert_msg(json_is_null(at(o, "metrics.file_commits_per_sync")), "%s: commits per sync not null", what);
             continue;
         }
         ck_assert_msg(spc > 0, "%s: no sync counted", what);

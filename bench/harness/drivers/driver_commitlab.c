@@ -156,7 +156,7 @@ static int cl_drv_open(struct bench_db *db)
     struct cl_stats st;
     if (!info.created && cl_stats(h, &st) == 0 && st.segment_size != o.segment_size)
         db->stored_segment_size = st.segment_size; /* --reuse of a database made with another size */
-    db->io_uring = o.sync == CL_SYNC_URING; /* its log's writes and syncs are ring submissions */
+    db->io_uring = o.sync == CL_SYNC_URING;        /* its log's writes and syncs are ring submissions */
     db->impl = h;
     return BENCH_OK;
 }
