@@ -332,6 +332,8 @@ static json_t *metrics_json(const struct bench_result *r)
     }
     json_object_set_new(m, "log_bytes", ok ? jint(r->wal_bytes) : json_null());
     json_object_set_new(m, "log_bytes_per_commit", ok ? jreal(per(r->wal_bytes, n)) : json_null());
+    json_object_set_new(m, "log_writes", ok ? jint(r->log_writes) : json_null());
+    json_object_set_new(m, "log_writes_per_commit", ok ? jreal(per(r->log_writes, n)) : json_null());
     json_object_set_new(m, "data_bytes", ok ? jint(r->data_bytes) : json_null());
     json_object_set_new(m, "data_bytes_per_commit", ok ? jreal(per(r->data_bytes, n)) : json_null());
     json_object_set_new(m, "io_write_bytes_per_commit", ok ? jreal(per(r->io_write_bytes, n)) : json_null());

@@ -33,7 +33,7 @@ struct bench_result {
     double warmup_done_s;
     struct bench_env env;         /* of the run directory */
     char reason[BENCH_ERRLEN];    /* n/a reason or error */
-    char settings[256];           /* the engine's own settings (describe) */
+    char settings[1024];          /* the engine's own settings (describe) */
     char time_utc[32];
     char run_dir[4096];
     uint64_t stored_segment_size; /* the store's own segment size, when it differs from the one asked */
@@ -54,7 +54,8 @@ struct bench_result {
      * made n commits durable (drivers/driver.h); [1] < 0 when unknown */
     int64_t batch_hist[BENCH_BATCH_HIST];
     int64_t writes_by_self, writes_by_leader; /* RocksDB's write group, -1 unknown */
-    double cpu_us;                /* user + system, whole process */
+    int64_t log_writes;           /* write calls to the log, -1 unknown */
+    double cpu_us;                /* user + system, whole process, and a server's processes */
     /* where a commit's time went (drivers that time commits): mean and
      * p99 per phase over the measured commits, µs; has_phases 0 otherwise */
     int has_phases;

@@ -150,7 +150,10 @@ struct cl_engine_stats {
     int64_t checkpoint_pause_us; /* time commits waited for them */
     int64_t writes_by_self;      /* a write group's leader's own writes */
     int64_t writes_by_leader;    /* writes a leader did for others */
-    int64_t reserved[8];
+    int64_t log_writes;          /* write calls to its log (a server's WAL writes) */
+    int64_t server_cpu_us;       /* user + system CPU of the store's own processes (a
+                                  * server), added to commitlab's; -1: none */
+    int64_t reserved[6];
 };
 
 #define CL_ENGINE_STATS_HAS(st, member) \

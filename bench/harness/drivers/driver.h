@@ -100,6 +100,8 @@ struct bench_engine_stats {
     /* a write group's members: writes a thread did itself (as the group's
      * leader) and writes a leader did for it (RocksDB's write thread) */
     int64_t writes_by_self, writes_by_leader;
+    int64_t log_writes;     /* write calls to the log; -1 unknown */
+    int64_t server_cpu_us;  /* CPU of the engine's own processes (a server), -1 none */
 };
 
 /* What a driver accepts of the knobs the engine maps (KF_ENGINE in

@@ -294,6 +294,8 @@ static void pl_stats(struct bench_db *db, struct bench_engine_stats *st)
     st->checkpoint_pause_us = s.checkpoint_pause_us;
     st->writes_by_self = s.writes_by_self;
     st->writes_by_leader = s.writes_by_leader;
+    st->log_writes = s.log_writes;
+    st->server_cpu_us = s.server_cpu_us;
 }
 
 static int pl_check(const struct bench_driver *d, const struct bench_config *cfg, char *why, size_t len)
