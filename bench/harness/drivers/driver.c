@@ -28,6 +28,7 @@ static const struct cl_engine_plugin *const peer_tables[] = {
     &bench_plugin_rocksdb,
     &bench_plugin_sqlite,
     &bench_plugin_raw,
+    &bench_plugin_postgres,
 };
 #define NPEERS (sizeof peer_tables / sizeof *peer_tables)
 static struct bench_driver peers[NPEERS];
