@@ -533,17 +533,21 @@ static int copy_template(const struct pg_who *w, const char *tmpl, struct pg_ser
     return 0;
 }
 
+/* The preflight's trial server is thrown away with its directory: no
+ * shutdown checkpoint for it (-m immediate). */
+static int discarding;
+
 static int pg_ctl(const struct pg_who *w, const struct pg_server *s, const char *what, int outfd)
 {
     char bin[PATH_MAX + 16], log[4300];
     snprintf(bin, sizeof bin, "%s/pg_ctl", w->bindir);
     snprintf(log, sizeof log, "%s/commitlab-server.log", s->data);
-    char D[] = "-D", l[] = "-l", m[] = "-m", fast[] = "fast", wait[] = "-w", t[] = "-t", secs[] = "60", q[] = "-s";
+    char D[] = "-D", l[] = "-l", m[] = "-m", fast[] = "fast", immediate[] = "immediate", wait[] = "-w", t[] = "-t", secs[] = "60", q[] = "-s";
     if (strcmp(what, "start") == 0) {
         char *argv[] = {bin, wait, t, secs, q, D, (char *)s->data, l, log, (char *)what, NULL};
         return run_as(w, argv, outfd);
     }
-    char *argv[] = {bin, wait, t, secs, q, D, (char *)s->data, m, fast, (char *)what, NULL};
+    char *argv[] = {bin, wait, t, secs, q, D, (char *)s->data, m, discarding ? immediate : fast, (char *)what, NULL};
     return run_as(w, argv, outfd);
 }
 
@@ -841,8 +845,10 @@ int bench_postgres_preflight(const char *cmd, const struct bench_config *cfgs, s
             return 2;
         }
         rc = d->open(&db);
+        discarding = 1;
         if (rc == BENCH_OK)
             d->close(&db);
+        discarding = 0;
         ut_scratch_remove(db.path);
         if (rc == BENCH_ERR) {
             fprintf(stderr, "commitlab %s: --engine postgres: %s\n", cmd, db.err);
