@@ -583,7 +583,22 @@ int pg_server_start(struct pg_server *s, const struct cl_engine_config *cfg, con
     } else {
         snprintf(s->sockdir, sizeof s->sockdir, "%s", s->data);
     }
-    if (copy_template(&w, tmpl, s, err, len) || reachable(&w, s->data, err, len))
+    char mark[4200];
+    snprintf(mark, sizeof mark, "%.4000s/" PG_MARK, s->data);
+    if (access(mark, F_OK) == 0) {
+        /* a cluster this command or an earlier one made here (--verify's
+         * reopening, --reuse): that one again, its server stopped first if a
+         * killed command left it running */
+        bench_postgres_reap(run_dir);
+        FILE *f = fopen(mark, "w");
+        if (!f || fprintf(f, "%s\n", s->sockdir) < 0 || fclose(f)) {
+            snprintf(err, len, "%s: %s", mark, strerror(errno));
+            goto fail;
+        }
+    } else if (copy_template(&w, tmpl, s, err, len)) {
+        goto fail;
+    }
+    if (reachable(&w, s->data, err, len))
         goto fail;
     char ctl_log[4400], srv_log[4400];
     snprintf(ctl_log, sizeof ctl_log, "%s/pg_ctl.log", run_dir);
