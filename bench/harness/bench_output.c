@@ -192,7 +192,7 @@ static void varying_beyond(const char *settings, const char *varying, char *out,
 
 void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r)
 {
-    char extra[2048], seg[400] = "", varying[sizeof cfg->varying];
+    char extra[4096], seg[400] = "", varying[sizeof cfg->varying];
     char ver[64] = "";
     if (r->verified > 0)
         snprintf(ver, sizeof ver, "; read back %llu keys: ok", (unsigned long long)r->verified_keys);
