@@ -13,7 +13,9 @@
  * INSERT ... ON CONFLICT (k) DO UPDATE SET v = excluded.v, a get a
  * SELECT, a delete a DELETE, each a statement prepared once per
  * connection, its parameters and results binary; one libpq connection
- * per client.  A transaction is BEGIN ... COMMIT, except that BEGIN is
+ * per client; a get in a transaction that writes is SELECT ... FOR
+ * UPDATE, so a read-modify-write (tpcb) loses no update, and a deadlock or
+ * serialisation failure is CL_ENGINE_RETRY.  A transaction is BEGIN ... COMMIT, except that BEGIN is
  * sent with the transaction's second statement: a transaction of one
  * put is that one statement in autocommit, one round trip, as pgbench
  * runs a one-statement script.
@@ -194,6 +196,9 @@ static const char *const kv_sql[] = {
 static const char *const prepared[][2] = {
     {"put", "INSERT INTO kv (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = excluded.v"},
     {"get", "SELECT v FROM kv WHERE k = $1"},
+    /* a read in a transaction that writes locks its row: a read-modify-write
+     * loses no update (tpcb), as RocksDB's GetForUpdate */
+    {"get_for_update", "SELECT v FROM kv WHERE k = $1 FOR UPDATE"},
     {"del", "DELETE FROM kv WHERE k = $1"},
 };
 
@@ -468,7 +473,7 @@ static int pg_get(struct cl_engine_conn *c, const void *k, size_t kl, void *buf,
     int rc = open_txn(c);
     if (rc)
         return rc;
-    PGresult *r = run(pc, "get", 1, k, kl, NULL, 0);
+    PGresult *r = run(pc, pc->rdonly ? "get" : "get_for_update", 1, k, kl, NULL, 0);
     if ((rc = exec_ok(pc->pc, r, "SELECT", c->err)) == 0) {
         if (PQntuples(r) == 0) {
             rc = CL_ENGINE_NOTFOUND;
@@ -597,6 +602,7 @@ const struct cl_engine_plugin bench_plugin_postgres = {
     .abi_version = CL_ENGINE_ABI_VERSION,
     .size = sizeof(struct cl_engine_plugin),
     .name = "postgres",
+    .flags = CL_ENGINE_RMW, /* reads in a write transaction are SELECT ... FOR UPDATE */
     .accepts = pg_accepts,
     .no_why = "no PostgreSQL setting maps to it",
     .notes = "a private server per run (initdb once per command, copied for each run), on a Unix socket in\n"
