@@ -10,10 +10,12 @@
 #  3. SIGINT in the measured phase: exit 130, the run interrupted, no
 #     server left running;
 #  4. SIGKILL of commitlab while its server runs: the server outlives it;
-#     the next command in the same --dir stops it before it runs, and
-#     leaves nothing running;
+#     the next command in the same --dir stops it before it runs, removes
+#     the run's directory, and leaves nothing running;
 #  5. --pg-set listen_addresses=* and --pg-set of a setting the server
-#     does not have: one line naming it, exit 2, nothing left running.
+#     does not have: one line naming it, exit 2; a value the server
+#     refuses: its start fails, one line with its log, exit 2; nothing
+#     left running or in --dir.
 # Exit 77 when python3, libpq or the server's binaries are missing.
 set -u
 bin=${1:?usage: postgres_test.sh COMMITLAB}
@@ -127,8 +129,10 @@ wait_server "$work/d4/postgres.db"
 kill -KILL "${pids[-1]}"
 wait "${pids[-1]}" 2>/dev/null
 [ -n "$(servers "$work/d4/postgres.db")" ] || fail "after SIGKILL: the server went with commitlab (nothing to check)"
-"$bin" bench --engine postgres --duration 0.3 --warmup 0 --keys 100 --dir d4 --quiet >/dev/null 2>err.txt ||
+# (a run n/a, so that the command does nothing but look at --dir first)
+"$bin" bench --engine postgres --sync-method direct --duration 0.3 --dir d4 --quiet >/dev/null 2>err.txt ||
     fail "the command after SIGKILL: exit $?: $(cat err.txt)"
+[ ! -e d4/postgres.db ] || fail "the killed run's directory is still there: $(ls -A d4)"
 none_left "after the command that followed SIGKILL"
 
 # 5. --pg-set refused
@@ -140,5 +144,12 @@ one_line err.txt 'pg-set listen_addresses.*refused'
 rc=$?
 [ "$rc" -eq 2 ] || fail "--pg-set no_such_setting: exit $rc, want 2"
 one_line err.txt 'pg-set no_such_setting: no such PostgreSQL setting'
+# a setting the server has, at a value it refuses: the start fails, one
+# line with the server's log, exit 2
+"$bin" bench --engine postgres --pg-set shared_buffers=lots --duration 0.2 --dir d5 --quiet >/dev/null 2>err.txt
+rc=$?
+[ "$rc" -eq 2 ] || fail "--pg-set shared_buffers=lots: exit $rc, want 2"
+one_line err.txt 'did not start.*invalid value for parameter "shared_buffers"'
 none_left "after --pg-set"
+[ ! -e d5 ] || [ -z "$(ls -A d5)" ] || fail "left in d5: $(ls -A d5)"
 echo "ok"

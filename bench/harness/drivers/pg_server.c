@@ -77,9 +77,18 @@ static void log_tail(const char *path, char *out, size_t len)
         p += l + (p[l] == '\n');
     }
     size_t o = 0;
-    for (int i = 0; i < 3; i++)
-        if (lines[i] && o < len)
-            o += (size_t)snprintf(out + o, len - o, "%s%.*s", o ? "; " : "", (int)lens[i], lines[i]);
+    for (int i = 0; i < 3; i++) {
+        if (!lines[i] || o >= len)
+            continue;
+        /* without the log line's prefix ("2026-01-01 00:00:00.000 UTC [123] ") */
+        const char *b = lines[i], *e = memchr(b, ']', lens[i]);
+        size_t l = lens[i];
+        if (isdigit((unsigned char)b[0]) && e && (size_t)(e - b) + 2 <= l && e[1] == ' ') {
+            l -= (size_t)(e + 2 - b);
+            b = e + 2;
+        }
+        o += (size_t)snprintf(out + o, len - o, "%s%.*s", o ? "; " : "", (int)l, b);
+    }
 }
 
 /* ---- the binaries and the account --------------------------------------------------------- */
