@@ -276,7 +276,7 @@ static const char *arg_name(const struct bench_knob_def *d)
     case KT_NUM: return " X";
     case KT_COUNT: case KT_SEED: case KT_UINT: return " N";
     case KT_SIZE: return " SIZE";
-    case KT_PATH: return " D";
+    case KT_PATH: return d->flags & KF_REPEAT ? " NAME=VALUE" : " D";
     case KT_SET: return " SET";
     case KT_TRUE: case KT_FALSE: return "";
     default: return " WORD";

@@ -209,8 +209,8 @@
     KNOB(PG_SET, pg_set, const char *,                                                                               \
          .type = KT_PATH, .flag = "--pg-set", .key = "pg_set", .flags = KF_REPEAT, .owner = "postgres",              \
          .group = KG_ENGINE,                                                                                         \
-         .help = "NAME=VALUE: a PostgreSQL setting of the private server (repeatable; kept as one value, the "       \
-                 "settings joined by ';')")                                                                          \
+         .help = "a PostgreSQL setting of the private server (repeatable; kept as one value, the settings "          \
+                 "joined by ';')")                                                                                   \
     KNOB(PG_BINDIR, pg_bindir, const char *,                                                                         \
          .type = KT_PATH, .flag = "--pg-bindir", .key = "pg_bindir", .owner = "postgres", .group = KG_ENGINE,        \
          .help = "where PostgreSQL's postgres, initdb and pg_ctl are (default: pg_config --bindir, then "            \
