@@ -10,8 +10,9 @@
 #  3. SIGINT in the measured phase: exit 130, the run interrupted, no
 #     server left running;
 #  4. SIGKILL of commitlab while its server runs: the server outlives it;
-#     the next command in the same --dir stops it before it runs, removes
-#     the run's directory, and leaves nothing running;
+#     the next command in the same --dir stops it before it runs, and
+#     leaves nothing running; its run with --verify reads every key back
+#     from the cluster started again after the run;
 #  5. --pg-set listen_addresses=* and --pg-set of a setting the server
 #     does not have: one line naming it, exit 2; a value the server
 #     refuses: its start fails, one line with its log, exit 2; nothing
@@ -129,10 +130,11 @@ wait_server "$work/d4/postgres.db"
 kill -KILL "${pids[-1]}"
 wait "${pids[-1]}" 2>/dev/null
 [ -n "$(servers "$work/d4/postgres.db")" ] || fail "after SIGKILL: the server went with commitlab (nothing to check)"
-# (a run n/a, so that the command does nothing but look at --dir first)
-"$bin" bench --engine postgres --sync-method direct --duration 0.3 --dir d4 --quiet >/dev/null 2>err.txt ||
-    fail "the command after SIGKILL: exit $?: $(cat err.txt)"
-[ ! -e d4/postgres.db ] || fail "the killed run's directory is still there: $(ls -A d4)"
+# (with --verify: its store reopened after the run, the same cluster started again)
+"$bin" bench --engine postgres --duration 0.3 --warmup 0 --keys 100 --verify --dir d4 --out v.jsonl --quiet \
+    >/dev/null 2>err.txt || fail "the command after SIGKILL: exit $?: $(cat err.txt)"
+jsonl v.jsonl 'assert len(L) == 1 and L[0]["status"] == "ok" and L[0]["metrics"]["verified"] is True, L'
+[ ! -e d4/postgres.db ] || fail "the run's directory is still there: $(ls -A d4)"
 none_left "after the command that followed SIGKILL"
 
 # 5. --pg-set refused
