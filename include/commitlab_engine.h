@@ -150,6 +150,7 @@ struct cl_engine_stats {
     int64_t checkpoint_pause_us; /* time commits waited for them */
     int64_t writes_by_self;      /* a write group's leader's own writes */
     int64_t writes_by_leader;    /* writes a leader did for others */
+    int64_t log_writes;          /* write calls to its log (a server's WAL writes); -1 unknown */
     /* A store that runs processes of its own outside commitlab's (a
      * server and its backends): their CPU time and context switches over
      * their life (getrusage RUSAGE_CHILDREN of a child it waited for, or
@@ -162,7 +163,7 @@ struct cl_engine_stats {
     int64_t other_sys_us;  /* system CPU, µs */
     int64_t other_nvcsw;   /* voluntary context switches */
     int64_t other_nivcsw;  /* involuntary context switches */
-    int64_t reserved[4];
+    int64_t reserved[3];
 };
 
 #define CL_ENGINE_STATS_HAS(st, member) \

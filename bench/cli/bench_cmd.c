@@ -125,6 +125,14 @@ int cmd_bench(int argc, char **argv)
         return 1;
     }
     bench_stop_on_signals();
+    /* after the handlers: a signal during its trial server lets it stop the server */
+    if ((rc = bench_postgres_preflight("bench", c.cfgs, c.n)) != 0) {
+        if (c.so.jsonl)
+            ut_output_close(c.so.jsonl, c.out_path, out_created);
+        bench_dirs_release(&dirs);
+        bench_cli_free(&c);
+        return rc;
+    }
     bench_warn_volatile(c.base.dir);
     c.so.repeat = c.repeat;
     int failed = bench_sweep(c.cfgs, c.n, &c.so);

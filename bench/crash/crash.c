@@ -135,6 +135,8 @@ static int ok_engine(const char *s)
     const struct bench_driver *d = bench_driver_find(s);
     if (d && d->keeps_no_data)
         ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash", s);
+    if (d && strcmp(d->name, "postgres") == 0) /* its server's processes are not the ones a campaign kills or cuts */
+        ut_usage_error("crash", "--engine postgres: no crash campaign for a server engine yet (commitlab bench only)");
     return d && d->built;
 }
 

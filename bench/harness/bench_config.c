@@ -276,7 +276,7 @@ static const char *arg_name(const struct bench_knob_def *d)
     case KT_NUM: return " X";
     case KT_COUNT: case KT_SEED: case KT_UINT: return " N";
     case KT_SIZE: return " SIZE";
-    case KT_PATH: return " D";
+    case KT_PATH: return d->flags & KF_REPEAT ? " NAME=VALUE" : " D";
     case KT_SET: return " SET";
     case KT_TRUE: case KT_FALSE: return "";
     default: return " WORD";
@@ -828,6 +828,22 @@ static int parse_knob(const char *cmd, int argc, char **argv, int *i, enum bench
     int user = *i > c->ndefault;
     const char *v = need_arg(cmd, argc, argv, i, arg, inl);
     int list = (d->flags & KF_LIST) && !(how && how->one);
+    if (d->flags & KF_REPEAT) { /* every use kept, in order (a preset's replaced) */
+        if (strchr(v, ';'))
+            ut_usage_error(cmd, "%s: '%s' holds a ';', which separates the values given; give one per %s", d->flag, v,
+                           d->flag);
+        validate(cmd, k, v, how);
+        if (user && c->given_as[k]) { /* joined: lives as long as the command */
+            char *joined = NULL;
+            if (asprintf(&joined, "%s;%s", c->given_as[k], v) < 0)
+                ut_usage_error(cmd, "out of memory");
+            v = joined;
+        }
+        if (user)
+            c->given_as[k] = v;
+        bench_knob_set(&c->base, k, v, 1);
+        return 1;
+    }
     if (user)
         ut_once(cmd, d->flag, &c->given_as[k], v, list);
     if (list) {

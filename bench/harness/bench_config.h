@@ -50,6 +50,7 @@ enum bench_knob_type {
 #define KF_OPEN_MAX 0x1000u       /* the range excludes max */
 #define KF_DEFAULT_ANY 0x2000u    /* its default is what every engine does (--pipeline 1: one blocking
                                    * commit at a time): given at the default, no engine needs to map it */
+#define KF_REPEAT 0x4000u         /* may be given again: the values joined by ';', none holding one */
 
 /* The help sections, in the order --help prints them. */
 enum bench_knob_group { KG_RUN, KG_KV, KG_TPCB, KG_COMMIT, KG_ENGINE, KG_COUNT };

@@ -58,7 +58,9 @@ int bench_dirs_check(struct bench_dirs *d, const char *const *paths, size_t n, i
         if (reuse && S_ISDIR(st.st_mode))
             continue;
         if (!reuse && ut_scratch_ours(paths[i])) {
-            /* a killed run's leftover: ours, and no run holds D but this one */
+            /* a killed run's leftover: ours, and no run holds D but this one;
+             * a server it started is stopped first */
+            bench_postgres_reap(paths[i]);
             int rc = ut_scratch_remove(paths[i]);
             if (rc == 0)
                 continue;

@@ -205,7 +205,19 @@
          .choices = "default,pipelined,unordered,manual-flush", .flags = KF_LIST | KF_ENGINE, .owner = "rocksdb",    \
          .group = KG_ENGINE,                                                                                         \
          .help = "RocksDB's write path: WriteOptions.sync per --sync, enable_pipelined_write, unordered_write (kv "  \
-                 "only), or manual_wal_flush with FlushWAL(sync) per durable commit")
+                 "only), or manual_wal_flush with FlushWAL(sync) per durable commit")                                \
+    KNOB(PG_SET, pg_set, const char *,                                                                               \
+         .type = KT_PATH, .flag = "--pg-set", .key = "pg_set", .flags = KF_REPEAT, .owner = "postgres",              \
+         .group = KG_ENGINE,                                                                                         \
+         .help = "a PostgreSQL setting of the private server (repeatable; kept as one value, the settings "          \
+                 "joined by ';')")                                                                                   \
+    KNOB(PG_BINDIR, pg_bindir, const char *,                                                                         \
+         .type = KT_PATH, .flag = "--pg-bindir", .key = "pg_bindir", .owner = "postgres", .group = KG_ENGINE,        \
+         .help = "where PostgreSQL's postgres, initdb and pg_ctl are (default: pg_config --bindir, then "            \
+                 "/usr/lib/postgresql/*/bin)")                                                                       \
+    KNOB(PG_USER, pg_user, const char *,                                                                             \
+         .type = KT_PATH, .flag = "--pg-user", .key = "pg_user", .owner = "postgres", .group = KG_ENGINE,            \
+         .help = "as root: the account the private server runs as (default postgres)")
 /* clang-format on */
 
 #endif

@@ -202,7 +202,7 @@ static void varying_beyond(const char *settings, const char *varying, char *out,
 
 void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench_result *r)
 {
-    char extra[2048], seg[400] = "", varying[sizeof cfg->varying];
+    char extra[4096], seg[400] = "", varying[sizeof cfg->varying];
     char ver[64] = "";
     if (r->verified > 0)
         snprintf(ver, sizeof ver, "; read back %llu keys: ok", (unsigned long long)r->verified_keys);
@@ -351,6 +351,8 @@ static json_t *metrics_json(const struct bench_result *r)
     }
     json_object_set_new(m, "log_bytes", ok ? jint(r->wal_bytes) : json_null());
     json_object_set_new(m, "log_bytes_per_commit", ok ? jreal(per(r->wal_bytes, n)) : json_null());
+    json_object_set_new(m, "log_writes", ok ? jint(r->log_writes) : json_null());
+    json_object_set_new(m, "log_writes_per_commit", ok ? jreal(per(r->log_writes, n)) : json_null());
     json_object_set_new(m, "data_bytes", ok ? jint(r->data_bytes) : json_null());
     json_object_set_new(m, "data_bytes_per_commit", ok ? jreal(per(r->data_bytes, n)) : json_null());
     json_object_set_new(m, "io_write_bytes_per_commit", ok ? jreal(per(r->io_write_bytes, n)) : json_null());

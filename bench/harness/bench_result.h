@@ -33,7 +33,7 @@ struct bench_result {
     double warmup_done_s;
     struct bench_env env;         /* of the run directory */
     char reason[BENCH_ERRLEN];    /* n/a reason or error */
-    char settings[256];           /* the engine's own settings (describe) */
+    char settings[1024];          /* the engine's own settings (describe) */
     char time_utc[32];
     char run_dir[4096];
     uint64_t stored_segment_size; /* the store's own segment size, when it differs from the one asked */
@@ -54,6 +54,7 @@ struct bench_result {
      * made n commits durable (drivers/driver.h); [1] < 0 when unknown */
     int64_t batch_hist[BENCH_BATCH_HIST];
     int64_t writes_by_self, writes_by_leader; /* RocksDB's write group, -1 unknown */
+    int64_t log_writes;                       /* write calls to the log, -1 unknown */
     double cpu_us;                            /* user + system, whole process (and the engine's other processes) */
     /* context switches over the measured phase, as cpu_us: this process's
      * (getrusage RUSAGE_SELF, every thread) plus the engine's processes

@@ -466,6 +466,7 @@ static void result_init(struct bench_result *r)
     hist_init(&r->lat);
     r->syncs = r->wal_bytes = r->data_bytes = r->checkpoints = r->checkpoint_pause_us = -1;
     r->engine_commits = r->io_write_bytes = r->io_wchar = r->dev_write_bytes = r->dev_read_bytes = -1;
+    r->log_writes = -1;
     r->segment_switches = r->segments_created = r->segments_recycled = r->segments_removed = -1;
     r->segments_reused = -1;
     r->segment_waits = r->segment_wait_us = r->max_switch_commit_us = r->prealloc_error = -1;
@@ -543,6 +544,13 @@ static int run_open_store(struct run *rn)
     if (rc)
         return run_fail(rn, rc == BENCH_NA ? RUN_NA : RUN_ERROR, "%s", db->err);
     rn->db_open = 1;
+    /* once more, open: a server's settings are those it reads back */
+    rn->drv->describe(rn->drv, cfg, rn->r->settings, sizeof rn->r->settings);
+    if (rn->cfg->sync_latency_us && !rn->drv->own_sync_latency) {
+        size_t n = strlen(rn->r->settings);
+        snprintf(rn->r->settings + n, sizeof rn->r->settings - n, " sync_latency=%uus(emulated, at its syncs)",
+                 rn->cfg->sync_latency_us);
+    }
     if (db->stored_segment_size) { /* what ran, not what was asked */
         rn->r->stored_segment_size = db->stored_segment_size;
         size_t n = strlen(rn->r->settings);
@@ -764,6 +772,7 @@ static void counter_deltas(struct bench_result *r, const struct snapshot *s0, co
     ENGINE_DELTA(segment_wait_us);
     ENGINE_DELTA(writes_by_self);
     ENGINE_DELTA(writes_by_leader);
+    ENGINE_DELTA(log_writes);
 #undef ENGINE_DELTA
     r->engine_commits = delta(s0->es.commits, s1->es.commits);
     for (size_t i = 0; i < BENCH_BATCH_HIST; i++)

@@ -12,7 +12,8 @@
  *   branch's balance, insert a history row.  --scale N means N branches,
  *   10 N tellers and 100,000 N accounts, as in pgbench.  Every engine runs
  *   it serialisably (commitlab's and LMDB's write transactions, SQLite's
- *   BEGIN IMMEDIATE, RocksDB's TransactionDB with GetForUpdate), so no
+ *   BEGIN IMMEDIATE, RocksDB's TransactionDB with GetForUpdate,
+ *   PostgreSQL's SELECT ... FOR UPDATE), so no
  *   balance update is lost; --verify checks TPC-B's consistency condition.
  */
 #include <inttypes.h>

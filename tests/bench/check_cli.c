@@ -122,6 +122,7 @@ static void refused(const char *const *args, const char *want)
 
 /* Every flag of bench, crash and matrix that takes a value, with one its
  * first use accepts; test_flags_covered holds this to each --help. */
+/* clang-format off */
 static const struct {
     const char *cmd, *flag, *value, *want; /* want: NULL for "FLAG: given twice" */
 } once[] = {
@@ -137,7 +138,9 @@ static const struct {
     {"bench", "--uring-depth", "4"}, {"bench", "--uring-sync", "fsync"}, {"bench", "--pipeline", "1"},
     {"bench", "--max-batch", "0"}, {"bench", "--flusher-spin", "0"}, {"bench", "--sync-latency", "0"},
     {"bench", "--cache", "64M"}, {"bench", "--lmdb-flags", "writemap"}, {"bench", "--sqlite-sync", "full"},
-    {"bench", "--rocksdb-write", "default"}, {"bench", "--repeat", "2"}, {"bench", "--out", "o.jsonl"},
+    {"bench", "--rocksdb-write", "default"}, {"bench", "--pg-bindir", "/usr/bin"}, {"bench", "--pg-user", "postgres"},
+    /* --pg-set is repeatable: a value holding the ';' that joins them is what is refused */
+    {"bench", "--pg-set", "a=1;b=2", "--pg-set: 'a=1;b=2' holds a ';'"}, {"bench", "--repeat", "2"}, {"bench", "--out", "o.jsonl"},
     {"bench", "--format", "csv"}, {"bench", "--plugin-dir", "plugins"},
     {"crash", "--mode", "kill"}, {"crash", "--engine", "commitlab"}, {"crash", "--plugin-dir", "plugins"},
     {"crash", "--pipeline", "1"}, {"crash", "--sync", "commit"}, {"crash", "--sync-method", "fdatasync"},
@@ -155,6 +158,7 @@ static const struct {
     {"matrix", "--mkfs-opts", "ext4:-m 0", "--mkfs-opts: ext4 given twice"},
     {"matrix", "--clients", "1"}, /* and bench's options, by bench's parser */
 };
+/* clang-format on */
 
 START_TEST(test_flag_given_twice)
 {
@@ -291,11 +295,12 @@ static const char *const documented[] = {
     "config.commit_delay_us", "config.commit_siblings", "config.interval_ms", "config.uring_depth",
     "config.uring_sync", "config.pipeline", "config.max_batch", "config.flusher_spin_us",
     "config.sync_latency_us", "config.cache_bytes", "config.no_final_checkpoint", "config.sync_latency_emulated", "config.lmdb_flags",
-    "config.sqlite_sync", "config.rocksdb_write",
+    "config.sqlite_sync", "config.rocksdb_write", "config.pg_set", "config.pg_bindir", "config.pg_user",
     "metrics.txns", "metrics.ops", "metrics.seconds", "metrics.tps", "metrics.latency_us.min",
     "metrics.latency_us.mean", "metrics.latency_us.p50", "metrics.latency_us.p90", "metrics.latency_us.p99",
     "metrics.latency_us.p999", "metrics.latency_us.max", "metrics.syncs", "metrics.syncs_per_commit",
     "metrics.commits_per_sync", "metrics.engine_commits", "metrics.log_bytes", "metrics.log_bytes_per_commit",
+    "metrics.log_writes", "metrics.log_writes_per_commit",
     "metrics.data_bytes", "metrics.data_bytes_per_commit", "metrics.io_write_bytes_per_commit",
     "metrics.io_wchar_per_commit", "metrics.device_bytes_per_commit", "metrics.cpu_us_per_txn",
     "metrics.vcsw_per_txn", "metrics.ivcsw_per_txn", "metrics.file_syncs", "metrics.file_writes",

@@ -132,8 +132,11 @@ PY
 out=$("$bin" crash --workload tpcb --sync commit,group --model drop,torn --iterations 30 --quiet --dir "$work/t" 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "$out"; fail "tpcb campaign exited $rc"; }
 [ "$(grep -cE '^commitlab +(commit|group) .* tpcb .* ok$' <<<"$out")" -eq 4 ] || { echo "$out"; fail "want 4 ok tpcb rows"; }
-# every store built (raw, the floor, keeps no data and is refused)
-engines=$("$bin" bench --list-engines | awk '$2 == "built" && $1 != "raw" {print $1}' | paste -sd, -)
+# every store built (raw, the floor, keeps no data and is refused; postgres,
+# a server, has no campaign yet and is refused)
+engines=$("$bin" bench --list-engines | awk '$2 == "built" && $1 != "raw" && $1 != "postgres" {print $1}' | paste -sd, -)
+"$bin" crash --engine postgres --iterations 1 --quiet --dir "$work/pg" >/dev/null 2>"$work/pg.err"
+[ $? -eq 2 ] && grep -q 'no crash campaign for a server engine' "$work/pg.err" || fail "crash --engine postgres: $(cat "$work/pg.err")"
 out=$("$bin" crash --mode kill --workload tpcb --engine "$engines" --sync commit --iterations 5 --quiet --dir "$work/tk" 2>&1); rc=$?
 [ $rc -eq 0 ] || { echo "$out"; fail "tpcb kill campaign on $engines exited $rc"; }
 [ "$(grep -cE ' tpcb .* ok$' <<<"$out")" -eq "$(tr , '\n' <<<"$engines" | wc -l)" ] || { echo "$out"; fail "want one ok row per engine"; }

@@ -104,6 +104,7 @@ struct bench_engine_stats {
     /* a write group's members: writes a thread did itself (as the group's
      * leader) and writes a leader did for it (RocksDB's write thread) */
     int64_t writes_by_self, writes_by_leader;
+    int64_t log_writes; /* write calls to the log; -1 unknown */
     /* the engine's processes outside this one (a server's backends), over
      * their life: CPU µs and context switches, which the run adds to this
      * process's own (getrusage); -1 when it has none, as commitlab's
@@ -185,7 +186,8 @@ extern const struct bench_driver bench_driver_commitlab;
 /* The built-in peers, tables of the plugin ABI (driver_lmdb.c and the
  * rest); a table whose open is NULL is an engine this binary was built
  * without (its notes say why). */
-extern const struct cl_engine_plugin bench_plugin_lmdb, bench_plugin_rocksdb, bench_plugin_sqlite, bench_plugin_raw;
+extern const struct cl_engine_plugin bench_plugin_lmdb, bench_plugin_rocksdb, bench_plugin_sqlite, bench_plugin_raw,
+    bench_plugin_postgres;
 /* NULL when no engine has that name: the built-in ones, then the plugins
  * loaded (bench_plugin_load).  May return a driver whose built == 0. */
 const struct bench_driver *bench_driver_find(const char *name);
@@ -199,6 +201,19 @@ const char *bench_engine_words(void);
 /* Every driver, built or not, then every plugin loaded, and its rows as
  * "--knob value -> mapping". */
 void bench_list_engines(FILE *f);
+
+/* ---- the private PostgreSQL server (pg_server.c) ------------------------------------ */
+
+/* Before a command's first run: every configuration of --engine postgres
+ * has the server's binaries, an account to run it as, and --pg-set
+ * items the server knows and allows; and the first it can run starts
+ * and stops a server once.  0; or 2 with one line on stderr (cmd:
+ * "bench"), the command then runs nothing. */
+int bench_postgres_preflight(const char *cmd, const struct bench_config *cfgs, size_t n);
+/* run_dir is a killed run's leftover: a server still running in the
+ * cluster commitlab made there (marked) is stopped, and its socket
+ * directory removed.  Anything else is left alone. */
+void bench_postgres_reap(const char *run_dir);
 
 /* ---- plugins (driver_plugin.c) ----------------------------------------------- */
 

@@ -294,6 +294,7 @@ static void pl_stats(struct bench_db *db, struct bench_engine_stats *st)
     st->checkpoint_pause_us = s.checkpoint_pause_us;
     st->writes_by_self = s.writes_by_self;
     st->writes_by_leader = s.writes_by_leader;
+    st->log_writes = s.log_writes;
     st->other_user_us = s.other_user_us;
     st->other_sys_us = s.other_sys_us;
     st->other_nvcsw = s.other_nvcsw;
