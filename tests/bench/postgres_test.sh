@@ -91,6 +91,10 @@ for o in pg:
         assert m["syncs"] == 0, m["syncs"]
     assert m["log_bytes_per_commit"] > 0 and m["log_writes_per_commit"] > 0, m
     assert m["cpu_us_per_txn"] > 0
+    # the server'"'"'s context switches are counted; its file calls are not
+    # this process'"'"'s to count: null, never 0
+    assert m["vcsw_per_txn"] > 0 and m["ivcsw_per_txn"] >= 0, m
+    assert m["file_syncs"] is None and m["file_syncs_per_commit"] is None, m
     assert o["env"]["engine_version"].startswith("postgres (PostgreSQL)"), o["env"]["engine_version"]
 '
 none_left "after the sweep"
