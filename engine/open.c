@@ -657,7 +657,7 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         .commit_siblings = db->opt.commit_siblings, .uring_depth = db->opt.uring_depth,
         .max_batch = db->opt.max_batch, .flusher_spin_us = db->opt.flusher_spin_us,
         .uring_sync = db->opt.uring_sync, .why = why, .why_len = sizeof why,
-        .cold_recycle = db->opt.cold_recycle,
+        .cold_recycle = db->opt.cold_recycle, .wait = db->opt.wait, .wait_spin_us = db->opt.wait_spin_us,
     };
     rc = wal_open(&wc, new_segno, &db->wal);
     if (rc == CL_ENOTSUP && why[0])

@@ -35,6 +35,7 @@ const char *const cl_method_names[] = {"fdatasync", "fsync", "dsync", "direct", 
 static const char *const segments_names[] = {"fresh", "recycle", NULL};
 static const char *const seginit_names[] = {"zero", "sparse", "fallocate", NULL};
 static const char *const uring_sync_names[] = {"fsync", "rwf-dsync", NULL};
+static const char *const wait_names[] = {"block", "spin", "adaptive", NULL};
 
 /* OPT(field, policy, type, min, max, default, unit, names, help): one row. */
 #define OPT(field_, policy_, type_, lo, hi, dflt_, unit_, names_, help_)                                    \
@@ -83,6 +84,10 @@ static const struct cl_option_desc table[] = {
         "a linked fsync after each chain's write, or writes that carry RWF_DSYNC themselves"),
     OPT(no_final_checkpoint, ALL, FLAG, 0, 1, 0, "flag", NULL,
         "close without a checkpoint: the log is synced and left for the next open to recover, as after a crash"),
+    OPT(wait, ALL, ENUM, 0, CL_WAIT_ADAPTIVE, CL_WAIT_BLOCK, "mode", wait_names,
+        "group, uring, flusher: how a committer waits for durability (block: sleep; spin: never sleep; "
+        "adaptive: spin, yield, then sleep)"),
+    OPT(wait_spin_us, ALL, NUMBER, 0, 100000, 50, "us", NULL, "wait adaptive: us to spin before yielding and sleeping"),
 };
 
 #define NOPTIONS (sizeof table / sizeof *table)
