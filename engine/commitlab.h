@@ -246,7 +246,9 @@ struct cl_options {
     enum cl_wait wait;               /* group, uring, flusher: how a committer waits for durability (enum
                                       * cl_wait), default CL_WAIT_BLOCK (since 0.2) */
     uint32_t wait_spin_us;           /* wait adaptive: us a committer spins before it yields and then
-                                      * sleeps, 0..100000, default 50 (since 0.2) */
+                                      * sleeps, 0..100000, default 0: it yields at once (on a machine
+                                      * with fewer cores than committers every us of spinning measured
+                                      * cost throughput; see docs/design.md) (since 0.2) */
 };
 
 /* Fills *o with the defaults above. */

@@ -87,7 +87,7 @@ static const struct cl_option_desc table[] = {
     OPT(wait, ALL, ENUM, 0, CL_WAIT_ADAPTIVE, CL_WAIT_BLOCK, "mode", wait_names,
         "group, uring, flusher: how a committer waits for durability (block: sleep; spin: never sleep; "
         "adaptive: spin, yield, then sleep)"),
-    OPT(wait_spin_us, ALL, NUMBER, 0, 100000, 50, "us", NULL, "wait adaptive: us to spin before yielding and sleeping"),
+    OPT(wait_spin_us, ALL, NUMBER, 0, 100000, 0, "us", NULL, "wait adaptive: us to spin before yielding and sleeping"),
 };
 
 #define NOPTIONS (sizeof table / sizeof *table)
