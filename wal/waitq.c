@@ -2,11 +2,11 @@
  * waitq.c -- the queue of committers waiting for durability, shared by the
  * policies that have a leader (group, uring) and by the flusher's
  * committers, and how a committer waits (wal_waiter_wait).  Each waiter
- * waits on its own wake word, on its stack, so whoever made the log
- * durable wakes exactly the waiters its sync
- * covered (no broadcast, no thundering herd) -- as MySQL 8.0 signals only
- * the flush events covering what became durable (log0write.cc) -- plus, under a
- * leader, the first one it did not cover, which leads next; a covered
+ * is a record on its own stack with its own wake word, so whoever made the
+ * log durable wakes exactly the waiters its sync covered (no broadcast, no
+ * thundering herd) -- as MySQL 8.0 signals only the flush events covering
+ * what became durable (log0write.cc) -- plus, under a leader, the first
+ * one it did not cover, which leads next; a covered
  * waiter returns without retaking the queue's mutex.  The queue functions
  * are called with that mutex held; wal_leader_commit() is the whole
  * leader/follower protocol.
@@ -70,7 +70,6 @@
  *       instead of returning, and the leader, stepping down, hands it the
  *       lead (it is not orphaned then) and returns.
  */
-#include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/syscall.h>
