@@ -35,6 +35,7 @@ const char *const cl_method_names[] = {"fdatasync", "fsync", "dsync", "direct", 
 static const char *const segments_names[] = {"fresh", "recycle", NULL};
 static const char *const seginit_names[] = {"zero", "sparse", "fallocate", NULL};
 static const char *const uring_sync_names[] = {"fsync", "rwf-dsync", NULL};
+static const char *const wait_names[] = {"block", "spin", "adaptive", NULL};
 
 /* OPT(field, policy, type, min, max, default, unit, names, help): one row. */
 #define OPT(field_, policy_, type_, lo, hi, dflt_, unit_, names_, help_)                                    \
@@ -62,8 +63,7 @@ static const struct cl_option_desc table[] = {
     OPT(segment_size, ALL, NUMBER, WAL_MIN_SEGMENT, CL_MAX_SEGMENT_SIZE, 16 * MIB, "bytes", NULL,
         "bytes of one log segment"),
     OPT(cache_size, ALL, NUMBER, 64 * KIB, 64 * GIB, 64 * MIB, "bytes", NULL, "page cache bytes"),
-    OPT(checkpoint_bytes, ALL, NUMBER, 0, TIB, 64 * MIB, "bytes", NULL,
-        "log bytes between checkpoints (0: at close)"),
+    OPT(checkpoint_bytes, ALL, NUMBER, 0, TIB, 64 * MIB, "bytes", NULL, "log bytes between checkpoints (0: at close)"),
     OPT(interval_ms, CL_SYNC_PERIODIC, NUMBER, 1, 60000, 200, "ms", NULL, "ms between syncs"),
     OPT(commit_delay_us, CL_SYNC_GROUP, NUMBER, 0, 100000, 0, "us", NULL,
         "us a leader waits for followers (PostgreSQL's commit_delay)"),
@@ -73,8 +73,7 @@ static const struct cl_option_desc table[] = {
     OPT(max_batch, CL_SYNC_GROUP, NUMBER, 0, MIB, 0, "bytes", NULL,
         "log bytes one leader writes at most (0: the buffer)"),
     OPT(flusher_spin_us, CL_SYNC_FLUSHER, NUMBER, 0, 100000, 0, "us", NULL, "us to spin before sleeping"),
-    OPT(sync_latency_us, ALL, NUMBER, 0, 10000000, 0, "us", NULL,
-        "us added after every sync: an emulated slow device"),
+    OPT(sync_latency_us, ALL, NUMBER, 0, 10000000, 0, "us", NULL, "us added after every sync: an emulated slow device"),
     OPT(create, ALL, FLAG, 0, 1, 1, "flag", NULL, "create the database if it is absent"),
     OPT(cold_recycle, ALL, FLAG, 0, 1, 0, "flag", NULL,
         "segments recycle: a retired segment leaves the page cache before its reuse, so a write of less "
@@ -83,6 +82,10 @@ static const struct cl_option_desc table[] = {
         "a linked fsync after each chain's write, or writes that carry RWF_DSYNC themselves"),
     OPT(no_final_checkpoint, ALL, FLAG, 0, 1, 0, "flag", NULL,
         "close without a checkpoint: the log is synced and left for the next open to recover, as after a crash"),
+    OPT(wait, ALL, ENUM, 0, CL_WAIT_ADAPTIVE, CL_WAIT_BLOCK, "mode", wait_names,
+        "group, uring, flusher: how a committer waits for durability (block: sleep; spin: never sleep; "
+        "adaptive: spin, yield, then sleep)"),
+    OPT(wait_spin_us, ALL, NUMBER, 0, 100000, 0, "us", NULL, "wait adaptive: us to spin before yielding and sleeping"),
 };
 
 #define NOPTIONS (sizeof table / sizeof *table)

@@ -190,6 +190,22 @@ enum cl_uring_sync { CL_URING_SYNC_FSYNC = 0, CL_URING_SYNC_RWF_DSYNC };
 enum cl_segment_policy { CL_SEGMENTS_FRESH = 0, CL_SEGMENTS_RECYCLE };
 enum cl_segment_init { CL_SEGINIT_ZERO = 0, CL_SEGINIT_SPARSE, CL_SEGINIT_FALLOCATE };
 
+/* How a committer waits for its commit to become durable, under the
+ * policies where it waits for another thread's sync (group and uring: for
+ * the leader; flusher: for the flusher thread).  Whichever it is, the
+ * syncer wakes only the committers its sync covered (per LSN, no
+ * broadcast).  block: sleep at once (futex), woken by the syncer -- the
+ * least CPU, a sleep and a wake-up per commit.  spin: never sleep; spin on
+ * the durable LSN (or on the waiter's own flag, which the syncer sets once
+ * the durable LSN covers it) with a pause instruction -- the quickest to
+ * see the sync end while there are cores to spare, and a core burnt per
+ * waiter (more waiters than cores slow the syncer down).  adaptive: spin
+ * wait_spin_us, then yield the processor a bounded number of times, then
+ * sleep as block does (MySQL 8.0's log_wait_for_flush, RocksDB's
+ * AwaitState).  The commit policy's committers, waiting for their turn, and
+ * cl_commit_async's callbacks are not concerned. */
+enum cl_wait { CL_WAIT_BLOCK = 0, CL_WAIT_SPIN, CL_WAIT_ADAPTIVE };
+
 /* Every option has a range; cl_open refuses a value outside it with
  * CL_EINVAL, and cl_error_detail() names the option and its range
  * ("option uring_depth = 0 is out of range: 1..1024 chains").  Nothing is
@@ -227,6 +243,12 @@ struct cl_options {
                                       * recover, as after a crash -- so the log after the last
                                       * checkpoint can be read (`commitlab inspect --records`); 0 or 1,
                                       * default 0 (cl_close checkpoints) (since 0.2) */
+    enum cl_wait wait;               /* group, uring, flusher: how a committer waits for durability (enum
+                                      * cl_wait), default CL_WAIT_BLOCK (since 0.2) */
+    uint32_t wait_spin_us;           /* wait adaptive: us a committer spins before it yields and then
+                                      * sleeps, 0..100000, default 0: it yields at once (on a machine
+                                      * with fewer cores than committers every us of spinning measured
+                                      * cost throughput; see docs/design.md) (since 0.2) */
 };
 
 /* Fills *o with the defaults above. */

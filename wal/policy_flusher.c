@@ -9,7 +9,10 @@
  * wakes the flusher if it sleeps, and waits until durable_lsn passes its
  * LSN: spinning for spin_us first (a committer on another core sees the
  * durable LSN move without a sleep and a wake-up), then sleeping in an
- * LSN-ordered queue on its own condition variable (waitq.c).  The flusher,
+ * LSN-ordered queue on its own wake word (waitq.c).  That is wait block;
+ * wait spin spins on the durable LSN and never queues or sleeps; wait
+ * adaptive spins wait_spin_us instead of spin_us, yields the processor a
+ * few times, and then sleeps as block does.  The flusher,
  * while something is requested and not durable, writes everything
  * buffered and syncs once; it sleeps only when nothing is requested (after
  * spinning spin_us as well), so while commits keep coming it syncs back to
@@ -39,7 +42,6 @@
  */
 #include <stdlib.h>
 
-#include "clock.h"
 #include "wal_internal.h"
 
 struct flusher {
@@ -51,7 +53,8 @@ struct flusher {
     int stop;                  /* mu */
     pthread_mutex_t wq_mu;     /* the sleepers' queue */
     struct wal_waitq q;        /* wq_mu: committers asleep, in LSN order */
-    int exited;                /* wq_mu: the thread stopped; nobody would wake a new sleeper */
+    int exited;                /* atomic, set under wq_mu: the thread stopped; nobody would wake a
+                                * new sleeper */
 };
 
 /* The flusher thread's own log: it wakes its sleepers after letting go of
@@ -82,29 +85,17 @@ static void flusher_advanced(struct wal *w)
         wake_covered(w, f, 0);
 }
 
-static inline void cpu_relax(void)
+static int covered(struct wal *w, uint64_t lsn)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+    return wal_durable_lsn(w) >= lsn || wal_broken(w);
 }
 
-/* Spins up to us microseconds until done(w, arg); returns whether it is. */
-static int spin_until(struct wal *w, uint32_t us, int (*done)(struct wal *, uint64_t), uint64_t arg)
+/* covered, or the flusher stopped: nothing more will come (wait spin) */
+static int covered_or_over(struct wal *w, uint64_t lsn)
 {
-    if (!us)
-        return done(w, arg);
-    uint64_t until = cl_now_ns() + (uint64_t)us * 1000u;
-    for (unsigned i = 0;; i++) {
-        if (done(w, arg))
-            return 1;
-        if ((i & 63) == 63 && cl_now_ns() >= until)
-            return 0;
-        cpu_relax();
-    }
+    struct flusher *f = w->policy_state;
+    return covered(w, lsn) || __atomic_load_n(&f->exited, __ATOMIC_ACQUIRE);
 }
-
-static int covered(struct wal *w, uint64_t lsn) { return wal_durable_lsn(w) >= lsn || wal_broken(w); }
 
 static int work_waiting(struct wal *w, uint64_t unused)
 {
@@ -121,7 +112,7 @@ static void *flusher_main(void *arg)
     flusher_self = w;
     for (;;) {
         int stop;
-        spin_until(w, w->spin_us, work_waiting, 0);
+        wal_spin_until(w, w->spin_us, work_waiting, 0);
         pthread_mutex_lock(&f->mu);
         while (!f->stop && f->requested <= wal_durable_lsn(w)) {
             f->sleeping = 1;
@@ -146,7 +137,7 @@ static void *flusher_main(void *arg)
      * covered), a later committer does not sleep, and the callbacks left
      * get the error (or, closing, come from wal_close). */
     pthread_mutex_lock(&f->wq_mu);
-    f->exited = 1;
+    __atomic_store_n(&f->exited, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&f->wq_mu);
     wake_covered(w, f, 1);
     wal_async_deliver(w);
@@ -218,13 +209,19 @@ static int flusher_commit(struct wal *w, uint64_t lsn)
     if (covered(w, lsn))
         return outcome(w, lsn);
     request(f, lsn);
-    if (spin_until(w, w->spin_us, covered, lsn))
+    /* wait spin: on the durable LSN itself, never queued, never asleep;
+     * block spins flusher_spin_us first, adaptive wait_spin_us and then
+     * yields, before it sleeps */
+    if (w->wait == CL_WAIT_SPIN) {
+        wal_spin_until(w, UINT32_MAX, covered_or_over, lsn);
         return outcome(w, lsn);
-    pthread_mutex_init(&me.mu, NULL);
-    pthread_cond_init(&me.cv, NULL);
+    }
+    if (wal_spin_until(w, w->wait == CL_WAIT_ADAPTIVE ? w->wait_spin_us : w->spin_us, covered, lsn) ||
+        (w->wait == CL_WAIT_ADAPTIVE && wal_yield_until(w, covered, lsn)))
+        return outcome(w, lsn);
     pthread_mutex_lock(&f->wq_mu);
     /* Checked under wq_mu: whoever makes lsn durable wakes the queue under
-     * it afterwards, so a sleeper cannot miss its wake-up. */
+     * it afterwards, so a sleeper cannot miss its wake-up ((a) in waitq.c). */
     if (!covered(w, lsn) && !f->exited) {
         wal_waitq_add(&f->q, &me);
         me.wake = WAL_WAKE_NONE;
@@ -233,16 +230,11 @@ static int flusher_commit(struct wal *w, uint64_t lsn)
     pthread_mutex_unlock(&f->wq_mu);
     if (slept) {
         wal_add64(&w->st.waiter_sleeps, 1);
-        pthread_mutex_lock(&me.mu);
-        while (me.wake == WAL_WAKE_NONE)
-            pthread_cond_wait(&me.cv, &me.mu);
-        pthread_mutex_unlock(&me.mu);
+        (void)wal_waiter_wait(w, &me, CL_WAIT_BLOCK, NULL);
         wal_add64(&w->st.waiter_wakeups, 1);
         if (!covered(w, lsn))
             wal_add64(&w->st.waiter_spurious, 1); /* woken, not covered: the flusher stopped */
     }
-    pthread_cond_destroy(&me.cv);
-    pthread_mutex_destroy(&me.mu);
     return outcome(w, lsn);
 }
 

@@ -8,8 +8,8 @@
  *     transactions are active, PostgreSQL's rule, so that a lone committer
  *     never waits for company that will not come), then under io_mu writes
  *     everything in the log buffer and syncs once;
- *   - otherwise enqueues itself, in LSN order, and sleeps on its own
- *     condition variable.
+ *   - otherwise enqueues itself, in LSN order, and waits on its own wake
+ *     word (sleeping, spinning or both: the wait option, waitq.c).
  * When the leader's sync returns it wakes exactly the waiters whose LSN it
  * made durable, and the first waiter it did not cover, which becomes the
  * next leader.  No broadcast: a batch of N wakes N threads, not all of

@@ -5,7 +5,8 @@
  * "asynchronous chains").
  *
  * A committer whose commit LSN is not durable either finds a leader and
- * sleeps on its own condition variable (queued in LSN order), or becomes
+ * waits on its own wake word (queued in LSN order; how it waits is the
+ * wait option: waitq.c), or becomes
  * the leader.  The leader, holding io_mu for its whole tenure:
  *   - takes the bytes buffered so far as a batch, copies them into a chain
  *     buffer of its own (the log buffer may be reused as soon as

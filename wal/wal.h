@@ -187,6 +187,8 @@ struct wal_config {
                                       * and why (why_len bytes; NULL: not said) */
     size_t why_len;
     int cold_recycle;                /* recycle: drop a retired segment's cached pages before reuse */
+    enum cl_wait wait;               /* group, uring, flusher: how a committer waits (enum cl_wait) */
+    uint32_t wait_spin_us;           /* wait adaptive: spin this long before yielding, then sleeping */
 };
 
 /* One operation of a transaction, as the engine hands it to the log. */

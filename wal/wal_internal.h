@@ -12,8 +12,9 @@
  *              the switch queue) and is held only for short stretches;
  *   async.mu   the asynchronous commits' callbacks (async.c), taken after
  *              io_mu when the uring leader delivers them, never with mu.
- * Committers waiting for durability sleep in their policy's queue, each on
- * its own condition variable (waitq.c); the policy's `advanced` hook hears
+ * Committers waiting for durability wait in their policy's queue, each on
+ * its own wake word (waitq.c: block, spin or adaptive, as the wait option
+ * says); the policy's `advanced` hook hears
  * of every durable advance.
  *
  * LSNs, always written_lsn <= end_lsn and durable_lsn <= written_lsn:
@@ -167,6 +168,8 @@ struct wal {
     uint32_t commit_siblings;    /* group */
     uint64_t max_batch;          /* group: bytes one write may take; 0 = the whole buffer */
     uint32_t spin_us;            /* flusher: spin before sleeping */
+    enum cl_wait wait;           /* group, uring, flusher: how a committer waits (wal_waiter_wait) */
+    uint32_t wait_spin_us;       /* wait adaptive: spin before yielding */
     uint32_t uring_depth;        /* uring */
     int64_t active_txns;         /* atomic: open write transactions (wal_txn_active) */
 };
@@ -242,18 +245,29 @@ void wal_ring_get(const struct wal *w, uint8_t *dst, uint64_t lsn, size_t len);
 size_t wal_stage_direct(struct wal *w, uint8_t *dst, uint64_t a, uint64_t stop);
 void wal_mark_durable_locked(struct wal *w, uint64_t lsn, uint64_t txns);
 
-/* waitq.c: committers waiting for durability, each on its own condition
- * variable: under a leader (group, uring) or for the flusher thread.  The
- * caller holds the mutex that guards the queue. */
-enum wal_wake { WAL_WAKE_NONE = 0, WAL_WAKE_DONE, WAL_WAKE_RECHECK };
+/* waitq.c: committers waiting for durability, each on its own wake word
+ * (a futex): under a leader (group, uring) or for the flusher thread.  The
+ * caller holds the mutex that guards the queue.  WAL_WAKE_SLEEPING is the
+ * waiter's own mark, "asleep on the futex: wake me"; the others are set by
+ * whoever wakes it. */
+enum wal_wake { WAL_WAKE_NONE = 0, WAL_WAKE_DONE, WAL_WAKE_RECHECK, WAL_WAKE_SLEEPING };
 struct wal_waiter {
     uint64_t lsn;
     int queued;
-    pthread_mutex_t mu;       /* the waiter's own: it sleeps on cv with mu, not the leader's mutex */
-    pthread_cond_t cv;
-    int wake;                 /* mu: enum wal_wake; set by whoever wakes it */
+    uint32_t wake; /* atomic: enum wal_wake; the futex word */
     struct wal_waiter *next, *prev;
 };
+/* Waits, as how says (w->wait_spin_us for adaptive), until whoever wakes
+ * me sets me->wake (neither NONE nor SLEEPING) and returns that; me->wake
+ * is NONE on entry.  *slept (if not NULL) says whether it slept on the
+ * futex. */
+enum wal_wake wal_waiter_wait(struct wal *w, struct wal_waiter *me, enum cl_wait how, int *slept);
+/* Spins, with a pause instruction, up to us microseconds until done(w, arg)
+ * (for ever with us = UINT32_MAX); returns whether it is. */
+int wal_spin_until(struct wal *w, uint32_t us, int (*done)(struct wal *, uint64_t), uint64_t arg);
+/* Yields the processor at most WAL_WAIT_YIELDS times until done(w, arg). */
+#define WAL_WAIT_YIELDS 16u
+int wal_yield_until(struct wal *w, int (*done)(struct wal *, uint64_t), uint64_t arg);
 struct wal_waitq {
     struct wal_waiter *head, *tail; /* sorted by lsn */
 };

@@ -801,6 +801,8 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     w->commit_siblings = cfg->commit_siblings;
     w->max_batch = cfg->max_batch;
     w->spin_us = cfg->flusher_spin_us;
+    w->wait = cfg->wait;
+    w->wait_spin_us = cfg->wait_spin_us;
     w->uring_depth = cfg->uring_depth ? cfg->uring_depth : 4;
     w->buf_cap = cfg->buffer_size ? cfg->buffer_size : WAL_DEFAULT_BUFFER;
     if (w->buf_cap < 2 * VFS_DIRECT_ALIGN)

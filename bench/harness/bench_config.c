@@ -37,11 +37,11 @@ static struct bench_knob_def knobs[K_COUNT] = {BENCH_KNOBS(BENCH_KNOB_ROW_)};
  * 1, 16, 64 clients", so clients come last.  Each list knob is here once
  * (check_schema). */
 static const enum bench_knob sweep_list[] = {
-    K_WORKLOAD,     K_ENGINE,      K_SYNC,         K_SYNC_METHOD, K_ELR,           K_SEGMENTS,    K_SEGMENT_INIT,
-    K_SEGMENT_SIZE, K_PREALLOC,    K_RECYCLE_MAX,  K_CHECKPOINT,  K_COMMIT_DELAY,  K_COMMIT_SIBLINGS,
-    K_INTERVAL,     K_URING_DEPTH, K_MAX_BATCH,    K_FLUSHER_SPIN, K_SYNC_LATENCY, K_CACHE,       K_VALUE_SIZE,
-    K_KEYS,         K_URING_SYNC,  K_DIST,         K_PIPELINE,    K_OPS_PER_TXN,   K_READ_RATIO,  K_SCALE,
-    K_SQLITE_SYNC,  K_ROCKSDB_WRITE, K_RATE,       K_CLIENTS,
+    K_WORKLOAD,     K_ENGINE,      K_SYNC,          K_SYNC_METHOD, K_ELR,          K_SEGMENTS,        K_SEGMENT_INIT,
+    K_SEGMENT_SIZE, K_PREALLOC,    K_RECYCLE_MAX,   K_CHECKPOINT,  K_COMMIT_DELAY, K_COMMIT_SIBLINGS, K_INTERVAL,
+    K_URING_DEPTH,  K_MAX_BATCH,   K_FLUSHER_SPIN,  K_WAIT,        K_WAIT_SPIN,    K_SYNC_LATENCY,    K_CACHE,
+    K_VALUE_SIZE,   K_KEYS,        K_URING_SYNC,    K_DIST,        K_PIPELINE,     K_OPS_PER_TXN,     K_READ_RATIO,
+    K_SCALE,        K_SQLITE_SYNC, K_ROCKSDB_WRITE, K_RATE,        K_CLIENTS,
 };
 
 const enum bench_knob *bench_sweep_list(size_t *n)

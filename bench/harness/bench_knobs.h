@@ -185,6 +185,12 @@
     KNOB(FLUSHER_SPIN, flusher_spin_us, uint32_t,                                                                    \
          .type = KT_UINT, .flag = "--flusher-spin", .key = "flusher_spin_us", .option = "flusher_spin_us",           \
          .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(WAIT, wait, const char *,                                                                                   \
+         .type = KT_WORD, .flag = "--wait", .key = "wait", .option = "wait",                                         \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
+    KNOB(WAIT_SPIN, wait_spin_us, uint32_t,                                                                          \
+         .type = KT_UINT, .flag = "--wait-spin", .key = "wait_spin_us", .option = "wait_spin_us",                    \
+         .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \
     KNOB(SYNC_LATENCY, sync_latency_us, uint32_t,                                                                    \
          .type = KT_UINT, .flag = "--sync-latency", .key = "sync_latency_us", .option = "sync_latency_us",           \
          .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \

@@ -27,6 +27,8 @@
 
 #define MAXT 64
 
+static const char *const wait_names[] = {"block", "spin", "adaptive"};
+
 struct shared {
     struct cl_db *db;
     int nthreads;
@@ -136,8 +138,8 @@ static void sleep_us(uint64_t us)
     nanosleep(&ts, NULL);
 }
 
-/* Power failures while 8 threads commit, for each durable policy and
- * crash model. */
+/* Power failures while 8 threads commit, for each durable policy, crash
+ * model and way of waiting (cl_options.wait). */
 START_TEST(test_crash_while_threads_commit)
 {
     static const enum cl_sync_policy pols[] = {CL_SYNC_GROUP, CL_SYNC_COMMIT, CL_SYNC_GROUP, CL_SYNC_URING,
@@ -150,17 +152,19 @@ START_TEST(test_crash_while_threads_commit)
         uint64_t seed = base + it, rs = seed;
         int cfg = (int)(seed % 5);
         enum vfs_crash_model model = (enum vfs_crash_model)((seed / 5) % 3);
+        enum cl_wait wait = (enum cl_wait)((seed / 15) % 3); /* block, spin, adaptive in turn */
         char *dir = tu_mkdtemp("conc");
         struct vfs *fault = vfs_fault_new(vfs_posix());
         struct cl_options o;
         struct shared sh = {.nthreads = 8};
         pthread_t th[MAXT];
         struct targ ta[MAXT];
-        char what[64];
+        char what[96];
 
-        snprintf(what, sizeof what, "(%s/%s, model %s)", cl_sync_policy_name(pols[cfg]),
-                 cl_sync_method_name(meths[cfg]), vfs_crash_model_name(model));
+        snprintf(what, sizeof what, "(%s/%s wait %s, model %s)", cl_sync_policy_name(pols[cfg]),
+                 cl_sync_method_name(meths[cfg]), wait_names[wait], vfs_crash_model_name(model));
         base_opts(&o, pols[cfg], meths[cfg]);
+        o.wait = wait;
         int rc = cl_open_vfs(dir, &o, fault, &sh.db, NULL);
         if (rc == CL_ENOTSUP && pols[cfg] == CL_SYNC_URING) { /* no io_uring here */
             vfs_destroy(fault);

@@ -21,6 +21,8 @@
  * prealloc thread) run more and larger transactions, so that the log
  * crosses several segments and checkpoints: recycled files, with the
  * records of their earlier lives, are written again before the crash.
+ * The concurrent and pipelined campaigns take the three ways a committer
+ * waits (cl_options.wait: block, spin, adaptive) in turn, by the seed.
  * A failure prints the seed; CL_SEED=<seed> CL_ITERATIONS=1 replays it.
  * The iteration count defaults to 84 crashes per configuration (36 of them,
  * about 3,000 crashes: `make test`'s short campaign); `make test-long`
@@ -638,6 +640,7 @@ static void crash_concurrent(uint64_t seed, const struct cc_config *cc, enum vfs
     o.sync = cc->sync;
     o.elr = cc->elr;
     o.segments = cc->segments;
+    o.wait = (enum cl_wait)((seed / (CC_NCONFIG * 3)) % 3); /* block, spin, adaptive in turn, by the seed */
     o.recycle_max = 2;
     o.segment_size = 64 * 1024;
     o.cache_size = 32 * 4096;
@@ -840,6 +843,7 @@ static void crash_pipelined(uint64_t seed, const struct pl_config *pc, enum vfs_
     o.method = pc->method;
     o.uring_sync = pc->uring_sync;
     o.elr = pc->elr;
+    o.wait = (enum cl_wait)((seed / (PL_NCONFIG * 3)) % 3); /* block, spin, adaptive in turn, by the seed */
     o.segment_size = 64 * 1024;
     o.cache_size = 32 * 4096;
     o.checkpoint_bytes = 96 * 1024; /* the background checkpoint runs, and may be crashed */

@@ -288,6 +288,8 @@ START_TEST(test_option_edges)
         E(cold_recycle, 0, 1),
         E(uring_sync, 0, CL_URING_SYNC_RWF_DSYNC),
         E(no_final_checkpoint, 0, 1),
+        E(wait, 0, CL_WAIT_ADAPTIVE),
+        E(wait_spin_us, 0, 100000),
     };
     char *dir = tu_mkdtemp("misuse-opts");
     char *db_dir;

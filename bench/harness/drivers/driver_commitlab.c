@@ -54,13 +54,16 @@ int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o
     o->sync_latency_us = cfg->sync_latency_us;
     o->uring_sync = strcmp(cfg->uring_sync, "rwf-dsync") == 0 ? CL_URING_SYNC_RWF_DSYNC : CL_URING_SYNC_FSYNC;
     o->no_final_checkpoint = cfg->no_final_checkpoint;
+    o->wait = strcmp(cfg->wait, "spin") == 0       ? CL_WAIT_SPIN
+              : strcmp(cfg->wait, "adaptive") == 0 ? CL_WAIT_ADAPTIVE
+                                                   : CL_WAIT_BLOCK;
+    o->wait_spin_us = cfg->wait_spin_us;
     return 0;
 }
 
 /* Every commit-path knob is a field of struct cl_options. */
 static const struct bench_accept cl_accepts[] = {
-    {K_SYNC, NULL, "cl_options.sync (a policy this libcommitlab does not build is n/a: cl_open says CL_ENOTSUP)",
-     NULL},
+    {K_SYNC, NULL, "cl_options.sync (a policy this libcommitlab does not build is n/a: cl_open says CL_ENOTSUP)", NULL},
     {K_SYNC_METHOD, NULL, "cl_options.method", NULL},
     {K_ELR, NULL, "cl_options.elr", NULL},
     {K_SEGMENTS, NULL, "cl_options.segments", NULL},
@@ -70,8 +73,10 @@ static const struct bench_accept cl_accepts[] = {
     {K_RECYCLE_MAX, NULL, "cl_options.recycle_max", NULL},
     {K_COLD_RECYCLE, NULL, "cl_options.cold_recycle", NULL},
     {K_CHECKPOINT, NULL, "cl_options.checkpoint_bytes", NULL},
-    {K_NO_FINAL_CHECKPOINT, NULL, "cl_options.no_final_checkpoint (cl_close syncs the log and leaves it for the next "
-     "open to recover)", NULL},
+    {K_NO_FINAL_CHECKPOINT, NULL,
+     "cl_options.no_final_checkpoint (cl_close syncs the log and leaves it for the next "
+     "open to recover)",
+     NULL},
     {K_COMMIT_DELAY, NULL, "cl_options.commit_delay_us", NULL},
     {K_COMMIT_SIBLINGS, NULL, "cl_options.commit_siblings", NULL},
     {K_INTERVAL, NULL, "cl_options.interval_ms", NULL},
@@ -80,6 +85,8 @@ static const struct bench_accept cl_accepts[] = {
     {K_PIPELINE, NULL, "cl_commit_async_timed, at most N awaiting durability per client (1: cl_commit)", NULL},
     {K_MAX_BATCH, NULL, "cl_options.max_batch", NULL},
     {K_FLUSHER_SPIN, NULL, "cl_options.flusher_spin_us", NULL},
+    {K_WAIT, NULL, "cl_options.wait", NULL},
+    {K_WAIT_SPIN, NULL, "cl_options.wait_spin_us", NULL},
     {K_SYNC_LATENCY, NULL, "cl_options.sync_latency_us (the library's latency layer, its io_uring syncs included)",
      NULL},
     {K_CACHE, NULL, "cl_options.cache_size", NULL},
@@ -105,6 +112,10 @@ static void cl_describe(const struct bench_driver *d, const struct bench_config 
         n += snprintf(buf + n, len - (size_t)n, " pipeline=%u(cl_commit_async)", cfg->pipeline);
     if (n > 0 && (size_t)n < len && cfg->flusher_spin_us)
         n += snprintf(buf + n, len - (size_t)n, " spin=%uus", cfg->flusher_spin_us);
+    if (n > 0 && (size_t)n < len && strcmp(cfg->wait, "block") != 0)
+        n += snprintf(buf + n, len - (size_t)n, " wait=%s", cfg->wait);
+    if (n > 0 && (size_t)n < len && strcmp(cfg->wait, "adaptive") == 0)
+        n += snprintf(buf + n, len - (size_t)n, "(%uus)", cfg->wait_spin_us);
     if (n > 0 && (size_t)n < len && cfg->sync_latency_us)
         n += snprintf(buf + n, len - (size_t)n, " sync_latency=%uus(emulated)", cfg->sync_latency_us);
     if (n > 0 && (size_t)n < len && cfg->no_final_checkpoint)
