@@ -354,6 +354,73 @@ static int wait_called(struct one *x)
     return __atomic_load_n(&x->calls, __ATOMIC_ACQUIRE);
 }
 
+/* With early lock release off, the callback has come when cl_commit_async
+ * returns, also when another thread is calling callbacks at that moment
+ * (the flusher, a leader, a committer whose own callback is slow) and
+ * takes this one: the committer waits for it rather than returning at
+ * once.  Here the other thread is inside a callback that sleeps. */
+struct slow_cb {
+    struct cl_db *db;
+    int inside, release; /* atomic */
+};
+
+static void on_slow(void *arg, int rc)
+{
+    struct slow_cb *s = arg;
+    (void)rc;
+    __atomic_store_n(&s->inside, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&s->release, __ATOMIC_ACQUIRE))
+        sleep_ms(1);
+    sleep_ms(50); /* still calling callbacks when the release comes */
+}
+
+static void *slow_committer(void *arg)
+{
+    struct slow_cb *s = arg;
+    struct cl_txn *t;
+    uint64_t v = 1;
+    if (cl_txn_begin(s->db, 0, &t) == 0 && cl_put(t, "slow", 4, &v, sizeof v) == 0)
+        (void)cl_commit_async(t, on_slow, s);
+    return NULL;
+}
+
+START_TEST(test_elr_off_callback_before_return)
+{
+    static const enum cl_sync_policy ps[] = {CL_SYNC_COMMIT, CL_SYNC_GROUP, CL_SYNC_FLUSHER, CL_SYNC_URING};
+    for (size_t i = 0; i < sizeof ps / sizeof *ps; i++) {
+        char *dir = tu_mkdtemp("async-elr-off");
+        struct cl_options o;
+        struct cl_db *db;
+        opts(&o, ps[i]);
+        o.elr = 0;
+        o.checkpoint_bytes = 0; /* no checkpoint thread calling callbacks */
+        int rc = cl_open(dir, &o, &db, NULL);
+        if (uring_refused(rc, ps[i])) {
+            tu_rmdir(dir);
+            free(dir);
+            continue;
+        }
+        ck_assert_int_eq(rc, 0);
+        struct slow_cb s = {.db = db};
+        pthread_t th;
+        ck_assert_int_eq(pthread_create(&th, NULL, slow_committer, &s), 0);
+        for (int w = 0; w < 10000 && !__atomic_load_n(&s.inside, __ATOMIC_ACQUIRE); w++)
+            sleep_ms(1);
+        ck_assert_msg(__atomic_load_n(&s.inside, __ATOMIC_ACQUIRE), "the slow callback never came");
+        struct one x = {0};
+        __atomic_store_n(&s.release, 1, __ATOMIC_RELEASE);
+        ck_assert_int_eq(commit_one(db, "k", 1, &x), 0);
+        int calls = __atomic_load_n(&x.calls, __ATOMIC_ACQUIRE);
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+        ck_assert_msg(calls == 1, "%s elr=off: %d calls when cl_commit_async returned, with another thread "
+                      "calling callbacks", cl_sync_policy_name(ps[i]), calls);
+        ck_assert_int_eq(cl_close(db), 0);
+        tu_rmdir(dir);
+        free(dir);
+    }
+}
+END_TEST
+
 /* none: at the write, within cl_commit_async; commit, and elr off: after
  * the commit's own sync, also within it; periodic: only after a periodic
  * sync, never before its LSN is durable; a read-only transaction's
@@ -1113,6 +1180,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_every_policy);
     tcase_add_test(tc, test_when_the_callback_comes);
+    tcase_add_test(tc, test_elr_off_callback_before_return);
     tcase_add_test(tc, test_close_with_callbacks_outstanding);
     tcase_add_test(tc, test_lone_async_commit);
     tcase_add_test(tc, test_timed_async);
