@@ -405,6 +405,7 @@ static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_f
     uint64_t lsn = 0, t0, t1, t2, t3, switches0;
     uint64_t apply_ns = 0;
     int rc = 0, registered = 0;
+    uint64_t due_seq = 0; /* elr off: this commit's callback, added due (wal_async_deliver_through) */
 
     if (tm)
         memset(tm, 0, sizeof *tm);
@@ -496,7 +497,7 @@ static int commit_txn(struct cl_txn *t, struct cl_commit_times *tm, cl_durable_f
                                               .wakeup_ns = wt.wakeup_ns};
         if (rc == 0) {
             /* durable (the callback gets 0), or the log broke (it gets the error) */
-            wal_async_add(db->wal, cb, lsn);
+            due_seq = wal_async_add(db->wal, cb, lsn);
             cb = NULL;
             registered = 1;
         }
@@ -531,8 +532,12 @@ out:
     txn_free(t);
     /* The callbacks due -- this commit's, under none or commit or elr off;
      * others' the log made durable meanwhile -- on this thread, with no
-     * lock of the database held. */
-    wal_async_deliver(db->wal); /* inside one of its callbacks: returns at once */
+     * lock of the database held.  With elr off this commit's comes before
+     * the return, also when another thread is calling callbacks now. */
+    if (due_seq)
+        wal_async_deliver_through(db->wal, due_seq);
+    else
+        wal_async_deliver(db->wal); /* inside one of its callbacks: returns at once */
     return rc;
 }
 

@@ -97,7 +97,7 @@ static uint64_t ready_lsn(struct wal *w)
     return w->policy->ack_written ? wal_load64(&w->written_lsn) : wal_durable_lsn(w);
 }
 
-void wal_async_add(struct wal *w, struct wal_async_entry *e, uint64_t commit_lsn)
+uint64_t wal_async_add(struct wal *w, struct wal_async_entry *e, uint64_t commit_lsn)
 {
     struct wal_async *a = &w->async;
     if (e->times)
@@ -117,8 +117,9 @@ void wal_async_add(struct wal *w, struct wal_async_entry *e, uint64_t commit_lsn
     }
     a->tail = e;
     a->tail_lsn = commit_lsn;
-    a->added++;
+    uint64_t seq = ++a->added;
     pthread_mutex_unlock(&a->mu);
+    return seq;
 }
 
 /* Calls one callback, with the thread marked as inside w's callbacks. */
@@ -210,6 +211,31 @@ void wal_async_deliver(struct wal *w)
         pthread_cond_broadcast(&a->cv);
         pthread_mutex_unlock(&a->mu);
     }
+}
+
+void wal_async_deliver_through(struct wal *w, uint64_t seq)
+{
+    struct wal_async *a = &w->async;
+    wal_async_deliver(w);
+    if (wal_in_callback(w))
+        return;
+    pthread_mutex_lock(&a->mu);
+    __atomic_add_fetch(&a->waiters, 1, __ATOMIC_RELAXED);
+    /* done counts returned callbacks in order (one deliverer), and the
+     * deliverer broadcasts after each while someone waits */
+    while (a->done < seq) {
+        if (!a->delivering) {
+            pthread_mutex_unlock(&a->mu);
+            deliver(w, 0); /* the one delivering stopped before ours: due, it is ours to call */
+            pthread_mutex_lock(&a->mu);
+            if (a->done < seq && !a->delivering)
+                break; /* not due after all (cannot happen: added due); never wait for nobody */
+            continue;
+        }
+        pthread_cond_wait(&a->cv, &a->mu);
+    }
+    __atomic_sub_fetch(&a->waiters, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&a->mu);
 }
 
 void wal_async_finish(struct wal *w) { deliver(w, 1); }

@@ -249,8 +249,9 @@ struct wal_async_entry *wal_async_entry_new(wal_durable_fn fn, void *arg);
 void wal_async_entry_free(struct wal_async_entry *e);
 /* Registers e for commit_lsn, which is at or above every LSN added
  * before; 0 for a commit with no log position (nothing written): it is
- * due with the entry before it. */
-void wal_async_add(struct wal *w, struct wal_async_entry *e, uint64_t commit_lsn);
+ * due with the entry before it.  Returns e's place in the order of
+ * callbacks (1, 2, ...), for wal_async_deliver_through. */
+uint64_t wal_async_add(struct wal *w, struct wal_async_entry *e, uint64_t commit_lsn);
 /* Before wal_async_add: times e's commit.  When its callback is called
  * with 0, *out (which must stay valid until then) holds the time from
  * wal_async_add to the call, split as wal_commit_timed splits a wait: by
@@ -270,6 +271,13 @@ int wal_make_durable_timed(struct wal *w, uint64_t lsn, struct wal_commit_times 
 /* Calls the callbacks that are due, unless another thread is calling them
  * (it calls these too).  Cheap when none is due. */
 void wal_async_deliver(struct wal *w);
+/* As wal_async_deliver, for an entry added already due (durable, or the
+ * log broken): returns once the callbacks up to the seq-th added have
+ * returned, on this thread or on the one calling callbacks now -- so a
+ * commit that waited for durability returns after its callback, as its
+ * contract says.  From inside one of the log's callbacks: as
+ * wal_async_deliver (it would wait for itself). */
+void wal_async_deliver_through(struct wal *w, uint64_t seq);
 /* Returns once every callback added before the call has returned, the log
  * having been made durable for them (and, for a policy that acknowledges
  * before durability, everything appended before the call made durable
