@@ -412,8 +412,10 @@ START_TEST(test_elr_off_callback_before_return)
         ck_assert_int_eq(commit_one(db, "k", 1, &x), 0);
         int calls = __atomic_load_n(&x.calls, __ATOMIC_ACQUIRE);
         ck_assert_int_eq(pthread_join(th, NULL), 0);
-        ck_assert_msg(calls == 1, "%s elr=off: %d calls when cl_commit_async returned, with another thread "
-                      "calling callbacks", cl_sync_policy_name(ps[i]), calls);
+        ck_assert_msg(calls == 1,
+                      "%s elr=off: %d calls when cl_commit_async returned, with another thread "
+                      "calling callbacks",
+                      cl_sync_policy_name(ps[i]), calls);
         ck_assert_int_eq(cl_close(db), 0);
         tu_rmdir(dir);
         free(dir);
