@@ -150,6 +150,13 @@ one_line err.txt 'pg-set listen_addresses.*refused'
 rc=$?
 [ "$rc" -eq 2 ] || fail "--pg-set no_such_setting: exit $rc, want 2"
 one_line err.txt 'pg-set no_such_setting: no such PostgreSQL setting'
+# a line break would make a second line of the server's configuration:
+# listen_addresses behind an allowed name
+"$bin" bench --engine postgres --pg-set "$(printf 'work_mem=8MB\nlisten_addresses=*')" --duration 0.2 --dir d5 \
+    --quiet >/dev/null 2>err.txt
+rc=$?
+[ "$rc" -eq 2 ] || fail "--pg-set with a line break: exit $rc, want 2"
+one_line err.txt 'pg-set: .* is not accepted; expected NAME=VALUE'
 # a setting the server has, at a value it refuses: the start fails, one
 # line with the server's log, exit 2
 "$bin" bench --engine postgres --pg-set shared_buffers=lots --duration 0.2 --dir d5 --quiet >/dev/null 2>err.txt
@@ -158,4 +165,17 @@ rc=$?
 one_line err.txt 'did not start.*invalid value for parameter "shared_buffers"'
 none_left "after --pg-set"
 [ ! -e d5 ] || [ -z "$(ls -A d5)" ] || fail "left in d5: $(ls -A d5)"
+
+# 6. --reuse: one cluster for the sweep, each run with its own settings and
+# none of the run before -- --sync none's fsync=off must not reach commit
+"$bin" bench --engine postgres --sync none,commit --clients 1 --duration 0.2 --warmup 0 --keys 100 --reuse \
+    --dir d6 --out reuse.jsonl --quiet >/dev/null 2>err.txt || fail "--reuse: exit $?: $(cat err.txt)"
+jsonl reuse.jsonl '
+assert [o["config"]["sync"] for o in L] == ["none", "commit"], L
+for o in L:
+    s = dict(kv.split("=", 1) for kv in o["engine_settings"].split())
+    assert s["fsync"] == {"none": "off", "commit": "on"}[o["config"]["sync"]], (o["config"]["sync"], s)
+'
+none_left "after --reuse"
+rm -rf d6
 echo "ok"

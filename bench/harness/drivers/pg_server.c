@@ -35,6 +35,8 @@
 #include "pg_server.h"
 #include "ut_scratch.h"
 
+#define PG_CONF_INCLUDE "include = 'commitlab.conf'"
+
 /* ---- small things ----------------------------------------------------------------------- */
 
 static int is_file(const char *dir, const char *name)
@@ -196,6 +198,10 @@ static int run_as(const struct pg_who *w, char *const argv[], int outfd)
 #endif
             for (int fd = 3; fd < 65536; fd++)
                 close(fd);
+        /* a session of its own: a terminal's ^C reaches commitlab, which
+         * stops what it started, and not pg_ctl half-way through a start
+         * (the postmaster it forks would live on, unnamed) */
+        setsid();
         if (w->drop && (setgroups(0, NULL) || setgid(w->gid) || setuid(w->uid)))
             _exit(126);
         sigset_t none;
@@ -417,6 +423,31 @@ static int alive(pid_t pid)
     return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
+/* Whether pid is the postmaster of the cluster in data: a live postgres
+ * process whose working directory is data (a postmaster runs in its data
+ * directory).  A postmaster.pid left by a server that died can name a
+ * pid the system gave to another process since: that one is never
+ * signalled. */
+static int our_postmaster(pid_t pid, const char *data)
+{
+    char p[64], comm[64] = "", cwd[PATH_MAX], real[PATH_MAX];
+    if (!alive(pid))
+        return 0;
+    snprintf(p, sizeof p, "/proc/%ld/comm", (long)pid);
+    FILE *f = fopen(p, "re");
+    if (f) {
+        if (!fgets(comm, sizeof comm, f))
+            comm[0] = 0;
+        fclose(f);
+    }
+    snprintf(p, sizeof p, "/proc/%ld/cwd", (long)pid);
+    ssize_t n = readlink(p, cwd, sizeof cwd - 1);
+    if (n <= 0 || !realpath(data, real))
+        return 0;
+    cwd[n] = 0;
+    return strncmp(comm, "postgres", 8) == 0 && strcmp(cwd, real) == 0;
+}
+
 /* Waits up to secs for pid to go; 1 when it went. */
 static int wait_gone(pid_t pid, double secs)
 {
@@ -492,13 +523,33 @@ static void conf_quote(FILE *f, const char *v)
     fputc('\'', f);
 }
 
+/* The run's settings, in commitlab.conf beside postgresql.conf, which
+ * includes it (the include added once): rewritten whole at every start,
+ * so a cluster started again (--reuse, --verify) runs with this run's
+ * settings and none of an earlier run's -- fsync=off of a --sync none run
+ * must not outlive it. */
 static int write_conf(const struct pg_server *s, const struct cl_engine_config *cfg, const char *settings)
 {
-    char p[4200];
+    char p[4200], line[4200];
+    int included = 0;
     snprintf(p, sizeof p, "%s/postgresql.conf", s->data);
-    FILE *f = fopen(p, "a");
+    FILE *f = fopen(p, "r");
     if (!f)
         return -1;
+    while (fgets(line, sizeof line, f))
+        included |= strcmp(line, PG_CONF_INCLUDE "\n") == 0;
+    fclose(f);
+    if (!included) {
+        if (!(f = fopen(p, "a")))
+            return -1;
+        fprintf(f, "\n# the settings of commitlab's run, rewritten at each start\n" PG_CONF_INCLUDE "\n");
+        if (fclose(f))
+            return -1;
+    }
+    snprintf(p, sizeof p, "%s/commitlab.conf", s->data);
+    if (!(f = fopen(p, "w")))
+        return -1;
+    fchmod(fileno(f), 0644); /* the server's account reads it, whoever wrote it, whatever the umask */
     fprintf(f,
             "\n# commitlab bench: a private server on a Unix socket only\nlisten_addresses = ''\nport = %d\n"
             "unix_socket_directories = ",
@@ -631,19 +682,24 @@ int pg_server_start(struct pg_server *s, const struct cl_engine_config *cfg, con
         if (fd >= 0)
             close(fd);
         s->postmaster = postmaster_of(s->data, NULL, 0);
+        if (s->postmaster > 0 && !our_postmaster(s->postmaster, s->data))
+            s->postmaster = 0; /* a stale postmaster.pid: not ours to signal */
         if (st == 0 && s->postmaster > 0)
             return 0;
         char tail[700];
         log_tail(srv_log, tail, sizeof tail);
         if (!tail[0])
             log_tail(ctl_log, tail, sizeof tail);
+        int tmp = s->tmp_sockdir;
+        s->tmp_sockdir = 0; /* the retry uses it again: removed at fail */
         pg_server_stop(s);
+        s->tmp_sockdir = tmp;
         if (attempt < 3 && strstr(tail, "lock file")) { /* the port's socket taken: another */
             s->port = 20000 + (s->port - 20000 + 7919) % 20000;
             continue;
         }
         snprintf(err, len, "the server did not start (pg_ctl exit %d): %s", st, tail[0] ? tail : "no log");
-        return -1;
+        goto fail;
     }
 fail:
     if (s->tmp_sockdir)
@@ -659,7 +715,7 @@ void pg_server_stop(struct pg_server *s)
         return;
     if (s->postmaster <= 0)
         s->postmaster = postmaster_of(s->data, NULL, 0);
-    if (s->postmaster > 0) {
+    if (s->postmaster > 0 && our_postmaster(s->postmaster, s->data)) {
         if (pg_ctl(&w, s, "stop", -1) != 0 || !wait_gone(s->postmaster, 10)) {
             kill(s->postmaster, SIGQUIT); /* immediate shutdown */
             if (!wait_gone(s->postmaster, 10))
@@ -858,8 +914,17 @@ static int check_pg_set(const char *cmd, const struct pg_who *w, const char *set
         snprintf(name, sizeof name, "%.*s", (int)(e < n ? e : n), p);
         for (char *c = name; *c; c++)
             *c = (char)tolower((unsigned char)*c);
-        if (e >= n || !name[0]) {
-            fprintf(stderr, "commitlab %s: --pg-set: '%.*s' is not accepted; expected NAME=VALUE\n", cmd, (int)n, p);
+        int ctl = 0;
+        for (size_t i = 0; i < n; i++)
+            ctl |= iscntrl((unsigned char)p[i]);
+        if (e >= n || !name[0] || ctl) {
+            char shown[256]; /* on one line: a control character as '?' */
+            snprintf(shown, sizeof shown, "%.*s", (int)n, p);
+            for (char *c = shown; *c; c++)
+                if (iscntrl((unsigned char)*c))
+                    *c = '?';
+            fprintf(stderr, "commitlab %s: --pg-set: '%s' is not accepted; expected NAME=VALUE%s\n", cmd, shown,
+                    ctl ? " on one line" : "");
             rc = 2;
         } else if (forbidden(name)) {
             fprintf(stderr,
@@ -867,7 +932,13 @@ static int check_pg_set(const char *cmd, const struct pg_who *w, const char *set
                     "reads and writes only its own directory\n",
                     cmd, name);
             rc = 2;
-        } else if ((desc || (desc = describe_config(w))) && !known(desc, name)) {
+        } else if (!desc && !(desc = describe_config(w))) {
+            fprintf(stderr,
+                    "commitlab %s: --pg-set %s: the server's settings could not be listed "
+                    "(postgres --describe-config failed): nothing to check it against\n",
+                    cmd, name);
+            rc = 2;
+        } else if (!known(desc, name)) {
             fprintf(stderr, "commitlab %s: --pg-set %s: no such PostgreSQL setting (postgres --describe-config)\n", cmd,
                     name);
             rc = 2;
