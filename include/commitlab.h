@@ -489,8 +489,11 @@ CL_API int cl_commit_timed(struct cl_txn *t, struct cl_commit_times *tm);
  * log durable without one thread per waiter: cl_commit_async then holds
  * it and waits as cl_commit does -- for the sync under a durable policy,
  * for the write under none and periodic -- and fn comes before it
- * returns (on this thread, or on one calling callbacks then), except
- * under periodic, where it comes after the next periodic sync as above.
+ * returns (on this thread, or on one calling callbacks then, which it
+ * waits for), except under periodic, where it comes after the next
+ * periodic sync as above, and from inside a callback (of any database),
+ * where it may come just after, on the thread calling callbacks: a
+ * callback never waits for another's.
  * Readers still see only what cl_commit would let them see; nothing is
  * pipelined.
  *

@@ -49,6 +49,10 @@
  * it then is, to any depth. */
 static __thread char thread_tag;
 static uintptr_t self_tag(void) { return (uintptr_t)&thread_tag; }
+/* How deep this thread is in callbacks of any log: a thread inside one
+ * never waits for another log's deliverer (wal_async_deliver_through),
+ * who may be inside a callback waiting for this one. */
+static __thread unsigned callback_depth;
 
 int wal_in_callback(const struct wal *w)
 {
@@ -126,7 +130,9 @@ uint64_t wal_async_add(struct wal *w, struct wal_async_entry *e, uint64_t commit
 static void call(struct wal *w, struct wal_async_entry *e, int rc)
 {
     __atomic_store_n(&w->async.deliverer, self_tag(), __ATOMIC_RELAXED);
+    callback_depth++;
     e->fn(e->arg, rc);
+    callback_depth--;
     __atomic_store_n(&w->async.deliverer, 0, __ATOMIC_RELAXED);
 }
 
@@ -217,8 +223,8 @@ void wal_async_deliver_through(struct wal *w, uint64_t seq)
 {
     struct wal_async *a = &w->async;
     wal_async_deliver(w);
-    if (wal_in_callback(w))
-        return;
+    if (callback_depth)
+        return; /* inside a callback (of this log or another): never wait for a deliverer */
     pthread_mutex_lock(&a->mu);
     __atomic_add_fetch(&a->waiters, 1, __ATOMIC_RELAXED);
     /* done counts returned callbacks in order (one deliverer), and the

@@ -275,8 +275,9 @@ void wal_async_deliver(struct wal *w);
  * log broken): returns once the callbacks up to the seq-th added have
  * returned, on this thread or on the one calling callbacks now -- so a
  * commit that waited for durability returns after its callback, as its
- * contract says.  From inside one of the log's callbacks: as
- * wal_async_deliver (it would wait for itself). */
+ * contract says.  From inside a callback, of this log or another: as
+ * wal_async_deliver (it would wait for itself, or for a deliverer that
+ * waits for it). */
 void wal_async_deliver_through(struct wal *w, uint64_t seq);
 /* Returns once every callback added before the call has returned, the log
  * having been made durable for them (and, for a policy that acknowledges
