@@ -6,7 +6,9 @@
  * (sync_latency.c, cut_journal.c), whose hooks land here.  It defines two
  * more of those calls itself: close, so a descriptor stops being watched
  * when it is closed and its number reused, and sync_file_range, which is
- * counted as a sync.
+ * counted as a sync when it waits for the write-out
+ * (SYNC_FILE_RANGE_WAIT_AFTER; with SYNC_FILE_RANGE_WRITE alone it only
+ * starts one, as RocksDB's bytes_per_sync does).
  *
  * Which descriptors: the run names its directory before the store opens
  * (bench_file_calls_watch); each descriptor an interposed open returns is
@@ -194,7 +196,8 @@ int sync_file_range(int fd, off_t off, off_t n, unsigned flags)
         resolve();
     int rc = real_sync_file_range(fd, off, n, flags);
     int e = errno;
-    bench_file_synced(fd, rc);
+    if (flags & SYNC_FILE_RANGE_WAIT_AFTER) /* a write-out it waits for; SYNC_FILE_RANGE_WRITE alone only starts one */
+        bench_file_synced(fd, rc);
     errno = e;
     return rc;
 }
