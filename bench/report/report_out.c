@@ -550,6 +550,18 @@ static size_t all_clients(const struct report *r, int *out, size_t max)
 
 #define MAX_COLS 32
 
+/* The first cells of a row that is one point of a series: its
+ * configuration, clients and runs. */
+static void point_cells(struct tw *t, const struct rp_series *sr, const struct rp_point *p)
+{
+    char buf[32];
+    tw_cell(t, NULL, NULL, sr->label);
+    snprintf(buf, sizeof buf, "%d", p->clients);
+    tw_cell(t, "num", NULL, buf);
+    snprintf(buf, sizeof buf, "%zu", p->nruns);
+    tw_cell(t, "num", NULL, buf);
+}
+
 void ro_table_tps(const struct ro *o, const struct report *r)
 {
     int cl[MAX_COLS];
@@ -593,12 +605,7 @@ void ro_table_latency(const struct ro *o, const struct report *r)
     for (size_t s = 0; s < r->nseries; s++)
         for (size_t i = 0; i < r->series[s].npts; i++) {
             const struct rp_point *p = &r->series[s].pts[i];
-            char buf[32];
-            tw_cell(&t, NULL, NULL, r->series[s].label);
-            snprintf(buf, sizeof buf, "%d", p->clients);
-            tw_cell(&t, "num", NULL, buf);
-            snprintf(buf, sizeof buf, "%zu", p->nruns);
-            tw_cell(&t, "num", NULL, buf);
+            point_cells(&t, &r->series[s], p);
             tw_num(&t, p->tps_med);
             for (int k = 0; k < 4; k++)
                 tw_num(&t, p->lat[k]);
@@ -698,12 +705,7 @@ void ro_table_costs(const struct ro *o, const struct report *r)
     for (size_t s = 0; s < r->nseries; s++)
         for (size_t i = 0; i < r->series[s].npts; i++) {
             const struct rp_point *p = &r->series[s].pts[i];
-            char buf[32];
-            tw_cell(&t, NULL, NULL, r->series[s].label);
-            snprintf(buf, sizeof buf, "%d", p->clients);
-            tw_cell(&t, "num", NULL, buf);
-            snprintf(buf, sizeof buf, "%zu", p->nruns);
-            tw_cell(&t, "num", NULL, buf);
+            point_cells(&t, &r->series[s], p);
             for (size_t k = 0; k < nc; k++)
                 tw_num(&t, metric_median(r, p, cost_cols[cols[k]].key));
         }
