@@ -3,7 +3,8 @@
  * `commitlab crash`: how a store that is not built into commitlab runs
  * beside commitlab, LMDB, RocksDB and SQLite, under the same workloads,
  * on the same emulated slow disk (--sync-latency), and under the same
- * kill campaign.  After fio's external ioengines
+ * crash campaigns (crash --mode kill, and --mode cut, the power cut that
+ * drops what was never synced).  After fio's external ioengines
  * (https://fio.readthedocs.io/en/latest/fio_doc.html#i-o-engine) and
  * YCSB's database bindings (https://github.com/brianfrankcooper/YCSB).
  *
@@ -24,8 +25,8 @@
  * A change that an older reader could not ignore raises
  * CL_ENGINE_ABI_VERSION, and a table of another version is refused.
  *
- * This header needs only the C standard library; a plugin links nothing
- * of commitlab.
+ * This header needs C99 and only the C standard library; a plugin links
+ * nothing of commitlab (pkg-config --cflags commitlab-engine finds it).
  */
 #ifndef COMMITLAB_ENGINE_H
 #define COMMITLAB_ENGINE_H

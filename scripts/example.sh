@@ -13,6 +13,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
 pc=$(find "$tmp/prefix" -name commitlab.pc -print -quit)
+[ -f "$(dirname "$pc")/commitlab-engine.pc" ] || { echo "example: no commitlab-engine.pc beside commitlab.pc"; exit 1; }
 export PKG_CONFIG_PATH="$(dirname "$pc")"
 libdir=$(pkg-config --variable=libdir commitlab)
 # shellcheck disable=SC2046
@@ -20,14 +21,24 @@ cc -Wall -Wextra -Werror "$top/examples/hello.c" $(pkg-config --cflags --libs co
 LD_LIBRARY_PATH="$libdir" "$tmp/hello" "$tmp/hello.db"
 echo "example: hello built through pkg-config and ran: ok"
 
-# The plugin: the installed header only, no library of commitlab's.
+# The plugin: the installed header only, no library of commitlab's --
+# pkg-config's commitlab-engine module gives the header's directory, and
+# neither a library to link nor another module to find; the header is C99.
+[ -z "$(pkg-config --libs commitlab-engine)" ] ||
+    { echo "example: commitlab-engine.pc names libraries: $(pkg-config --libs commitlab-engine)"; exit 1; }
+[ -z "$(pkg-config --print-requires commitlab-engine; pkg-config --print-requires-private commitlab-engine)" ] ||
+    { echo "example: commitlab-engine.pc requires other modules"; exit 1; }
+printf '#include <commitlab_engine.h>\nint main(void) { return CL_ENGINE_ABI_VERSION > 0 ? 0 : 1; }\n' >"$tmp/c99.c"
+# shellcheck disable=SC2046
+cc -std=c99 -pedantic -Wall -Wextra -Werror $(pkg-config --cflags commitlab-engine) "$tmp/c99.c" -o "$tmp/c99" ||
+    { echo "example: commitlab_engine.h is not C99"; exit 1; }
 mkdir "$tmp/plugins"
 # shellcheck disable=SC2046
-cc -Wall -Wextra -Werror -O2 -shared -fPIC "$top/examples/applog.c" $(pkg-config --cflags commitlab) -lpthread \
-    -o "$tmp/plugins/libapplog.so"
+cc -Wall -Wextra -Werror -O2 -shared -fPIC "$top/examples/applog.c" $(pkg-config --cflags commitlab-engine) \
+    -lpthread -o "$tmp/plugins/libapplog.so"
 # shellcheck disable=SC2046
 cc -Wall -Wextra -Werror -O2 -shared -fPIC -DAPPLOG_EARLY_ACK "$top/examples/applog.c" \
-    $(pkg-config --cflags commitlab) -lpthread -o "$tmp/plugins/libapplog_early.so"
+    $(pkg-config --cflags commitlab-engine) -lpthread -o "$tmp/plugins/libapplog_early.so"
 cl="$tmp/prefix/bin/commitlab"
 cd "$tmp"
 "$cl" bench --engine plugin:applog,lmdb --plugin-dir plugins --workload kv,tpcb --txns 200 --warmup 0 \
