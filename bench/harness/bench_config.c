@@ -595,8 +595,9 @@ static const struct {
     {"--quiet", "no progress line on stderr"},
     {"--list-engines", "the engines built into this binary, and how each maps the knobs; with --engine "
                        "plugin:... or --plugin-dir, the plugins too"},
-    {"--plugin-dir DIR", "where --engine plugin:NAME finds DIR/NAME.so, else DIR/libNAME.so "
-                         "(docs/plugins.md); --engine plugin:PATH.so names the file itself"},
+    {"--plugin-dir DIR",
+     "where --engine plugin:NAME finds DIR/NAME.so, else DIR/commitlab-NAME.so, else DIR/libNAME.so "
+     "(docs/plugins.md); --engine plugin:PATH.so names the file itself"},
 };
 
 void bench_cli_usage(FILE *f)

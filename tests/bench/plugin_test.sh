@@ -168,7 +168,12 @@ one_line missing "nothing-here.so"
 run no_dir 2 bench --engine plugin:applog --txns 10
 one_line no_dir "needs --plugin-dir"
 run not_found 2 bench --engine plugin:nosuch --plugin-dir "$pd" --txns 10
-one_line not_found "neither .*/nosuch.so nor .*/libnosuch.so"
+one_line not_found "none of .*/nosuch.so, commitlab-nosuch.so or libnosuch.so exists"
+# commitlab-NAME.so, the name that cannot clash with the store's own libNAME.so
+mkdir cdir && cp "$pd"/libapplog.so cdir/commitlab-applog.so
+run cname 0 bench --engine plugin:applog --plugin-dir cdir --txns 10 --warmup 0 --quiet --dir d
+grep -q '^applog ' cname.out || fail "commitlab-applog.so: applog did not run: $(cat cname.out)"
+rm -rf cdir
 run version 2 bench --engine plugin:"$pd"/faulty/libfaulty1.so --txns 10
 one_line version "engine ABI version 99; this commitlab reads version 1"
 run size 2 bench --engine plugin:"$pd"/faulty/libfaulty2.so --txns 10

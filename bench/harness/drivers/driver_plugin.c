@@ -580,7 +580,8 @@ static int ends_with(const char *s, const char *tail)
 }
 
 /* The file spec names: a path (it has a '/' or ends in .so), or NAME as
- * DIR/NAME.so, then DIR/libNAME.so. */
+ * DIR/NAME.so, then DIR/commitlab-NAME.so (a name that cannot clash with
+ * the store's own library, libNAME.so), then DIR/libNAME.so. */
 static int resolve(const char *spec, const char *dir, char *path, size_t plen, char *err, size_t len)
 {
     const char *name = spec + 7;
@@ -597,14 +598,17 @@ static int resolve(const char *spec, const char *dir, char *path, size_t plen, c
             snprintf(err, len, "--engine %.200s: a name needs --plugin-dir DIR (or give the path of the .so)", spec);
             return -1;
         }
-        snprintf(cand, sizeof cand, "%.2000s/%.200s.so", dir, name);
-        if (stat(cand, &st) != 0) {
-            snprintf(cand, sizeof cand, "%.2000s/lib%.200s.so", dir, name);
-            if (stat(cand, &st) != 0) {
-                snprintf(err, len, "--engine %.200s: neither %.200s/%.60s.so nor %.200s/lib%.60s.so exists", spec, dir,
-                         name, dir, name);
-                return -1;
-            }
+        static const char *const forms[] = {"%.2000s/%.200s.so", "%.2000s/commitlab-%.200s.so", "%.2000s/lib%.200s.so"};
+        size_t f = 0;
+        for (; f < sizeof forms / sizeof *forms; f++) {
+            snprintf(cand, sizeof cand, forms[f], dir, name);
+            if (stat(cand, &st) == 0)
+                break;
+        }
+        if (f == sizeof forms / sizeof *forms) {
+            snprintf(err, len, "--engine %.200s: none of %.200s/%.60s.so, commitlab-%.60s.so or lib%.60s.so exists",
+                     spec, dir, name, name, name);
+            return -1;
         }
     }
     if (stat(cand, &st) != 0) {
