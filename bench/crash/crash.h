@@ -8,7 +8,7 @@
  * fault-injecting file layer; crash_kill.c one process crash (SIGKILL) on
  * the real file system, and with --mode cut the power failure after it:
  * crash_cut.c rolls the directory back to its last synced state from the
- * undo journal the child kept (bench/harness/cut_journal.c).
+ * undo journal the child kept (bench/interpose/cut_journal.c).
  */
 #ifndef CL_BENCH_CRASH_H
 #define CL_BENCH_CRASH_H

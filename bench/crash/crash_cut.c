@@ -2,7 +2,7 @@
  * crash_cut.c -- the power failure of `commitlab crash --mode cut`, made
  * after the kill: the database directory rolled back to the state its
  * files and names had at their last syncs, from the undo journal the
- * committing child kept (bench/harness/cut_journal.c; the format:
+ * committing child kept (bench/interpose/cut_journal.c; the format:
  * cut_journal.h).  crash_kill.c runs the child, kills it, calls this, and
  * then recovers and checks as it does for a kill.
  *

@@ -23,7 +23,7 @@
  *
  * --mode cut (crash_cut_one) adds the power failure: once the engine has
  * opened its database the child arms the undo journal
- * (bench/harness/cut_journal.c) in <dir>.cut; having committed everything
+ * (bench/interpose/cut_journal.c) in <dir>.cut; having committed everything
  * it says so and waits, so the cut also falls before the engine's close;
  * after the kill crash_cut.c rolls the directory back to its last synced
  * state, and only then does the second child recover and check.

@@ -1,6 +1,6 @@
 /*
  * check_cut.c -- the power cut of `crash --mode cut`, its mechanism alone:
- * a child arms the undo journal (bench/harness/cut_journal.c) over a
+ * a child arms the undo journal (bench/interpose/cut_journal.c) over a
  * directory, makes file calls and is killed; the parent rolls the
  * directory back (bench/crash/crash_cut.c) and every file and name must be
  * as its last sync left it: unsynced writes (pwrite, write, writev,

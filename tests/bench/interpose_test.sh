@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # interpose_test.sh LIST OBJECTS PROGRAM... -- the file calls the program
-# defines for the whole process (bench/harness/sync_latency.c,
+# defines for the whole process (bench/interpose/sync_latency.c,
 # cut_journal.c and file_calls.c, OBJECTS joined by ':') are exactly the names of the
-# dynamic list LIST (bench/harness/interposed.list), and each PROGRAM
+# dynamic list LIST (bench/interpose/interposed.list), and each PROGRAM
 # exports every one of them (nm -D): a plugin loaded at run time binds
 # its calls to them whatever else is linked in, so no call it makes
 # bypasses --sync-latency or the cut's journal.  One PROGRAM links the
