@@ -33,22 +33,12 @@
  * reached the gate. */
 static struct vfs_ops gate_ops;
 static struct vfs gate_vfs;
-static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static int gate_open = 1, gate_permits, gate_entered;
+static struct tl_gate gate = TL_GATE_INIT;
 
 static void gate_pass(struct vfs_file *f)
 {
-    if (f->cls != VFS_CLASS_WAL)
-        return;
-    pthread_mutex_lock(&gate_mu);
-    gate_entered++;
-    pthread_cond_broadcast(&gate_cv);
-    while (!gate_open && gate_permits == 0)
-        pthread_cond_wait(&gate_cv, &gate_mu);
-    if (!gate_open)
-        gate_permits--;
-    pthread_mutex_unlock(&gate_mu);
+    if (f->cls == VFS_CLASS_WAL)
+        tl_gate_pass(&gate);
 }
 
 static int gate_fsync(struct vfs_file *f)
@@ -70,52 +60,33 @@ static struct vfs *gate_new(void)
     gate_ops.fdatasync = gate_fdatasync;
     gate_ops.ring_open = NULL; /* rings come from a fault layer above, through these syncs */
     gate_vfs = (struct vfs){.ops = &gate_ops, .name = "gate"};
-    gate_open = 1;
-    gate_permits = gate_entered = 0;
+    tl_gate_reset(&gate, 1);
     return &gate_vfs;
 }
 
 static void gate_shut(void)
 {
-    pthread_mutex_lock(&gate_mu);
-    gate_open = 0;
-    gate_permits = gate_entered = 0; /* the syncs of the open do not count */
-    pthread_mutex_unlock(&gate_mu);
+    tl_gate_reset(&gate, 0); /* the syncs of the open do not count */
 }
 
 static void gate_permit(int n, int open)
 {
-    pthread_mutex_lock(&gate_mu);
-    gate_permits += n;
-    gate_open = open;
-    pthread_cond_broadcast(&gate_cv);
-    pthread_mutex_unlock(&gate_mu);
+    tl_gate_permit(&gate, n, open);
 }
 
 /* Waits (at most 10 s) until at least n syncs reached the gate. */
 static void gate_wait_entered(int n)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += 10;
-    pthread_mutex_lock(&gate_mu);
-    while (gate_entered < n)
-        ck_assert_msg(pthread_cond_timedwait(&gate_cv, &gate_mu, &ts) == 0 || gate_entered >= n,
-                      "only %d syncs reached the gate, %d expected", gate_entered, n);
-    pthread_mutex_unlock(&gate_mu);
+    int entered = tl_gate_wait_entered(&gate, n);
+    ck_assert_msg(entered >= n, "only %d syncs reached the gate, %d expected", entered, n);
 }
 
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* Polls (at most 10 s) until *flag is set. */
 static int wait_flag(const int *flag)
 {
     for (int i = 0; i < 10000 && !__atomic_load_n(flag, __ATOMIC_ACQUIRE); i++)
-        sleep_ms(1);
+        tl_sleep_ms(1);
     return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
 }
 
@@ -154,7 +125,7 @@ static struct wal_stats stats(struct wal *w)
 static void wait_sleepers(struct wal *w, uint64_t n)
 {
     for (int i = 0; i < 10000 && stats(w).waiter_sleeps < n; i++)
-        sleep_ms(1);
+        tl_sleep_ms(1);
     ck_assert_uint_ge(stats(w).waiter_sleeps, n);
 }
 
@@ -180,7 +151,7 @@ START_TEST(test_flusher_wakes_only_covered)
     gate_permit(1, 0); /* the first sync completes: commit 1 only */
     ck_assert(wait_flag(&c[0].done));
     gate_wait_entered(2); /* the flusher syncs 2 and 3 and waits at the gate */
-    sleep_ms(20);
+    tl_sleep_ms(20);
     struct wal_stats st = stats(w);
     ck_assert_int_eq(c[0].rc, 0);
     ck_assert_msg(!__atomic_load_n(&c[1].done, __ATOMIC_ACQUIRE) && !__atomic_load_n(&c[2].done, __ATOMIC_ACQUIRE),
@@ -573,7 +544,7 @@ static void *async_one_main(void *arg)
 static int wait_flag_ms(const int *flag, unsigned ms)
 {
     for (unsigned i = 0; i < ms && !__atomic_load_n(flag, __ATOMIC_ACQUIRE); i++)
-        sleep_ms(1);
+        tl_sleep_ms(1);
     return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
 }
 

@@ -40,9 +40,7 @@ static const enum cl_sync_policy policies[] = {CL_SYNC_GROUP, CL_SYNC_FLUSHER, C
 static struct vfs_ops track_ops;
 static struct vfs track_vfs;
 static uint64_t written_hi, durable_hi; /* atomic */
-static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
-static int gate_open = 1, gate_permits, gate_entered;
+static struct tl_gate gate = TL_GATE_INIT;
 
 static void raise_to(uint64_t *p, uint64_t v)
 {
@@ -59,22 +57,10 @@ static int track_pwrite(struct vfs_file *f, const void *buf, size_t len, uint64_
     return rc;
 }
 
-static void gate_pass(void)
-{
-    pthread_mutex_lock(&gate_mu);
-    gate_entered++;
-    pthread_cond_broadcast(&gate_cv);
-    while (!gate_open && gate_permits == 0)
-        pthread_cond_wait(&gate_cv, &gate_mu);
-    if (!gate_open)
-        gate_permits--;
-    pthread_mutex_unlock(&gate_mu);
-}
-
 static int track_sync(struct vfs_file *f, int (*base)(struct vfs_file *))
 {
     uint64_t hi = __atomic_load_n(&written_hi, __ATOMIC_ACQUIRE);
-    gate_pass();
+    tl_gate_pass(&gate);
     int rc = base(f);
     if (rc == 0)
         raise_to(&durable_hi, hi);
@@ -99,45 +85,8 @@ static struct vfs *track_new(void)
     track_ops.ring_open = NULL; /* rings come from a fault layer above, through these calls */
     track_vfs = (struct vfs){.ops = &track_ops, .name = "track"};
     written_hi = durable_hi = 0;
-    gate_open = 1;
-    gate_permits = gate_entered = 0;
+    tl_gate_reset(&gate, 1);
     return &track_vfs;
-}
-
-static void gate_shut(void)
-{
-    pthread_mutex_lock(&gate_mu);
-    gate_open = 0;
-    gate_permits = gate_entered = 0;
-    pthread_mutex_unlock(&gate_mu);
-}
-
-static void gate_permit(int n, int open)
-{
-    pthread_mutex_lock(&gate_mu);
-    gate_permits += n;
-    gate_open = open;
-    pthread_cond_broadcast(&gate_cv);
-    pthread_mutex_unlock(&gate_mu);
-}
-
-static int gate_wait_entered(int n)
-{
-    struct timespec ts;
-    int ok = 1;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += 10;
-    pthread_mutex_lock(&gate_mu);
-    while (gate_entered < n && ok)
-        ok = pthread_cond_timedwait(&gate_cv, &gate_mu, &ts) == 0 || gate_entered >= n;
-    pthread_mutex_unlock(&gate_mu);
-    return ok;
-}
-
-static void sleep_ms(unsigned ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* ---- committers ------------------------------------------------------------ */
@@ -203,24 +152,24 @@ static void none_woken_early(enum cl_sync_policy p, enum cl_wait how)
     struct committer c[N];
     const char *what = cl_sync_policy_name(p);
 
-    gate_shut();
+    tl_gate_reset(&gate, 0);
     start(&c[0], w, &g, 1, 1, 1);
-    ck_assert_msg(gate_wait_entered(1), "%s wait %s: the first sync never came", what, wait_names[how]);
+    ck_assert_msg(tl_gate_wait_entered(&gate, 1) >= 1, "%s wait %s: the first sync never came", what, wait_names[how]);
     for (int i = 1; i < N; i++)
         start(&c[i], w, &g, 1 + (uint64_t)i, 1, 1);
-    sleep_ms(30); /* they append, queue and wait (spinning, yielding or asleep) */
+    tl_sleep_ms(30); /* they append, queue and wait (spinning, yielding or asleep) */
     for (int i = 1; i < N; i++)
         ck_assert_msg(!__atomic_load_n(&c[i].done, __ATOMIC_ACQUIRE),
                       "%s wait %s: committer %d returned while every sync was held", what, wait_names[how], i);
 
-    gate_permit(1, 0); /* the first sync completes: it covered commit 1 only */
+    tl_gate_permit(&gate, 1, 0); /* the first sync completes: it covered commit 1 only */
     /* (uring's leader, committer 0, stays until its tenure's chains are
      * done: the next chain is held at the gate) */
     for (int i = 0; i < 10000 && p != CL_SYNC_URING && !__atomic_load_n(&c[0].done, __ATOMIC_ACQUIRE); i++)
-        sleep_ms(1);
+        tl_sleep_ms(1);
     ck_assert_msg(p == CL_SYNC_URING || __atomic_load_n(&c[0].done, __ATOMIC_ACQUIRE),
                   "%s wait %s: committer 0 never returned", what, wait_names[how]);
-    sleep_ms(30);
+    tl_sleep_ms(30);
     for (int i = 1; i < N; i++)
         if (__atomic_load_n(&c[i].done, __ATOMIC_ACQUIRE))
             ck_assert_msg(c[i].lsn % SEG <= __atomic_load_n(&durable_hi, __ATOMIC_ACQUIRE),
@@ -228,10 +177,10 @@ static void none_woken_early(enum cl_sync_policy p, enum cl_wait how)
                           wait_names[how], i);
 
     for (int k = 0; k < N + 2; k++) { /* the rest, one sync at a time */
-        gate_permit(1, 0);
-        sleep_ms(5);
+        tl_gate_permit(&gate, 1, 0);
+        tl_sleep_ms(5);
     }
-    gate_permit(0, 1);
+    tl_gate_permit(&gate, 0, 1);
     for (int i = 0; i < N; i++) {
         pthread_join(c[i].th, NULL);
         ck_assert_msg(c[i].rc == 0, "%s wait %s: committer %d: %s", what, wait_names[how], i, cl_strerror(c[i].rc));

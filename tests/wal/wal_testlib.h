@@ -7,9 +7,11 @@
 #define CL_WAL_TESTLIB_H
 
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 #include "wal.h"
@@ -208,6 +210,71 @@ static inline char *tl_segpath(const char *dir, uint64_t segno)
     if (asprintf(&p, "%s/%s", dir, name) < 0)
         abort();
     return p;
+}
+
+/* ---- a gate on syncs ----------------------------------------------------------
+ * A test's file layer calls tl_gate_pass in its syncs: while the gate is
+ * shut each sync waits there for a permit the test hands out; the gate
+ * counts the syncs that reached it. */
+struct tl_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int open, permits, entered;
+};
+#define TL_GATE_INIT                                                                                                   \
+    {                                                                                                                  \
+        PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1, 0, 0                                                   \
+    }
+
+static inline void tl_gate_pass(struct tl_gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->entered++;
+    pthread_cond_broadcast(&g->cv);
+    while (!g->open && g->permits == 0)
+        pthread_cond_wait(&g->cv, &g->mu);
+    if (!g->open)
+        g->permits--;
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Opens or shuts it, with no permits and no sync counted. */
+static inline void tl_gate_reset(struct tl_gate *g, int open)
+{
+    pthread_mutex_lock(&g->mu);
+    g->open = open;
+    g->permits = g->entered = 0;
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Hands out n permits, and opens (open 1) or keeps it shut. */
+static inline void tl_gate_permit(struct tl_gate *g, int n, int open)
+{
+    pthread_mutex_lock(&g->mu);
+    g->permits += n;
+    g->open = open;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Waits (at most 10 s) until at least n syncs reached it: how many had. */
+static inline int tl_gate_wait_entered(struct tl_gate *g, int n)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 10;
+    pthread_mutex_lock(&g->mu);
+    while (g->entered < n && pthread_cond_timedwait(&g->cv, &g->mu, &ts) == 0)
+        ;
+    int entered = g->entered;
+    pthread_mutex_unlock(&g->mu);
+    return entered;
+}
+
+static inline void tl_sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
 }
 
 #endif /* CL_WAL_TESTLIB_H */
