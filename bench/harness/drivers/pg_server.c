@@ -477,20 +477,6 @@ static pid_t postmaster_of(const char *dir, char *data, size_t len)
     return pid;
 }
 
-/* A postmaster we may signal: alive, a postgres process, serving dir. */
-static int ours_running(pid_t pid, const char *dir, const char *named)
-{
-    char p[64], comm[64] = "";
-    snprintf(p, sizeof p, "/proc/%ld/comm", (long)pid);
-    FILE *f = fopen(p, "r");
-    if (f) {
-        if (!fgets(comm, sizeof comm, f))
-            comm[0] = 0;
-        fclose(f);
-    }
-    return alive(pid) && strncmp(comm, "postgres", 8) == 0 && strcmp(named, dir) == 0;
-}
-
 /* Removes a socket directory of our own under /tmp (its lock files). */
 static void remove_sockdir(const char *d)
 {
@@ -820,7 +806,7 @@ void bench_postgres_reap(const char *run_dir)
     if (!realpath(data, real))
         return;
     pid_t pid = postmaster_of(data, named, sizeof named);
-    if (pid > 0 && ours_running(pid, real, named)) {
+    if (pid > 0 && strcmp(named, real) == 0 && our_postmaster(pid, real)) {
         kill(pid, SIGINT); /* fast shutdown */
         if (!wait_gone(pid, 30)) {
             kill(pid, SIGQUIT);
