@@ -7,7 +7,7 @@
  * The commit protocol's invariants, C1-C6, are listed once, in
  * docs/design.md section 3 (serial log order, early lock release, elr off,
  * acknowledgement, sticky failure, segments durable before use); the code
- * names them where it keeps them, and CL_INVARIANT (storage/util/invariant.h)
+ * names them where it keeps them, and CL_INVARIANT (util/invariant.h)
  * checks C4 at every acknowledgement (wal_commit).
  */
 #ifndef CL_ENGINE_DB_H

@@ -7,7 +7,7 @@
  */
 #include "ut_clock.h"
 
-#include "clock.h" /* storage/util: header-only */
+#include "clock.h" /* util/, the whole project's: header-only */
 
 uint64_t ut_now_ns(void) { return cl_now_ns(); }
 

@@ -1,6 +1,6 @@
 /*
  * ut_clock.h -- the one clock every command times with: the library's
- * (storage/util/clock.h, CLOCK_MONOTONIC), in nanoseconds and in seconds,
+ * (util/clock.h, CLOCK_MONOTONIC), in nanoseconds and in seconds,
  * and the waits and sleeps that take deadlines on it.
  */
 #ifndef CL_UT_CLOCK_H

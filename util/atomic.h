@@ -1,6 +1,6 @@
 /*
  * atomic.h -- the atomic helpers both the log and the engine use: one
- * copy, in the layer below both (storage/util).
+ * copy, in util/, the layer below both.
  */
 #ifndef CL_ATOMIC_H
 #define CL_ATOMIC_H
