@@ -79,6 +79,8 @@ int cmd_bench(int argc, char **argv)
     struct bench_cli c;
 
     bench_cli_parse("bench", argc, argv, 0, &c);
+    if (!c.help)
+        bench_cli_load_plugins("bench", &c);
     c.repeat = c.repeat ? c.repeat : 1;
     if (!c.help && !c.list_engines)
         bench_warn_unread("bench", c.cfgs, c.n, stderr);

@@ -139,7 +139,9 @@ void bench_repeat_summary(FILE *f, FILE *jsonl, const struct bench_config *cfgs,
 /* The command line of bench (and of matrix, which takes bench's options):
  * bench_cli_parse exits 2 with a one-line message on a bad argument --
  * among them a flag given twice, and a list that names one value twice
- * (--clients 1,1; --segment-size 1k,1024; two paths of one plugin).
+ * (--clients 1,1; --segment-size 1k,1024).  It loads nothing: the
+ * command then loads --engine plugin:... (bench_cli_load_plugins,
+ * drivers/driver.h), which refuses two paths of one plugin.
  * argv[1..ndefault] are options put before the user's (matrix's
  * --preset), which the user's may give again. */
 struct knob_values {

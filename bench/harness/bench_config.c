@@ -11,6 +11,9 @@
  * output, the report and the crash campaign read the knobs through
  * bench_knob().  The knobs that are options of libcommitlab take their
  * defaults, ranges, words and help from the library (from_library).
+ * Parsing only parses: the knobs sit below the drivers and call nothing
+ * of them (the table of peers hands --engine its words as the program
+ * starts; the commands load plugins after the command line is read).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -52,8 +55,7 @@ const enum bench_knob *bench_sweep_list(size_t *n)
 
 static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, size_t len);
 
-/* Each row's place in the sweep (sweep_list), --engine's words (the
- * table of peers, drivers/driver.c); and the rows with .option,
+/* Each row's place in the sweep (sweep_list); and the rows with .option,
  * from the library's table (cl_option_info): the default as
  * the flag would take it, the range, an enum's words and the help line,
  * prefixed with the policy that reads the option.  A row naming an option
@@ -64,7 +66,6 @@ static void from_library(void)
     static char dflts[K_COUNT][32], words[K_COUNT][256], helps[K_COUNT][320];
     for (size_t i = 0; i < sizeof sweep_list / sizeof *sweep_list; i++)
         knobs[sweep_list[i]].sweep = (unsigned)i + 1;
-    knobs[K_ENGINE].choices = bench_engine_words();
     for (int k = 0; k < K_COUNT; k++) {
         struct bench_knob_def *d = &knobs[k];
         const struct cl_option_info *o = NULL;
@@ -217,6 +218,19 @@ static double get_real(const struct bench_config *c, enum bench_knob k)
 static int is_word(enum bench_knob_type t) { return t == KT_WORD || t == KT_POLICY || t == KT_INDEX || t == KT_ONOFF; }
 
 /* ---- words ------------------------------------------------------------------------- */
+
+/* --engine's words: the table of peers names them (drivers/driver.c, as
+ * the program starts), so that the knobs below the drivers never call up
+ * into them. */
+void bench_knob_engines(const char *words)
+{
+    knobs[K_ENGINE].choices = words;
+}
+
+int bench_engine_is_plugin(const char *engine)
+{
+    return strncmp(engine, "plugin:", 7) == 0;
+}
 
 static const char *choices_of(enum bench_knob k)
 {
@@ -960,27 +974,6 @@ void bench_cli_parse(const char *cmd, int argc, char **argv, int ndefault, struc
             ut_usage_error(cmd, "unknown option '%s' (see commitlab %s --help)", argv[i], cmd);
     }
     c->dir_given = c->base.given[K_DIR];
-    /* --engine plugin:...: each loaded (and its table checked) before any
-     * run, and named in the runs by its own engine name -- two paths of
-     * one file are one engine, named twice */
-    struct knob_values *ev = &c->vals[K_ENGINE];
-    for (size_t j = 0; j < ev->n; j++) {
-        char err[BENCH_ERRLEN + 800];
-        if (!bench_engine_is_plugin(ev->v[j]))
-            continue;
-        const struct bench_driver *d = bench_plugin_load(cmd, ev->v[j], c->plugin_dir, err, sizeof err);
-        if (!d)
-            ut_usage_error(cmd, "%s", err);
-        for (size_t e = 0; e < j; e++)
-            if (strcmp(ev->v[e], d->name) == 0)
-                ut_usage_error(cmd, "--engine: '%s' names one engine twice ('%s' is the plugin %s, named before)",
-                               c->given_as[K_ENGINE] ? c->given_as[K_ENGINE] : "", ev->v[j], d->name);
-        char *name = strdup(d->name);
-        if (!name)
-            ut_usage_error(cmd, "out of memory");
-        free(ev->v[j]);
-        ev->v[j] = name;
-    }
     if (!c->base.preload && c->vals[K_WORKLOAD].n) {
         for (size_t j = 0; j < c->vals[K_WORKLOAD].n; j++)
             if (strcmp(c->vals[K_WORKLOAD].v[j], "tpcb") == 0)

@@ -147,6 +147,13 @@ int bench_sync_is_durable(const char *sync);
  * order (a policy added to the library is accepted unchanged); and only
  * those that make a commit durable ("commit,group,..."). */
 const char *bench_sync_choices(void);
+/* 1 when an --engine value names a plugin ("plugin:..."), which the
+ * command loads once the command line is read (drivers/driver.h,
+ * bench_cli_load_plugins). */
+int bench_engine_is_plugin(const char *engine);
+/* The words --engine accepts beside plugin:...: the table of peers gives
+ * them (drivers/driver.c) as the program starts. */
+void bench_knob_engines(const char *words);
 const char *bench_sync_durable_choices(void);
 
 /* The "config" object of a JSON line (docs/bench.md): every knob its own

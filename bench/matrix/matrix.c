@@ -1077,6 +1077,7 @@ int cmd_matrix(int argc, char **argv)
         }
     int nrest = parse_matrix_args(argc, argv, &m, rest);
     bench_cli_parse("matrix", nrest, rest, m.npreset, &c);
+    bench_cli_load_plugins("matrix", &c);
     free(rest);
     if (!m.nfs)
         ut_usage_error("matrix", "--fs is required: a list of %s", MX_FS_LIST);

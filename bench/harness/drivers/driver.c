@@ -38,6 +38,7 @@ const size_t bench_ndrivers = 1 + NPEERS;
 __attribute__((constructor)) static void adapt_peers(void)
 {
     bench_drivers[0] = &bench_driver_commitlab;
+    bench_knob_engines(bench_engine_words());
     for (size_t i = 0; i < NPEERS; i++) {
         const struct cl_engine_plugin *p = peer_tables[i];
         char err[512];

@@ -257,8 +257,13 @@ int bench_plugin_try_first(struct bench_plugin_trial *t, const struct bench_driv
 /* --list-engines --plugin-dir DIR: loads every .so file of DIR, each one that
  * cannot be loaded named on warn with its reason. */
 void bench_plugin_load_dir(const char *cmd, const char *dir, FILE *warn);
-/* 1 when an --engine value names a plugin ("plugin:..."). */
-int bench_engine_is_plugin(const char *engine);
+/* After a command line is parsed (bench_cli_parse), before anything
+ * runs: each --engine plugin:... loaded (bench_plugin_load, its table
+ * checked) and named in c's runs by its own engine name -- two paths of
+ * one file are one engine, named twice.  Exits 2 with one line (cmd:
+ * "bench", "matrix") when one cannot be loaded. */
+struct bench_cli;
+void bench_cli_load_plugins(const char *cmd, struct bench_cli *c);
 /* The plugins loaded so far, in the order they were loaded. */
 size_t bench_plugins_loaded(const struct bench_driver *const **out);
 /* What an acknowledged commit of d under --sync sync survives

@@ -47,6 +47,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "driver.h"
 #include "ut_args.h"
 #include "ut_file.h"
@@ -565,7 +566,6 @@ unsigned bench_engine_claims(const struct bench_driver *d, const struct bench_co
 static const struct bench_driver **loaded;
 static size_t nloaded;
 
-int bench_engine_is_plugin(const char *engine) { return strncmp(engine, "plugin:", 7) == 0; }
 
 size_t bench_plugins_loaded(const struct bench_driver *const **out)
 {
@@ -922,6 +922,34 @@ void bench_plugin_load_dir(const char *cmd, const char *dir, FILE *warn)
         free(names[i]);
     }
     free(names);
+}
+
+void bench_cli_load_plugins(const char *cmd, struct bench_cli *c)
+{
+    struct knob_values *ev = &c->vals[K_ENGINE];
+    for (size_t j = 0; j < ev->n; j++) {
+        char err[BENCH_ERRLEN + 800];
+        if (!bench_engine_is_plugin(ev->v[j]))
+            continue;
+        const struct bench_driver *d = bench_plugin_load(cmd, ev->v[j], c->plugin_dir, err, sizeof err);
+        if (!d)
+            ut_usage_error(cmd, "%s", err);
+        for (size_t e = 0; e < j; e++)
+            if (strcmp(ev->v[e], d->name) == 0)
+                ut_usage_error(cmd, "--engine: '%s' names one engine twice ('%s' is the plugin %s, named before)",
+                               c->given_as[K_ENGINE] ? c->given_as[K_ENGINE] : "", ev->v[j], d->name);
+        char *name = strdup(d->name);
+        if (!name)
+            ut_usage_error(cmd, "out of memory");
+        /* the runs point at the list's strings (bench_cli_parse) */
+        for (size_t i = 0; i < c->n; i++)
+            if (c->cfgs[i].engine == ev->v[j])
+                c->cfgs[i].engine = name;
+        if (c->base.engine == ev->v[j])
+            c->base.engine = name;
+        free(ev->v[j]);
+        ev->v[j] = name;
+    }
 }
 
 int bench_plugin_untried(const struct bench_plugin_trial *t, const struct bench_driver *d)
