@@ -6,13 +6,16 @@
  * Rows: commitlab with the durable sync policies commit, group and uring
  * (flusher is left to `commitlab bench`; a policy the library does not
  * build is one n/a row) and with none; LMDB durable and
- * MDB_NOSYNC; RocksDB sync=true; SQLite synchronous=FULL when built.  Each
- * at 1, 16 and 64 clients; then commitlab group commit at 16 clients with
+ * MDB_NOSYNC; RocksDB sync=true; SQLite synchronous=FULL and PostgreSQL
+ * synchronous_commit=on when built.  Each at 1, 16 and 64 clients; then commitlab group commit at 16 clients with
  * 1 MiB segments and a checkpoint every 4 MiB, fresh versus recycled
  * segments.  Every row: kv workload (16-byte keys, 100-byte values,
  * 100,000 keys, one put per transaction), 3 s measured after 0.5 s of
  * warm-up, in a directory beside the current one (same filesystem), which
- * is removed afterwards.  The JSON lines go to tour.jsonl.  Then a few
+ * is removed afterwards.  PostgreSQL's three rows share one cluster (its
+ * private server started and stopped for each row, as bench --reuse
+ * does), so that its 100,000 keys are loaded once: a load through SQL
+ * takes seconds that every other engine spends in milliseconds.  The JSON lines go to tour.jsonl.  Then a few
  * sentences say what the table shows, with its numbers, and report.html
  * beside the JSON lines draws them (`commitlab report`, called in-process);
  * its path is the last line, so `make demo` ends by naming it.
@@ -40,6 +43,7 @@
 #include "ut_args.h"
 #include "ut_clock.h"
 #include "ut_progress.h"
+#include "ut_scratch.h"
 
 static const unsigned tour_clients[] = {1, 16, 64};
 #define NCLIENTS (sizeof tour_clients / sizeof *tour_clients)
@@ -113,7 +117,8 @@ struct tour_opts {
 static void tour_usage(void)
 {
     printf("usage: commitlab tour [--seconds S] [--dir D] [--out FILE] [--quiet]\n\n"
-           "The default job: commitlab's sync policies, LMDB, RocksDB and SQLite side by side\n"
+           "The default job: commitlab's sync policies, LMDB, RocksDB, SQLite and PostgreSQL\n"
+           "side by side"
            "at 1, 16 and 64 clients (one put per transaction), then fresh against recycled\n"
            "WAL segments, on the filesystem of the current directory; a table, a few\n"
            "sentences on what it shows, JSON lines, and report.html beside them (charts).\n\n"
@@ -193,6 +198,8 @@ static void row_config(struct bench_config *cfg, const struct tour_series *se, u
     cfg->duration = o->secs;
     cfg->warmup = 0.5;
     cfg->dir = o->dir;
+    if (!strcmp(se->engine, "postgres"))
+        cfg->reuse = 1; /* one cluster for the series (tour_reused) */
     if (se->segments) {
         cfg->segments = se->segments;
         cfg->segment_size = SEG_SIZE;
@@ -215,6 +222,30 @@ static void row_label(struct bench_sweep *s, size_t i, char *buf, size_t len)
     bench_label(&cfg, buf, len);
 }
 
+/* The run directory a series reuses across its rows (PostgreSQL's), made
+ * marked as the tour's before its first row and removed, its server
+ * stopped, at the end -- a killed tour's leftover the next one removes
+ * (bench_dirs_check). */
+static int tour_reused(const struct tour_series *se, const struct tour_opts *o, char *path, size_t len)
+{
+    if (strcmp(se->engine, "postgres") != 0)
+        return 0;
+    snprintf(path, len, "%.4000s/%s.db", o->dir, se->engine);
+    return 1;
+}
+
+static void tour_remove_reused(const struct tour_series *series, size_t n, const struct tour_opts *o)
+{
+    char path[4200];
+    for (size_t s = 0; s < n; s++)
+        if (tour_reused(&series[s], o, path, sizeof path) && ut_scratch_ours(path)) {
+            bench_postgres_reap(path);
+            int rc = ut_scratch_remove(path);
+            if (rc)
+                fprintf(stderr, "commitlab tour: %s: %s\n", path, strerror(-rc));
+        }
+}
+
 /* One row of a series, printed and appended to the JSON lines as it
  * finishes.  A series whose engine is not built, or that the engine
  * cannot run at all, gets one row that says so, and its other rows pass. */
@@ -233,6 +264,21 @@ static int run_row(struct bench_sweep *s, size_t i, unsigned round)
                "n/a");
         se->done = 1;
         return 0;
+    }
+    char reused[4200];
+    if (tour_reused(se, t->o, reused, sizeof reused) && !ut_scratch_ours(reused)) {
+        /* the series' first row: its server's checks, and its directory */
+        struct bench_config cfg;
+        row_config(&cfg, se, tour_clients[t->items[i].c], t->o);
+        ut_progress_clear(s->progress);
+        int rc = bench_postgres_preflight("tour", &cfg, 1);
+        if (rc == 0 && (rc = ut_scratch_make(reused, "tour")) != 0)
+            fprintf(stderr, "commitlab tour: %s: %s\n", reused, strerror(-rc));
+        if (rc) {
+            printf("%-9s %-8s %7s %13s  (see the line above)\n", se->engine, se->sync, "-", "n/a");
+            se->done = 1;
+            return 0;
+        }
     }
     if (se->pipeline) {
         ut_progress_clear(s->progress);
@@ -408,6 +454,16 @@ static void print_findings(const struct tour_series *series, size_t n, double el
                : x >= 0.8 ? ": about flat."
                           : ": fewer at 64 than at 1.");
     }
+    const struct tour_row *p1 = row_of(series, n, "postgres", "commit", 0, 1);
+    const struct tour_row *p64 = row_of(series, n, "postgres", "commit", 0, 64);
+    if (p1 && p64) {
+        printf("- PostgreSQL synchronous_commit=on goes from %.0f tps at 1 client to %.0f at 64 (%.1fx LMDB\n"
+               "  durable there); its CPU per commit, %.0f us at 64, counts the server's processes;",
+               tps(p1), tps(p64), l64 ? tps(p64) / tps(l64) : 0,
+               p64->res.txns ? p64->res.cpu_us / (double)p64->res.txns : 0);
+        why_batches(per_sync(p64));
+        printf(" (pg_stat_wal's syncs).\n");
+    }
     if (n1 && ln1)
         printf("- Without syncs: commitlab %.0f tps, LMDB MDB_NOSYNC %.0f tps; a power failure can lose whatever\n"
                "  the OS had not yet written back.\n", tps(n1), tps(ln1));
@@ -465,11 +521,18 @@ int cmd_tour(int argc, char **argv)
 {
     struct tour_opts o;
     struct tour_series series[] = {
-        {"commitlab", "commit", 0, {{{0}}}}, {"commitlab", "group", 0, {{{0}}}}, {"commitlab", "uring", 0, {{{0}}}},
-        {"commitlab", "none", 0, {{{0}}}},   {"lmdb", "commit", 0, {{{0}}}},     {"lmdb", "none", 0, {{{0}}}},
-        {"rocksdb", "commit", 0, {{{0}}}},   {"sqlite", "commit", 0, {{{0}}}},
+        {"commitlab", "commit", 0, {{{0}}}},
+        {"commitlab", "group", 0, {{{0}}}},
+        {"commitlab", "uring", 0, {{{0}}}},
+        {"commitlab", "none", 0, {{{0}}}},
+        {"lmdb", "commit", 0, {{{0}}}},
+        {"lmdb", "none", 0, {{{0}}}},
+        {"rocksdb", "commit", 0, {{{0}}}},
+        {"sqlite", "commit", 0, {{{0}}}},
+        {"postgres", "commit", 0, {{{0}}}},
         {"commitlab", "group", 0, {{{0}}}, NULL, 0, 64},
-        {"commitlab", "group", 0, {{{0}}}, "fresh"}, {"commitlab", "group", 0, {{{0}}}, "recycle"},
+        {"commitlab", "group", 0, {{{0}}}, "fresh"},
+        {"commitlab", "group", 0, {{{0}}}, "recycle"},
     };
     size_t nseries = sizeof series / sizeof *series;
 
@@ -523,6 +586,7 @@ int cmd_tour(int argc, char **argv)
     struct bench_sweep sw = {.n = nitems, .run = run_row, .ctx = &t, .progress = &up, .label = row_label};
     bench_sweep_run(&sw);
     fclose(jf);
+    tour_remove_reused(series, nseries, &o);
     bench_dirs_release(&dirs); /* --dir itself only when the tour made it and left it empty */
     if (bench_stop_signal()) { /* the rows so far are in the table and the JSON lines: no findings, no report */
         ut_progress_clear(&up);

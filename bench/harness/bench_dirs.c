@@ -83,6 +83,7 @@ int bench_dirs_check(struct bench_dirs *d, const char *const *paths, size_t n, i
 
 void bench_dirs_release(struct bench_dirs *d)
 {
+    bench_postgres_remove_templates(); /* in --dir: gone before it is */
     dir_unlock(d->lock);
     d->lock = NULL;
     if (d->made && d->dir)

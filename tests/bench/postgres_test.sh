@@ -16,7 +16,7 @@
 #  5. --pg-set listen_addresses=* and --pg-set of a setting the server
 #     does not have: one line naming it, exit 2; a value the server
 #     refuses: its start fails, one line with its log, exit 2; nothing
-#     left running or in --dir.
+#     left running, and the --dir those commands made removed.
 # Exit 77 when python3, libpq or the server's binaries are missing.
 set -u
 bin=${1:?usage: postgres_test.sh COMMITLAB}
@@ -164,7 +164,7 @@ rc=$?
 [ "$rc" -eq 2 ] || fail "--pg-set shared_buffers=lots: exit $rc, want 2"
 one_line err.txt 'did not start.*invalid value for parameter "shared_buffers"'
 none_left "after --pg-set"
-[ ! -e d5 ] || [ -z "$(ls -A d5)" ] || fail "left in d5: $(ls -A d5)"
+[ ! -e d5 ] || fail "--dir d5, which the refused commands made, left behind: $(ls -A d5)"
 
 # 6. --reuse: one cluster for the sweep, each run with its own settings and
 # none of the run before -- --sync none's fsync=off must not reach commit

@@ -214,6 +214,10 @@ int bench_postgres_preflight(const char *cmd, const struct bench_config *cfgs, s
  * cluster commitlab made there (marked) is stopped, and its socket
  * directory removed.  Anything else is left alone. */
 void bench_postgres_reap(const char *run_dir);
+/* The template clusters this command made (initdb's, copied for each
+ * run), removed: before its --dir is released, so that a --dir the
+ * command made is left empty and removed. */
+void bench_postgres_remove_templates(void);
 
 /* ---- plugins (driver_plugin.c) ----------------------------------------------- */
 

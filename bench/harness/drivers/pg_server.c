@@ -298,7 +298,8 @@ unsigned pg_segment_mb(uint64_t b)
     return (unsigned)mb;
 }
 
-/* The templates this command made, removed at its exit. */
+/* The templates this command made, removed when it releases its --dir
+ * (bench_dirs_release) and, failing that, at its exit. */
 static pthread_mutex_t tmpl_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     char dir[4200];
@@ -306,7 +307,7 @@ static struct {
 } tmpls[16];
 static size_t ntmpls;
 
-static void remove_templates(void)
+void bench_postgres_remove_templates(void)
 {
     for (size_t i = 0; i < ntmpls; i++)
         ut_scratch_remove(tmpls[i].dir);
@@ -340,7 +341,7 @@ static int template_for(const struct pg_who *w, const char *dir, unsigned mb, ch
         goto out;
     }
     if (!ntmpls)
-        atexit(remove_templates);
+        atexit(bench_postgres_remove_templates);
     snprintf(tmpls[ntmpls].dir, sizeof tmpls[ntmpls].dir, "%s", t);
     tmpls[ntmpls].mb = mb;
     ntmpls++;
