@@ -164,7 +164,13 @@ struct cl_engine_stats {
     int64_t other_sys_us;  /* system CPU, µs */
     int64_t other_nvcsw;   /* voluntary context switches */
     int64_t other_nivcsw;  /* involuntary context switches */
-    int64_t reserved[3];
+    /* Its log's segments over the store's life: retired ones renamed for
+     * reuse (PostgreSQL's wal_recycle, RocksDB's recycle_log_file_num),
+     * and retired ones deleted.  Were reserved, set -1 by commitlab: a
+     * store built before them reports them unknown. */
+    int64_t segments_recycled;
+    int64_t segments_removed;
+    int64_t reserved[1];
 };
 
 #define CL_ENGINE_STATS_HAS(st, member) \

@@ -166,7 +166,8 @@ static void usage(FILE *f)
             "\n"
             "Every option of commitlab bench is accepted (see commitlab bench --help) except\n"
             "--dir and --reuse.  Unless given, --segment-size is 1M and --checkpoint-bytes 4M\n"
-            "here (RocksDB: write_buffer_size 4M), so that even one client crosses several\n"
+            "here (RocksDB: write_buffer_size 4M; PostgreSQL: initdb --wal-segsize 1 and\n"
+            "max_wal_size 4MB), so that even one client crosses several\n"
             "segment switches and checkpoints (and so reuses recycled segments) in a 10 s run.\n");
     /* clang-format on */
 }
@@ -1089,11 +1090,12 @@ int cmd_matrix(int argc, char **argv)
     bench_warn_unread("matrix", c.cfgs, c.n, stderr);
     check_matrix_args(&m);
     /* Small segments and frequent checkpoints, so that segments are
-     * retired and reused within a short run: commitlab's segment size,
-     * and the checkpoint distance (RocksDB: its memtable size). */
+     * retired and reused within a short run: commitlab's and PostgreSQL's
+     * segment size (initdb --wal-segsize 1), and the checkpoint distance
+     * (RocksDB: its memtable size; PostgreSQL: max_wal_size). */
     for (size_t i = 0; i < c.n; i++) {
         struct bench_config *cfg = &c.cfgs[i];
-        int cl = !strcmp(cfg->engine, "commitlab");
+        int cl = !strcmp(cfg->engine, "commitlab") || !strcmp(cfg->engine, "postgres");
         if (cl && !c.vals[K_SEGMENT_SIZE].n) {
             cfg->segment_size = 1u << 20;
             cfg->given[K_SEGMENT_SIZE] = 1;
@@ -1174,6 +1176,19 @@ int cmd_matrix(int argc, char **argv)
             return UT_EXIT_USAGE;
         }
     }
+    /* --engine postgres: the server's checks before any filesystem is
+     * made -- its binaries, its account, --pg-set refused as bench refuses
+     * it (a setting that would listen on the network) -- with the trial
+     * server in --workdir; each run sets its own directory later */
+    for (size_t i = 0; i < c.n; i++)
+        c.cfgs[i].dir = workdir;
+    if ((orc = bench_postgres_preflight("matrix", c.cfgs, c.n)) != 0) {
+        if (c.so.jsonl)
+            ut_output_close(c.so.jsonl, c.out_path, out_created);
+        bench_dirs_release(&dirs);
+        bench_cli_free(&c);
+        return orc;
+    }
     char ntype[64];
     native_type(workdir, ntype, sizeof ntype);
     /* Images: every filesystem up at once, one phase, one sweep with the
@@ -1187,7 +1202,15 @@ int cmd_matrix(int argc, char **argv)
            "device under the filesystem (the loop device, --device, or the native disk, which other processes\n"
            "share) wrote and read per transaction; waits/wait ms: commits that waited for a segment to be\n"
            "ready, and how long; reused: recycled segments written again; max@sw: the longest commit across a\n"
-           "segment switch.\n\n");
+           "segment switch.\n");
+    for (size_t i = 0; i < c.n; i++)
+        if (!strcmp(c.cfgs[i].engine, "postgres")) {
+            printf("postgres: segments is PostgreSQL's own wal_recycle (recycle: on, fresh: off), its WAL\n"
+                   "segments those of initdb --wal-segsize; the JSON lines count the segments its checkpoints\n"
+                   "recycled and removed (metrics.segments), from its log.\n");
+            break;
+        }
+    printf("\n");
     table_header(stdout);
     fflush(stdout);
 

@@ -13,8 +13,8 @@
 #     the next command in the same --dir stops it before it runs, and
 #     leaves nothing running; its run with --verify reads every key back
 #     from the cluster started again after the run;
-#  5. --pg-set listen_addresses=* and --pg-set of a setting the server
-#     does not have: one line naming it, exit 2; a value the server
+#  5. --pg-set listen_addresses=*, log_checkpoints (its lines are read)
+#     and a setting the server does not have: one line naming it, exit 2; a value the server
 #     refuses: its start fails, one line with its log, exit 2; nothing
 #     left running, and the --dir those commands made removed.
 # Exit 77 when python3, libpq or the server's binaries are missing.
@@ -150,6 +150,11 @@ one_line err.txt 'pg-set listen_addresses.*refused'
 rc=$?
 [ "$rc" -eq 2 ] || fail "--pg-set no_such_setting: exit $rc, want 2"
 one_line err.txt 'pg-set no_such_setting: no such PostgreSQL setting'
+# the checkpoints' log lines are what the segment counts are read from
+"$bin" bench --engine postgres --pg-set Log_Checkpoints=off --duration 0.2 --dir d5 --quiet >/dev/null 2>err.txt
+rc=$?
+[ "$rc" -eq 2 ] || fail "--pg-set log_checkpoints: exit $rc, want 2"
+one_line err.txt 'pg-set log_checkpoints: refused: commitlab counts the WAL segments'
 # a line break would make a second line of the server's configuration:
 # listen_addresses behind an allowed name
 "$bin" bench --engine postgres --pg-set "$(printf 'work_mem=8MB\nlisten_addresses=*')" --duration 0.2 --dir d5 \

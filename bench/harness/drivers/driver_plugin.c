@@ -300,6 +300,8 @@ static void pl_stats(struct bench_db *db, struct bench_engine_stats *st)
     st->other_sys_us = s.other_sys_us;
     st->other_nvcsw = s.other_nvcsw;
     st->other_nivcsw = s.other_nivcsw;
+    st->segments_recycled = s.segments_recycled;
+    st->segments_removed = s.segments_removed;
 }
 
 static int pl_check(const struct bench_driver *d, const struct bench_config *cfg, char *why, size_t len)

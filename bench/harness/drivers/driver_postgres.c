@@ -267,7 +267,7 @@ static PGconn *connect_to(struct pdb *d, char *err)
 #define PG_RECORDED                                                                                                    \
     "synchronous_commit=\nfsync=\ncommit_delay=\ncommit_siblings=\nwal_sync_method=\nwal_writer_delay=\n"              \
     "wal_recycle=\nwal_init_zero=\nmax_wal_size=\nshared_buffers=\nwal_buffers=\nwal_segment_size=\n"                  \
-    "full_page_writes=\nwal_level=\ncheckpoint_timeout=\n"
+    "full_page_writes=\nwal_level=\ncheckpoint_timeout=\nlog_checkpoints=\n"
 
 /* The settings the server runs with, read back (current_setting, as
  * SHOW): the commit path's (PG_RECORDED), then each other name the
@@ -546,6 +546,35 @@ static void flush_backends(struct pdb *d)
     simple(d->admin, "SELECT pg_stat_force_next_flush()", err);
 }
 
+/* The WAL segments the server's checkpoints have recycled and removed so
+ * far, summed over its log's "checkpoint complete: ... N WAL file(s)
+ * added, M removed, K recycled" lines (log_checkpoints, on in every
+ * cluster commitlab starts).  A segment a backend creates when it needs
+ * one is in no line, so "added" is not a count of new segments and is
+ * not reported.  0, or -1 when the log cannot be read. */
+static int checkpoint_segments(const char *log, int64_t *removed, int64_t *recycled)
+{
+    FILE *f = fopen(log, "r");
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    long long a, m, k;
+    *removed = *recycled = 0;
+    while (getline(&line, &cap, f) > 0) {
+        const char *p = strstr(line, "checkpoint complete:");
+        if (!p || !(p = strstr(p, "; ")))
+            continue;
+        if (sscanf(p, "; %lld WAL file(s) added, %lld removed, %lld recycled", &a, &m, &k) == 3) {
+            *removed += m;
+            *recycled += k;
+        }
+    }
+    free(line);
+    fclose(f);
+    return 0;
+}
+
 static void pg_stats(struct cl_engine_db *db, struct cl_engine_stats *st)
 {
     struct pdb *d = db->impl;
@@ -567,6 +596,13 @@ static void pg_stats(struct cl_engine_db *db, struct cl_engine_stats *st)
         st->checkpoints = strtoll(PQgetvalue(r, 0, 3), NULL, 10);
     }
     PQclear(r);
+    char log[sizeof d->srv.data + 32];
+    snprintf(log, sizeof log, "%s/commitlab-server.log", d->srv.data);
+    int64_t removed, recycled;
+    if (CL_ENGINE_STATS_HAS(st, segments_removed) && checkpoint_segments(log, &removed, &recycled) == 0) {
+        st->segments_recycled = recycled;
+        st->segments_removed = removed;
+    }
     pthread_mutex_unlock(&d->mu);
     struct pg_usage u;
     if (CL_ENGINE_STATS_HAS(st, other_nivcsw) && pg_server_usage(&d->srv, &u) == 0) {

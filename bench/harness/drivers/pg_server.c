@@ -556,6 +556,11 @@ static int write_conf(const struct pg_server *s, const struct cl_engine_config *
         }
         q += n + (q[n] == '\n');
     }
+    /* the checkpoints' lines on the server's stderr, which pg_ctl -l
+     * writes to commitlab-server.log: the driver counts the segments
+     * they recycled and removed (--pg-set may not change these) */
+    fprintf(f, "# what commitlab reads from the server's log\nlog_checkpoints = on\nlogging_collector = off\n"
+               "log_destination = 'stderr'\n");
     return fclose(f) ? -1 : 0;
 }
 
@@ -912,6 +917,13 @@ static int check_pg_set(const char *cmd, const struct pg_who *w, const char *set
                     *c = '?';
             fprintf(stderr, "commitlab %s: --pg-set: '%s' is not accepted; expected NAME=VALUE%s\n", cmd, shown,
                     ctl ? " on one line" : "");
+            rc = 2;
+        } else if (!strcmp(name, "log_checkpoints") || !strcmp(name, "logging_collector") ||
+                   !strcmp(name, "log_destination")) {
+            fprintf(stderr,
+                    "commitlab %s: --pg-set %s: refused: commitlab counts the WAL segments the checkpoints "
+                    "recycle and remove from their lines in the server's log (log_checkpoints on, to stderr)\n",
+                    cmd, name);
             rc = 2;
         } else if (forbidden(name)) {
             fprintf(stderr,
