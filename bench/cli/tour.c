@@ -188,13 +188,13 @@ static void row_config(struct bench_config *cfg, const struct tour_series *se, u
 {
     bench_config_defaults(cfg);
     cfg->engine = se->engine;
-    cfg->sync = se->sync;
+    bench_knob_set(cfg, K_SYNC, se->sync, 0); /* the word read into the policy, by the table */
     cfg->clients = clients;
     cfg->duration = o->secs;
     cfg->warmup = 0.5;
     cfg->dir = o->dir;
     if (se->segments) {
-        cfg->segments = se->segments;
+        bench_knob_set(cfg, K_SEGMENTS, se->segments, 1);
         cfg->segment_size = SEG_SIZE;
         cfg->checkpoint_bytes = SEG_CHECKPOINT;
         cfg->given[K_SEGMENTS] = cfg->given[K_SEGMENT_SIZE] = cfg->given[K_CHECKPOINT] = 1;

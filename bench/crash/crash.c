@@ -158,7 +158,10 @@ struct totals {
     double seconds;
 };
 
-static int durable(const struct crash_config *c) { return cl_sync_policy_is_durable(c->sync) == 1; }
+static int durable(const struct crash_config *c)
+{
+    return cl_sync_policy_is_durable(c->run.sync) == 1;
+}
 
 /* What an acknowledged commit survives, as the engine claims it.
  * Pipelined, commitlab acknowledges a commit by its callback, which under
@@ -170,7 +173,7 @@ static unsigned claims(const struct crash_config *c)
     struct bench_config bc;
     crash_bench_config(c, "", &bc);
     unsigned s = bench_engine_claims(c->drv, &bc);
-    if (c->drv == &bench_driver_commitlab && c->pipeline > 1 && c->sync == CL_SYNC_PERIODIC)
+    if (c->drv == &bench_driver_commitlab && c->pipeline > 1 && c->run.sync == CL_SYNC_PERIODIC)
         s |= CL_ENGINE_SURVIVES_POWER;
     return s;
 }
@@ -351,8 +354,8 @@ static json_t *row_json(const struct crash_config *c, const struct totals *t, co
     json_object_set_new(j, "sync_method", opt_string(c, c->names[1]));
     json_object_set_new(j, "segments", opt_string(c, c->names[2]));
     json_object_set_new(j, "segment_init", opt_string(c, c->names[3]));
-    json_object_set_new(j, "prealloc", cl ? json_integer(c->prealloc) : json_null());
-    json_object_set_new(j, "elr", cl ? json_boolean(c->elr) : json_null());
+    json_object_set_new(j, "prealloc", cl ? json_integer(c->run.prealloc) : json_null());
+    json_object_set_new(j, "elr", cl ? json_boolean(c->run.elr) : json_null());
     json_object_set_new(j, "model", json_string(c->names[6]));
     json_object_set_new(j, "clients", json_integer(c->clients));
     json_object_set_new(j, "pipeline", json_integer(c->pipeline));
@@ -720,14 +723,6 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
         for (int k = 1; k <= 5; k++)
             if (pick[k])
                 return 0;
-    cl_sync_policy_parse(c->names[0], &c->sync);
-    cl_sync_method_parse(c->names[1], &c->method);
-    c->segments = strcmp(c->names[2], "recycle") ? CL_SEGMENTS_FRESH : CL_SEGMENTS_RECYCLE;
-    c->init = !strcmp(c->names[3], "sparse")      ? CL_SEGINIT_SPARSE
-              : !strcmp(c->names[3], "fallocate") ? CL_SEGINIT_FALLOCATE
-                                                  : CL_SEGINIT_ZERO;
-    c->prealloc = (uint32_t)strtoul(c->names[4], NULL, 10);
-    c->elr = !strcmp(c->names[5], "on");
     if (c->mode == CRASH_SIM)
         vfs_crash_model_parse(c->names[6], &c->model);
     c->clients = (unsigned)strtoul(c->names[7], NULL, 10);
@@ -738,6 +733,7 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
     c->cut_max = co->cut_max;
     c->pipeline = co->knobs.base.pipeline;
     c->knobs = &co->knobs.base;
+    crash_config_run(c); /* the swept words into their values, by the table of knobs */
     return 1;
 }
 
@@ -1002,7 +998,7 @@ int cmd_crash(int argc, char **argv)
         struct bench_config *per_sync = calloc(co.sync.n, sizeof *per_sync);
         for (size_t i = 0; per_sync && i < co.sync.n; i++) {
             per_sync[i] = co.knobs.base;
-            per_sync[i].sync = co.sync.v[i];
+            bench_knob_set(&per_sync[i], K_SYNC, co.sync.v[i], 0);
         }
         if (per_sync)
             bench_warn_unread("crash", per_sync, co.sync.n, stderr);

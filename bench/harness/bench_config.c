@@ -78,6 +78,10 @@ static void from_library(void)
                     d->option);
             abort();
         }
+        if ((d->type == KT_ENUM) != (o->type == CL_OPTION_ENUM)) {
+            fprintf(stderr, "commitlab: the knob %s reads the option %s as another type\n", d->flag, d->option);
+            abort();
+        }
         d->lib = o;
         d->min = (double)o->min;
         d->max = (double)o->max;
@@ -214,13 +218,35 @@ static double get_real(const struct bench_config *c, enum bench_knob k)
     return d;
 }
 
-static int is_word(enum bench_knob_type t) { return t == KT_WORD || t == KT_POLICY || t == KT_INDEX || t == KT_ONOFF; }
+uint64_t bench_knob_int(const struct bench_config *c, enum bench_knob k)
+{
+    return get_int(c, k);
+}
+
+const char *bench_knob_word(const struct bench_config *c, enum bench_knob k)
+{
+    const struct bench_knob_def *d = &table()[k];
+    if (d->type == KT_ENUM) {
+        uint64_t v = get_int(c, k);
+        return v >= d->lib->min && v <= d->lib->max ? d->lib->names[v] : "?";
+    }
+    if (d->type == KT_WORD || d->type == KT_PATH) {
+        const char *s = get_str(c, k);
+        return s ? s : "";
+    }
+    return "";
+}
+
+static int is_word(enum bench_knob_type t)
+{
+    return t == KT_WORD || t == KT_ENUM || t == KT_INDEX || t == KT_ONOFF;
+}
 
 /* ---- words ------------------------------------------------------------------------- */
 
 static const char *choices_of(enum bench_knob k)
 {
-    return table()[k].type == KT_POLICY ? bench_sync_choices() : table()[k].choices;
+    return table()[k].choices;
 }
 
 /* The index of v among the comma-separated words, or -1. */
@@ -289,7 +315,10 @@ void bench_knob_accepted(enum bench_knob k, char *buf, size_t len)
     char w[256];
     int n = 0;
     switch (d->type) {
-    case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
+    case KT_WORD:
+    case KT_ENUM:
+    case KT_INDEX:
+    case KT_ONOFF:
         words_spaced(choices_of(k), w, sizeof w);
         n = snprintf(buf, len, "%s%s", w, k == K_ENGINE ? ", plugin:PATH.so, plugin:NAME (with --plugin-dir)" : "");
         break;
@@ -344,7 +373,10 @@ int bench_knob_check(enum bench_knob k, const char *v)
     char *end;
     int ok = 0;
     switch (d->type) {
-    case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
+    case KT_WORD:
+    case KT_ENUM:
+    case KT_INDEX:
+    case KT_ONOFF:
         ok = word_index(choices_of(k), v) >= 0;
         if (k == K_ENGINE && bench_engine_is_plugin(v)) /* loaded once the command line is read */
             ok = v[7] != 0;
@@ -380,10 +412,10 @@ void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, in
     const struct bench_knob_def *d = &table()[k];
     uint64_t u = 0;
     switch (d->type) {
-    case KT_WORD: case KT_POLICY: case KT_PATH:
-        memcpy(field_of(c, k), &v, sizeof v);
-        break;
+    case KT_WORD:
+    case KT_PATH: memcpy(field_of(c, k), &v, sizeof v); break;
     case KT_INDEX: set_int(c, k, (uint64_t)word_index(d->choices, v)); break;
+    case KT_ENUM: set_int(c, k, d->lib->min + (uint64_t)word_index(d->choices, v)); break;
     case KT_ONOFF: set_int(c, k, strcmp(v, "on") == 0); break;
     case KT_UINT: case KT_COUNT: case KT_SEED:
         parse_digits(v, &u);
@@ -446,11 +478,9 @@ void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *bu
     uint64_t u;
     buf[0] = 0;
     switch (d->type) {
-    case KT_WORD: case KT_POLICY: case KT_PATH: {
-        const char *s = get_str(c, k);
-        snprintf(buf, len, "%s", s ? s : "");
-        break;
-    }
+    case KT_WORD:
+    case KT_ENUM:
+    case KT_PATH: snprintf(buf, len, "%s", bench_knob_word(c, k)); break;
     case KT_INDEX: word_at(d->choices, (int)get_int(c, k), buf, len); break;
     case KT_ONOFF: case KT_TRUE: case KT_FALSE: snprintf(buf, len, "%s", get_int(c, k) ? "on" : "off"); break;
     case KT_UINT: case KT_COUNT: case KT_SEED: case KT_SIZE: format_value(d, get_int(c, k), buf, len); break;
@@ -494,10 +524,12 @@ static json_t *knob_json(const struct bench_config *c, enum bench_knob k)
     const struct bench_knob_def *d = &table()[k];
     char w[64];
     switch (d->type) {
-    case KT_WORD: case KT_POLICY: case KT_PATH: {
+    case KT_WORD:
+    case KT_PATH: {
         const char *s = get_str(c, k);
         return s ? json_string(s) : json_null();
     }
+    case KT_ENUM: return json_string(bench_knob_word(c, k));
     case KT_INDEX:
         word_at(d->choices, (int)get_int(c, k), w, sizeof w);
         return json_string(w);
@@ -544,7 +576,7 @@ json_t *bench_config_json(const struct bench_config *cfg)
         if (k == K_VALUE_SIZE)
             json_object_set_new(o, "key_size", json_integer(16));
         else if (k == K_SYNC)
-            json_object_set_new(o, "sync_durable", json_boolean(bench_sync_is_durable(cfg->sync)));
+            json_object_set_new(o, "sync_durable", json_boolean(cl_sync_policy_is_durable(cfg->sync) == 1));
         else if (k == K_CACHE)
             json_object_set_new(o, "sync_latency_emulated", json_boolean(cfg->sync_latency_us > 0));
     }
@@ -929,7 +961,7 @@ void bench_warn_unread(const char *cmd, const struct bench_config *cfgs, size_t 
         char ignored[256] = "";
         size_t o = 0;
         for (size_t i = 0; i < n; i++) {
-            const char *s = cfgs[i].sync;
+            const char *s = bench_knob_word(&cfgs[i], K_SYNC);
             char item[80];
             if (!cfgs[i].given[k] || !s || strcmp(s, reader) == 0)
                 continue;

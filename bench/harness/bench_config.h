@@ -14,24 +14,26 @@
 #include <stdio.h>
 
 #include "bench_knobs.h"
+#include "commitlab.h"
 
 /* How a knob's value is read, checked and written. */
 enum bench_knob_type {
-    KT_WORD,                      /* a string, one of choices */
-    KT_POLICY,                    /* a string, one of the library's sync policies */
-    KT_INDEX,                     /* an int: the index of a word of choices */
-    KT_ONOFF,                     /* an int: on = 1, off = 0 */
-    KT_UINT,                      /* an integer in [min, max] */
-    KT_SIZE,                      /* bytes, with an optional k/M/G, in [min, max] */
-    KT_RATIO,                     /* a fraction in [0, 1] */
-    KT_SECS,                      /* seconds in the range */
-    KT_NUM,                       /* a number in the range */
-    KT_COUNT,                     /* a positive integer */
-    KT_SEED,                      /* a non-negative integer */
-    KT_PATH,                      /* a path, not empty */
-    KT_TRUE,                      /* a flag without a value: sets the int to 1 */
-    KT_FALSE,                     /* a flag without a value: sets the int to 0 */
-    KT_SET,                       /* a comma set of choices: bit i for word i */
+    KT_WORD,  /* a string, one of choices */
+    KT_ENUM,  /* an enum option of libcommitlab (.option): its value, read from
+               * the word its names[value] is */
+    KT_INDEX, /* an int: the index of a word of choices */
+    KT_ONOFF, /* an int: on = 1, off = 0 */
+    KT_UINT,  /* an integer in [min, max] */
+    KT_SIZE,  /* bytes, with an optional k/M/G, in [min, max] */
+    KT_RATIO, /* a fraction in [0, 1] */
+    KT_SECS,  /* seconds in the range */
+    KT_NUM,   /* a number in the range */
+    KT_COUNT, /* a positive integer */
+    KT_SEED,  /* a non-negative integer */
+    KT_PATH,  /* a path, not empty */
+    KT_TRUE,  /* a flag without a value: sets the int to 1 */
+    KT_FALSE, /* a flag without a value: sets the int to 0 */
+    KT_SET,   /* a comma set of choices: bit i for word i */
 };
 
 /* Flags of a knob. */
@@ -123,6 +125,12 @@ void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, in
 /* Copies knob k's value from src to dst (a string stays src's: it must
  * outlive dst), marking it given in dst. */
 void bench_knob_copy(struct bench_config *dst, const struct bench_config *src, enum bench_knob k);
+/* The number knob k of c holds: an integer's, a flag's, an enum's value
+ * (a knob of libcommitlab's table holds one of these). */
+uint64_t bench_knob_int(const struct bench_config *c, enum bench_knob k);
+/* The word knob k of c holds: an enum option's name ("group" for --sync),
+ * a word's or a path's text; "" for a knob of another type. */
+const char *bench_knob_word(const struct bench_config *c, enum bench_knob k);
 /* Writes knob k of c as the flag would take it ("16M", "on", "zipf"). */
 void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *buf, size_t len);
 

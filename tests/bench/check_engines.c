@@ -48,7 +48,7 @@ static size_t other_values(enum bench_knob k, char vals[][64], size_t max)
 {
     const struct bench_knob_def *d = bench_knob(k);
     size_t n = 0;
-    const char *words = d->type == KT_POLICY ? bench_sync_choices() : d->choices;
+    const char *words = d->choices;
     if (d->type == KT_TRUE || d->type == KT_FALSE) { /* a flag: given, it says the other of its default */
         snprintf(vals[n++], 64, "%s", d->type == KT_TRUE ? "on" : "off");
         return n;

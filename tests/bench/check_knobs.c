@@ -89,10 +89,10 @@ static void other_value(enum bench_knob k, char *buf, size_t len)
         return;
     }
     case KT_WORD:
-    case KT_POLICY:
+    case KT_ENUM:
     case KT_INDEX:
     case KT_ONOFF: {
-        const char *words = d->type == KT_POLICY ? bench_sync_choices() : d->type == KT_ONOFF ? "on,off" : d->choices;
+        const char *words = d->type == KT_ONOFF ? "on,off" : d->choices;
         for (const char *p = words; *p;) {
             size_t n = strcspn(p, ",");
             snprintf(buf, len, "%.*s", (int)n, p);

@@ -49,9 +49,15 @@ START_TEST(test_field_widths)
         const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
         size_t want;
         switch (d->type) {
-        case KT_WORD: case KT_POLICY: case KT_PATH: want = sizeof(const char *); break;
+        case KT_WORD:
+        case KT_PATH: want = sizeof(const char *); break;
         case KT_RATIO: case KT_SECS: case KT_NUM: want = sizeof(double); break;
-        case KT_INDEX: case KT_ONOFF: case KT_TRUE: case KT_FALSE: case KT_SET: want = sizeof(int); break;
+        case KT_INDEX:
+        case KT_ENUM:
+        case KT_ONOFF:
+        case KT_TRUE:
+        case KT_FALSE:
+        case KT_SET: want = sizeof(int); break;
         case KT_COUNT: case KT_SEED: want = sizeof(uint64_t); break;
         default: want = d->size == sizeof(uint64_t) ? sizeof(uint64_t) : sizeof(uint32_t); break;
         }
@@ -203,7 +209,7 @@ START_TEST(test_library_options_are_flags)
                           d->flag);
             break;
         case CL_OPTION_ENUM: {
-            ck_assert_msg(d->type == KT_WORD || d->type == KT_POLICY, "%s: an enum read as type %d", d->flag, d->type);
+            ck_assert_msg(d->type == KT_ENUM, "%s: an enum read as type %d", d->flag, d->type);
             ck_assert_msg(json_is_string(def) && strcmp(json_string_value(def), o->names[o->dflt]) == 0,
                           "%s: default not the library's %s", d->flag, o->names[o->dflt]);
             /* its words: the enum's names, every one, in order */
@@ -214,7 +220,7 @@ START_TEST(test_library_options_are_flags)
                 ck_assert_msg(bench_knob_check((enum bench_knob)k, o->names[v]) == 0, "%s: refuses %s", d->flag,
                               o->names[v]);
             }
-            ck_assert_str_eq(d->type == KT_POLICY ? bench_sync_choices() : d->choices, words);
+            ck_assert_str_eq(d->choices, words);
             ck_assert_int_ne(bench_knob_check((enum bench_knob)k, "no-such-word"), 0);
             break;
         }

@@ -71,7 +71,7 @@ static void make_cfg(const struct bench_config *cfg, struct plug_cfg *pc)
     pc->pub.size = sizeof pc->pub;
     pc->pub.nknobs = K_COUNT;
     pc->pub.knobs = pc->knobs;
-    pc->pub.sync_durable = bench_sync_is_durable(cfg->sync);
+    pc->pub.sync_durable = cl_sync_policy_is_durable(cfg->sync) == 1;
     for (int k = 0; k < K_COUNT; k++) {
         snprintf(pc->names[k], sizeof pc->names[k], "%s", bench_knob_flag((enum bench_knob)k) + 2);
         bench_knob_format(cfg, (enum bench_knob)k, pc->values[k], sizeof pc->values[k]);
@@ -548,7 +548,7 @@ static int set_has(const char *set, const char *w)
 
 unsigned bench_engine_claims(const struct bench_driver *d, const struct bench_config *cfg)
 {
-    unsigned s = bench_engine_survives(d, cfg->sync);
+    unsigned s = bench_engine_survives(d, bench_knob_word(cfg, K_SYNC));
     for (const struct bench_accept *a = d->accepts; a && a->knob != K_COUNT; a++) {
         char v[200];
         if (a->knob == K_SYNC || !a->value || !a->survives || !cfg->given[a->knob])
