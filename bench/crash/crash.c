@@ -524,7 +524,7 @@ static void shared_knobs_init(void)
     nshared_knobs = 0;
     for (size_t i = 0; i < sizeof swept_knobs / sizeof *swept_knobs; i++)
         shared_knobs[nshared_knobs++] = swept_knobs[i];
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         int listed = 0;
         for (size_t i = 0; i < sizeof swept_knobs / sizeof *swept_knobs; i++)
             listed |= swept_knobs[i].knob == (enum bench_knob)k;
@@ -541,7 +541,7 @@ void crash_given_flags(const struct crash_config *c, char *buf, size_t len)
     if (!c->knobs)
         return;
     crash_bench_config(c, "", &bc);
-    for (int i = 0; i < K_COUNT && o < len; i++) {
+    for (int i = 0; i < bench_knob_count() && o < len; i++) {
         enum bench_knob k = (enum bench_knob)i;
         int take = 0;
         for (size_t j = 0; j < sizeof swept_knobs / sizeof *swept_knobs; j++)

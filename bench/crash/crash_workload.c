@@ -433,7 +433,7 @@ void crash_config_run(struct crash_config *c)
     bc->given[K_SYNC] = 1;
     /* Every knob the user gave one value of, as bench applies it; another
      * engine's own knob (--lmdb-flags on a SQLite row) is that engine's. */
-    for (int i = 0; c->knobs && i < K_COUNT; i++) {
+    for (int i = 0; c->knobs && i < bench_knob_count(); i++) {
         enum bench_knob k = (enum bench_knob)i;
         const char *owner = bench_knob(k)->owner;
         if (!c->knobs->given[k] || swept(k) ||

@@ -43,14 +43,73 @@ static const enum bench_knob sweep_list[] = {
     K_VALUE_SIZE,   K_KEYS,        K_URING_SYNC,    K_DIST,        K_PIPELINE,     K_OPS_PER_TXN,     K_READ_RATIO,
     K_SCALE,        K_SQLITE_SYNC, K_ROCKSDB_WRITE, K_RATE,        K_CLIENTS,
 };
+/* The spare rows that an option took go after the library's rows, before
+ * the knobs of the workload (from_library). */
+#define SWEEP_SPARES_AFTER K_CACHE
+
+static enum bench_knob sweep_live[sizeof sweep_list / sizeof *sweep_list + K_COUNT];
+static size_t nsweep_live;
+static int nknobs = K_COUNT;
+
+static struct bench_knob_def *table(void);
 
 const enum bench_knob *bench_sweep_list(size_t *n)
 {
-    *n = sizeof sweep_list / sizeof *sweep_list;
-    return sweep_list;
+    table();
+    *n = nsweep_live;
+    return sweep_live;
+}
+
+int bench_knob_count(void)
+{
+    table();
+    return nknobs;
 }
 
 static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, size_t len);
+
+/* The options of libcommitlab that a run sets itself, and no flag. */
+static const char *const not_knobs[] = {
+    "create", /* every run creates its database; the crash campaign's recovery opens with 0 */
+};
+
+/* Each option of the library that no row names, in the table's order,
+ * takes the next spare row: its flag is its name with '-' for '_', its
+ * JSON member its name, a list the commitlab engine maps (through
+ * cl_option_set, as every option).  An option beyond the spare rows (a
+ * newer libcommitlab than this table) has no flag.  Returns how many
+ * rows were taken. */
+static int take_spares(void)
+{
+    static char flags[K_COUNT - K_LIB_SPARE_0][72];
+    int used = 0;
+    for (int i = 0; i < cl_option_count() && K_LIB_SPARE_0 + used < K_COUNT; i++) {
+        const struct cl_option_info *o = cl_option_info(i);
+        int named = 0;
+        for (size_t j = 0; j < sizeof not_knobs / sizeof *not_knobs; j++)
+            named |= strcmp(o->name, not_knobs[j]) == 0;
+        for (int k = 0; k < K_LIB_SPARE_0 && !named; k++)
+            named = knobs[k].option && strcmp(knobs[k].option, o->name) == 0;
+        if (named)
+            continue;
+        struct bench_knob_def *d = &knobs[K_LIB_SPARE_0 + used];
+        char *f = flags[used++];
+        snprintf(f, sizeof flags[0], "--%s", o->name);
+        for (char *c = f; *c; c++)
+            if (*c == '_')
+                *c = '-';
+        d->flag = f;
+        d->key = o->name;
+        d->option = o->name;
+        d->type = o->type == CL_OPTION_ENUM       ? KT_ENUM
+                  : o->type == CL_OPTION_FLAG     ? KT_ONOFF
+                  : strcmp(o->unit, "bytes") == 0 ? KT_SIZE
+                                                  : KT_UINT;
+        d->flags = KF_SPARE | KF_LIST | KF_ENGINE;
+        d->owner = "commitlab";
+    }
+    return used;
+}
 
 /* Each row's place in the sweep (sweep_list), --engine's words (the
  * table of peers, drivers/driver.c); and the rows with .option,
@@ -62,10 +121,17 @@ static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, 
 static void from_library(void)
 {
     static char dflts[K_COUNT][32], words[K_COUNT][256], helps[K_COUNT][320];
-    for (size_t i = 0; i < sizeof sweep_list / sizeof *sweep_list; i++)
-        knobs[sweep_list[i]].sweep = (unsigned)i + 1;
+    int spares = take_spares();
+    nknobs = K_LIB_SPARE_0 + spares;
+    for (size_t i = 0; i < sizeof sweep_list / sizeof *sweep_list; i++) {
+        sweep_live[nsweep_live++] = sweep_list[i];
+        for (int j = 0; sweep_list[i] == SWEEP_SPARES_AFTER && j < spares; j++)
+            sweep_live[nsweep_live++] = (enum bench_knob)(K_LIB_SPARE_0 + j);
+    }
+    for (size_t i = 0; i < nsweep_live; i++)
+        knobs[sweep_live[i]].sweep = (unsigned)i + 1;
     knobs[K_ENGINE].choices = bench_engine_words();
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < nknobs; k++) {
         struct bench_knob_def *d = &knobs[k];
         const struct cl_option_info *o = NULL;
         if (!d->option)
@@ -130,20 +196,18 @@ const char *bench_knob_flag(enum bench_knob k)
 
 enum bench_knob bench_knob_by_flag(const char *flag)
 {
-    int k;
-    for (k = 0; k < K_COUNT; k++)
+    for (int k = 0; k < bench_knob_count(); k++)
         if (strcmp(flag, table()[k].flag) == 0)
-            break;
-    return (enum bench_knob)k;
+            return (enum bench_knob)k;
+    return K_COUNT;
 }
 
 enum bench_knob bench_knob_by_key(const char *key)
 {
-    int k;
-    for (k = 0; k < K_COUNT; k++)
+    for (int k = 0; k < bench_knob_count(); k++)
         if (strcmp(key, table()[k].key) == 0)
-            break;
-    return (enum bench_knob)k;
+            return (enum bench_knob)k;
+    return K_COUNT;
 }
 
 /* ---- the library's policies ------------------------------------------------------ */
@@ -511,7 +575,7 @@ const size_t bench_crash_ndefaults = sizeof bench_crash_defaults / sizeof *bench
 void bench_config_defaults(struct bench_config *c)
 {
     memset(c, 0, sizeof *c);
-    for (int k = 0; k < K_COUNT; k++)
+    for (int k = 0; k < bench_knob_count(); k++)
         if (table()[k].dflt)
             bench_knob_set(c, (enum bench_knob)k, table()[k].dflt, 0);
 }
@@ -569,7 +633,7 @@ static int knob_in_json(const struct bench_config *c, enum bench_knob k)
 json_t *bench_config_json(const struct bench_config *cfg)
 {
     json_t *o = json_object();
-    for (int i = 0; i < K_COUNT; i++) {
+    for (int i = 0; i < bench_knob_count(); i++) {
         enum bench_knob k = (enum bench_knob)i;
         json_object_set_new(o, table()[k].key, knob_in_json(cfg, k) ? knob_json(cfg, k) : json_null());
         /* the members derived from a knob follow it */
@@ -638,7 +702,7 @@ void bench_cli_usage(FILE *f)
                "  LIST: values separated by ','; " UT_LIST_RULE " (--engine 'plugin:my\\,store.so')\n");
     for (int g = 0; g < KG_COUNT; g++) {
         fprintf(f, "%s\n", group_heading[g] ? group_heading[g] : "");
-        for (int k = 0; k < K_COUNT; k++) {
+        for (int k = 0; k < bench_knob_count(); k++) {
             const struct bench_knob_def *d = &table()[k];
             char left[64], text[1024], w[256];
             if (d->group != (enum bench_knob_group)g)
@@ -742,8 +806,8 @@ static void split_list(const char *cmd, enum bench_knob k, const char *arg, stru
 static size_t sweep_order(enum bench_knob *order)
 {
     size_t n = 0;
-    for (unsigned rank = 1; rank <= K_COUNT; rank++)
-        for (int k = 0; k < K_COUNT; k++)
+    for (unsigned rank = 1; rank <= (unsigned)bench_knob_count(); rank++)
+        for (int k = 0; k < bench_knob_count(); k++)
             if (table()[k].sweep == rank)
                 order[n++] = (enum bench_knob)k;
     return n;
@@ -953,7 +1017,7 @@ static int parse_command_option(const char *cmd, int argc, char **argv, int *i, 
 
 void bench_warn_unread(const char *cmd, const struct bench_config *cfgs, size_t n, FILE *f)
 {
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         const struct bench_knob_def *d = &table()[k];
         if (!d->lib || d->lib->policy == CL_OPTION_ALL_POLICIES)
             continue;

@@ -53,6 +53,12 @@ enum bench_knob_type {
 #define KF_DEFAULT_ANY 0x2000u    /* its default is what every engine does (--pipeline 1: one blocking
                                    * commit at a time): given at the default, no engine needs to map it */
 #define KF_REPEAT 0x4000u         /* may be given again: the values joined by ';', none holding one */
+#define KF_SPARE                                                                                                       \
+    0x8000u /* a spare row (the last rows of bench_knobs.h): an option of                                              \
+             * libcommitlab that no row names takes one, with its flag                                                 \
+             * ("--commit-delay-us" for commit_delay_us), JSON member (its                                             \
+             * name), type, list and the library's default, range and help;                                            \
+             * a spare row no option took is no knob (bench_knob_count) */
 
 /* The help sections, in the order --help prints them. */
 enum bench_knob_group { KG_RUN, KG_KV, KG_TPCB, KG_COMMIT, KG_ENGINE, KG_COUNT };
@@ -105,6 +111,10 @@ struct bench_config {
     char varying[160];
 };
 
+/* How many knobs there are: the rows of bench_knobs.h but the spare rows
+ * no option of libcommitlab took, which come last.  A loop over the
+ * knobs runs to it; K_COUNT, its bound, sizes arrays and says "none". */
+int bench_knob_count(void);
 /* The knobs that take a list, in the cross product's order (the
  * outermost first); *n gets how many. */
 const enum bench_knob *bench_sweep_list(size_t *n);

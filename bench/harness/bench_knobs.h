@@ -13,7 +13,11 @@
  * here, plus its place in the sweep's order if it takes a list
  * (bench_config.c, sweep_order), plus the mapping in each driver that can
  * express it (drivers/driver.h); an engine whose driver does not declare
- * a knob runs n/a when it is given.
+ * a knob runs n/a when it is given.  An option of libcommitlab needs no
+ * row: one that no row names takes a spare row (the last rows, KF_SPARE),
+ * its flag its name with '-' for '_' and its JSON member its name, and
+ * the commitlab driver maps every option by its name (docs/design.md,
+ * "Adding a knob").
  *
  * A row is KNOB(ID, field, C type, .member = value, ...): the enum's name,
  * the field of struct bench_config and its type, then the members of
@@ -228,7 +232,16 @@
                  "/usr/lib/postgresql/*/bin)")                                                                       \
     KNOB(PG_USER, pg_user, const char *,                                                                             \
          .type = KT_PATH, .flag = "--pg-user", .key = "pg_user", .owner = "postgres", .group = KG_ENGINE,            \
-         .help = "as root: the account the private server runs as (default postgres)")
+         .help = "as root: the account the private server runs as (default postgres)")                               \
+    /* ---- kept spare: an option of libcommitlab's table that no row above names takes one ---- */                  \
+    KNOB(LIB_SPARE_0, lib_spare_0, uint64_t, .flags = KF_SPARE, .group = KG_COMMIT)                                  \
+    KNOB(LIB_SPARE_1, lib_spare_1, uint64_t, .flags = KF_SPARE, .group = KG_COMMIT)                                  \
+    KNOB(LIB_SPARE_2, lib_spare_2, uint64_t, .flags = KF_SPARE, .group = KG_COMMIT)                                  \
+    KNOB(LIB_SPARE_3, lib_spare_3, uint64_t, .flags = KF_SPARE, .group = KG_COMMIT)                                  \
+    KNOB(LIB_SPARE_4, lib_spare_4, uint64_t, .flags = KF_SPARE, .group = KG_COMMIT)                                  \
+    KNOB(LIB_SPARE_5, lib_spare_5, uint64_t, .flags = KF_SPARE, .group = KG_COMMIT)                                  \
+    KNOB(LIB_SPARE_6, lib_spare_6, uint64_t, .flags = KF_SPARE, .group = KG_COMMIT)                                  \
+    KNOB(LIB_SPARE_7, lib_spare_7, uint64_t, .flags = KF_SPARE, .group = KG_COMMIT)
 /* clang-format on */
 
 #endif

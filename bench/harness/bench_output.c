@@ -509,7 +509,7 @@ static void csv_num(FILE *f, double v, const char *fmt)
 void bench_csv_header(FILE *f)
 {
     fprintf(f, "time");
-    for (int k = 0; k < K_COUNT; k++) /* the knobs the table marks as CSV columns */
+    for (int k = 0; k < bench_knob_count(); k++) /* the knobs the table marks as CSV columns */
         if (bench_knob((enum bench_knob)k)->flags & KF_CSV)
             fprintf(f, ",%s", bench_knob((enum bench_knob)k)->key);
     fprintf(f, ",status,reason,engine_settings,varying,"
@@ -529,7 +529,7 @@ void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_r
     uint64_t n = r->txns;
     double commits = r->engine_commits > 0 ? (double)r->engine_commits : (double)n;
     fprintf(f, "%s", r->time_utc);
-    for (int k = 0; k < K_COUNT; k++)
+    for (int k = 0; k < bench_knob_count(); k++)
         if (bench_knob((enum bench_knob)k)->flags & KF_CSV) {
             char v[256];
             bench_knob_format(cfg, (enum bench_knob)k, v, sizeof v);

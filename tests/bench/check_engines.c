@@ -92,7 +92,7 @@ static int listed(const struct bench_driver *e, const struct bench_accept *a)
 /* cfg accepted by e: every knob it sets has a mapping that is listed. */
 static void check_accepted(const struct bench_driver *e, const struct bench_config *cfg, const char *what)
 {
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         if (!(bench_knob((enum bench_knob)k)->flags & KF_ENGINE) || (!cfg->given[k] && k != K_SYNC))
             continue;
         char v[64];
@@ -116,7 +116,7 @@ START_TEST(test_accepted_or_na)
         if (!d->built)
             continue;
         for (size_t p = 0; p < np; p++) {
-            for (int k = -1; k < K_COUNT; k++) {
+            for (int k = -1; k < bench_knob_count(); k++) {
                 if (k >= 0 && (k == K_SYNC || !(bench_knob((enum bench_knob)k)->flags & KF_ENGINE)))
                     continue;
                 size_t nv = k < 0 ? 1 : other_values((enum bench_knob)k, vals, 16);

@@ -23,7 +23,7 @@
 int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o, char *why, size_t len)
 {
     cl_options_init(o);
-    for (int i = 0; i < K_COUNT; i++) {
+    for (int i = 0; i < bench_knob_count(); i++) {
         enum bench_knob k = (enum bench_knob)i;
         const struct bench_knob_def *d = bench_knob(k);
         if (!d->lib)
@@ -309,6 +309,7 @@ const struct bench_driver bench_driver_commitlab = {
     .own_sync_latency = 1,
     .times_commits = 1,
     .accepts = cl_accepts,
+    .maps_options = 1, /* an option without a row here is cl_options.NAME too */
     .no_why = "applies to another engine",
     .notes = "commits timed by phase (cl_commit_timed; pipelined: cl_commit_async_timed); counters from cl_stats",
     .describe = cl_describe,

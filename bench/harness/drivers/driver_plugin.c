@@ -69,10 +69,10 @@ static void make_cfg(const struct bench_config *cfg, struct plug_cfg *pc)
 {
     memset(pc, 0, sizeof *pc);
     pc->pub.size = sizeof pc->pub;
-    pc->pub.nknobs = K_COUNT;
+    pc->pub.nknobs = (uint32_t)bench_knob_count();
     pc->pub.knobs = pc->knobs;
     pc->pub.sync_durable = cl_sync_policy_is_durable(cfg->sync) == 1;
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         snprintf(pc->names[k], sizeof pc->names[k], "%s", bench_knob_flag((enum bench_knob)k) + 2);
         bench_knob_format(cfg, (enum bench_knob)k, pc->values[k], sizeof pc->values[k]);
         pc->knobs[k] = (struct cl_engine_knob){pc->names[k], pc->values[k], cfg->given[k]};
