@@ -704,6 +704,17 @@ static void parse(struct crash_opts *co, int argc, char **argv)
     load_plugins(co);
 }
 
+/* The workload a --workload word names: one of crash's, or exit 2 (a
+ * workload bench has and crash does not check). */
+static enum crash_workload workload_of(const char *w)
+{
+    static const char *const names[] = {[CRASH_KV] = "kv", [CRASH_TPCB] = "tpcb"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(w, names[i]) == 0)
+            return (enum crash_workload)i;
+    ut_usage_error("crash", "--workload: '%s' is not accepted; expected kv or tpcb", w);
+}
+
 /* Combination idx of the sweep, or 0 when it repeats another (a knob only
  * commitlab has, on another engine). */
 static int config_at(const struct crash_opts *co, size_t idx, struct crash_config *c)
@@ -727,7 +738,7 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
         vfs_crash_model_parse(c->names[6], &c->model);
     c->clients = (unsigned)strtoul(c->names[7], NULL, 10);
     c->txns = co->txns;
-    c->workload = strcmp(c->names[9], "tpcb") ? CRASH_KV : CRASH_TPCB;
+    c->workload = workload_of(c->names[9]);
     c->lying = co->lying;
     c->keep_crashed = co->have_replay;
     c->cut_max = co->cut_max;
