@@ -212,12 +212,6 @@ enum bench_knob bench_knob_by_key(const char *key)
 
 /* ---- the library's policies ------------------------------------------------------ */
 
-int bench_sync_is_durable(const char *sync)
-{
-    enum cl_sync_policy p;
-    return cl_sync_policy_parse(sync, &p) == 0 && cl_sync_policy_is_durable(p) == 1;
-}
-
 /* The library's policies in its order, all or only the durable ones:
  * "none,periodic,commit,...", made once. */
 static const char *sync_list(int durable_only)

@@ -159,8 +159,6 @@ struct bench_knob_value {
 };
 extern const struct bench_knob_value bench_crash_defaults[];
 extern const size_t bench_crash_ndefaults;
-/* 1 when the library's sync policy of that name makes a commit durable. */
-int bench_sync_is_durable(const char *sync);
 /* "none,periodic,commit,...": every sync policy the library has, in its
  * order (a policy added to the library is accepted unchanged); and only
  * those that make a commit durable ("commit,group,..."). */

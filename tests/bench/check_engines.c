@@ -214,13 +214,14 @@ START_TEST(test_plugin_loaded)
     ck_assert_str_eq(applog->name, "applog");
     ck_assert_ptr_eq(bench_driver_find("applog"), applog);
     ck_assert_int_eq(applog->isolate, 1);
-    ck_assert_uint_eq(bench_engine_survives(applog, "commit"), CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER);
-    ck_assert_uint_eq(bench_engine_survives(applog, "none"), CL_ENGINE_SURVIVES_KILL);
-    ck_assert_uint_eq(bench_engine_survives(applog, "group"), 0); /* not accepted */
+    ck_assert_uint_eq(bench_engine_survives(applog, CL_SYNC_COMMIT),
+                      CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER);
+    ck_assert_uint_eq(bench_engine_survives(applog, CL_SYNC_NONE), CL_ENGINE_SURVIVES_KILL);
+    ck_assert_uint_eq(bench_engine_survives(applog, CL_SYNC_GROUP), 0); /* not accepted */
     ck_assert_msg(strstr(engines_text, "\napplog     loaded (1.0)\n  plugin /"), "%s", engines_text);
     /* commitlab's own claims are the policies' */
-    ck_assert_uint_eq(bench_engine_survives(&bench_driver_commitlab, "none"), CL_ENGINE_SURVIVES_KILL);
-    ck_assert_uint_eq(bench_engine_survives(&bench_driver_commitlab, "commit"),
+    ck_assert_uint_eq(bench_engine_survives(&bench_driver_commitlab, CL_SYNC_NONE), CL_ENGINE_SURVIVES_KILL);
+    ck_assert_uint_eq(bench_engine_survives(&bench_driver_commitlab, CL_SYNC_COMMIT),
                       CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER);
 }
 END_TEST

@@ -268,7 +268,7 @@ size_t bench_plugins_loaded(const struct bench_driver *const **out);
  * (CL_ENGINE_SURVIVES_*): a plugin's claim from its --sync row; for
  * commitlab, a process kill always and a power failure when the policy is
  * durable. */
-unsigned bench_engine_survives(const struct bench_driver *d, const char *sync);
+unsigned bench_engine_survives(const struct bench_driver *d, enum cl_sync_policy sync);
 /* The same for a whole configuration: the claim of its --sync row,
  * weakened by every row of another knob cfg gives whose survives caps it
  * (LMDB's --lmdb-flags nometasync: the process kill only). */

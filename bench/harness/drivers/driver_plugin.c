@@ -525,11 +525,14 @@ int bench_plugin_adapt(const struct cl_engine_plugin *p, int loaded, struct benc
     return 0;
 }
 
-unsigned bench_engine_survives(const struct bench_driver *d, const char *sync)
+unsigned bench_engine_survives(const struct bench_driver *d, enum cl_sync_policy sync)
 {
     if (!d->plugin)
-        return CL_ENGINE_SURVIVES_KILL | (bench_sync_is_durable(sync) ? CL_ENGINE_SURVIVES_POWER : 0);
-    const struct bench_accept *a = bench_driver_accept(d, K_SYNC, sync);
+        return CL_ENGINE_SURVIVES_KILL | (cl_sync_policy_is_durable(sync) == 1 ? CL_ENGINE_SURVIVES_POWER : 0);
+    const struct bench_knob_def *k = bench_knob(K_SYNC); /* a plugin's rows name the policy by its word */
+    if ((unsigned)sync < k->lib->min || (unsigned)sync > k->lib->max)
+        return 0;
+    const struct bench_accept *a = bench_driver_accept(d, K_SYNC, k->lib->names[sync]);
     return a && a->maps ? a->survives : 0;
 }
 
@@ -548,7 +551,7 @@ static int set_has(const char *set, const char *w)
 
 unsigned bench_engine_claims(const struct bench_driver *d, const struct bench_config *cfg)
 {
-    unsigned s = bench_engine_survives(d, bench_knob_word(cfg, K_SYNC));
+    unsigned s = bench_engine_survives(d, cfg->sync);
     for (const struct bench_accept *a = d->accepts; a && a->knob != K_COUNT; a++) {
         char v[200];
         if (a->knob == K_SYNC || !a->value || !a->survives || !cfg->given[a->knob])
