@@ -654,25 +654,11 @@ int cl_open_vfs(const char *dir, const struct cl_options *opts, struct vfs *vfs,
         .dir = dir,
         .db_id = meta.db_id,
         .segment_size = db->segment_size,
-        .policy = db->opt.sync,
-        .method = db->opt.method,
-        .segment_init = db->opt.segment_init,
-        .segments = db->opt.segments,
-        .recycle_max = db->opt.recycle_max,
-        .prealloc = db->opt.prealloc,
-        .interval_ms = db->opt.interval_ms,
-        .commit_delay_us = db->opt.commit_delay_us,
-        .commit_siblings = db->opt.commit_siblings,
-        .uring_depth = db->opt.uring_depth,
-        .max_batch = db->opt.max_batch,
-        .flusher_spin_us = db->opt.flusher_spin_us,
-        .uring_sync = db->opt.uring_sync,
         .why = why,
         .why_len = sizeof why,
-        .cold_recycle = db->opt.cold_recycle,
-        .wait = db->opt.wait,
-        .wait_spin_us = db->opt.wait_spin_us,
+        .opt = db->opt,
     };
+
     rc = wal_open(&wc, new_segno, &db->wal);
     if (rc == CL_ENOTSUP && why[0])
         cl_detail_set("%s", why); /* what was refused here: io_uring, O_DIRECT, RWF_DSYNC */

@@ -157,6 +157,29 @@ int cl_options_import(const struct cl_options *in, size_t size, struct cl_option
     return 0;
 }
 
+int cl_option_set(struct cl_options *o, size_t size, const char *name, uint64_t value)
+{
+    for (size_t i = 0; name && i < NOPTIONS; i++) {
+        const struct cl_option_desc *d = &table[i];
+        const struct cl_option_info *f = &d->info;
+        if (strcmp(f->name, name) != 0)
+            continue;
+        if (d->offset + d->size > size) {
+            cl_detail_set("option %s: beyond the caller's %zu-byte struct cl_options", name, size);
+            return CL_ENOTSUP;
+        }
+        if (value < f->min || value > f->max) {
+            cl_detail_set("option %s = %" PRIu64 " is out of range: %" PRIu64 "..%" PRIu64 " %s", name, value, f->min,
+                          f->max, f->unit);
+            return CL_EINVAL;
+        }
+        set_field(o, d, value);
+        return 0;
+    }
+    cl_detail_set("option %s: libcommitlab has no option of that name", name ? name : "(null)");
+    return CL_EINVAL;
+}
+
 int cl_options_check(const struct cl_options *o)
 {
     for (size_t i = 0; i < NOPTIONS; i++) {

@@ -308,6 +308,18 @@ CL_API int cl_option_count(void);
  * with pointer arithmetic. */
 CL_API const struct cl_option_info *cl_option_info(int i);
 
+/* Sets the option called name (a row's name, "commit_delay_us") of *o to
+ * value: a number as it counts, a flag 0 or 1, an enum the value whose
+ * name its row's names[value] is.  size is sizeof *o as the caller was
+ * built (struct cl_options grows: "structures that grow" below).  The
+ * value is checked against the row's range as cl_open checks it: 0;
+ * CL_EINVAL, cl_error_detail() saying why, when no option has that name
+ * or value is out of range; CL_ENOTSUP for an option beyond size.  With
+ * cl_option_info, a program hands its users every option -- one a later
+ * libcommitlab adds included -- without code of its own per option, as
+ * `commitlab bench` does.  (since 0.2) */
+CL_API int cl_option_set(struct cl_options *o, size_t size, const char *name, uint64_t value);
+
 /* ---- structures that grow ---------------------------------------------------
  * struct cl_options, cl_recovery_info and cl_stats are allocated by the
  * caller and grow only at their ends.  The calls that take them have a

@@ -112,7 +112,7 @@ static void *flusher_main(void *arg)
     flusher_self = w;
     for (;;) {
         int stop;
-        wal_spin_until(w, w->spin_us, work_waiting, 0);
+        wal_spin_until(w, w->opt.flusher_spin_us, work_waiting, 0);
         pthread_mutex_lock(&f->mu);
         while (!f->stop && f->requested <= wal_durable_lsn(w)) {
             f->sleeping = 1;
@@ -212,12 +212,13 @@ static int flusher_commit(struct wal *w, uint64_t lsn)
     /* wait spin: on the durable LSN itself, never queued, never asleep;
      * block spins flusher_spin_us first, adaptive wait_spin_us and then
      * yields, before it sleeps */
-    if (w->wait == CL_WAIT_SPIN) {
+    if (w->opt.wait == CL_WAIT_SPIN) {
         wal_spin_until(w, UINT32_MAX, covered_or_over, lsn);
         return outcome(w, lsn);
     }
-    if (wal_spin_until(w, w->wait == CL_WAIT_ADAPTIVE ? w->wait_spin_us : w->spin_us, covered, lsn) ||
-        (w->wait == CL_WAIT_ADAPTIVE && wal_yield_until(w, covered, lsn)))
+    if (wal_spin_until(w, w->opt.wait == CL_WAIT_ADAPTIVE ? w->opt.wait_spin_us : w->opt.flusher_spin_us, covered,
+                       lsn) ||
+        (w->opt.wait == CL_WAIT_ADAPTIVE && wal_yield_until(w, covered, lsn)))
         return outcome(w, lsn);
     pthread_mutex_lock(&f->wq_mu);
     /* Checked under wq_mu: whoever makes lsn durable wakes the queue under

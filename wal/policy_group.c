@@ -65,13 +65,12 @@ static void sleep_us(uint32_t us)
 static int group_lead(struct wal *w, uint64_t target)
 {
     int rc;
-    if (w->commit_delay_us &&
-        __atomic_load_n(&w->active_txns, __ATOMIC_RELAXED) > (int64_t)w->commit_siblings)
-        sleep_us(w->commit_delay_us);
+    if (w->opt.commit_delay_us && __atomic_load_n(&w->active_txns, __ATOMIC_RELAXED) > (int64_t)w->opt.commit_siblings)
+        sleep_us(w->opt.commit_delay_us);
     pthread_mutex_lock(&w->io_mu);
     (void)target; /* a whole batch covers it; a bounded one may not: lead again */
-    if (w->max_batch)
-        rc = wal_write_upto_locked(w, 0, w->written_lsn + w->max_batch);
+    if (w->opt.max_batch)
+        rc = wal_write_upto_locked(w, 0, w->written_lsn + w->opt.max_batch);
     else
         rc = wal_write_locked(w, UINT64_MAX);
     if (rc == 0)

@@ -39,8 +39,8 @@ static void *periodic_main(void *arg)
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&ps->mu);
     while (!ps->stop) {
-        next.tv_nsec += (long)(w->interval_ms % 1000u) * 1000000L;
-        next.tv_sec += w->interval_ms / 1000u + next.tv_nsec / 1000000000L;
+        next.tv_nsec += (long)(w->opt.interval_ms % 1000u) * 1000000L;
+        next.tv_sec += w->opt.interval_ms / 1000u + next.tv_nsec / 1000000000L;
         next.tv_nsec %= 1000000000L;
         while (!ps->stop && pthread_cond_timedwait(&ps->cv, &ps->mu, &next) != ETIMEDOUT)
             ;

@@ -466,7 +466,7 @@ static int uring_start(struct wal *w)
     if (!us)
         return CL_ENOMEM;
     pthread_mutex_init(&us->ldr.mu, NULL);
-    us->depth = w->uring_depth ? w->uring_depth : 4;
+    us->depth = w->opt.uring_depth;
     if (us->depth > URING_MAX_DEPTH) {
         uring_free(us);
         return CL_EINVAL; /* never a silent clamp: the caller asked for this depth */

@@ -167,9 +167,9 @@ int wal_read_segment_header(struct vfs *v, const char *dir, uint64_t segno,
  * segment reads as zero afterwards (the file was truncated on open). */
 static int init_space(struct wal *w, struct vfs_file *f)
 {
-    if (w->seg_init == CL_SEGINIT_SPARSE)
+    if (w->opt.segment_init == CL_SEGINIT_SPARSE)
         return vfs_truncate(f, w->seg_size);
-    if (w->seg_init == CL_SEGINIT_FALLOCATE)
+    if (w->opt.segment_init == CL_SEGINIT_FALLOCATE)
         return vfs_fallocate(f, 0, w->seg_size);
     /* ZERO: real zeros, so later writes overwrite allocated blocks and the
      * sync after a record write does not have to update block maps. */
@@ -277,7 +277,7 @@ int wal_segment_recycle(struct wal *w, struct vfs_file *f, uint64_t old_segno, u
      * next life's first write of each page read it from the device, as a
      * segment retired long ago and evicted would.  Advice: a backend
      * without a cache to drop is not an error. */
-    if (rc == 0 && w->cold_recycle)
+    if (rc == 0 && w->opt.cold_recycle)
         (void)vfs_drop_cache(f);
     int crc = vfs_close(f);
     if (rc == 0)

@@ -43,14 +43,14 @@
 
 static uint8_t *slot_of(struct wal_segpool *p, uint64_t segno) { return &p->slot[segno % WAL_POOL_SLOTS]; }
 
-void wal_pool_init(struct wal *w, const struct wal_config *cfg, uint64_t first_future)
+void wal_pool_init(struct wal *w, uint64_t first_future)
 {
     struct wal_segpool *p = &w->pool;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     p->taken = p->next = first_future;
-    p->recycle_max = cfg->segments == CL_SEGMENTS_RECYCLE ? cfg->recycle_max : 0;
-    p->prealloc = cfg->prealloc;
+    p->recycle_max = w->opt.segments == CL_SEGMENTS_RECYCLE ? w->opt.recycle_max : 0;
+    p->prealloc = w->opt.prealloc;
 }
 
 void wal_pool_destroy(struct wal *w)

@@ -145,7 +145,8 @@ enum wal_wake wal_waiter_wait(struct wal *w, struct wal_waiter *me, enum cl_wait
         wal_spin_until(w, UINT32_MAX, woken, arg);
         return (enum wal_wake)wake_word(me);
     }
-    if (how == CL_WAIT_ADAPTIVE && (wal_spin_until(w, w->wait_spin_us, woken, arg) || wal_yield_until(w, woken, arg)))
+    if (how == CL_WAIT_ADAPTIVE &&
+        (wal_spin_until(w, w->opt.wait_spin_us, woken, arg) || wal_yield_until(w, woken, arg)))
         return (enum wal_wake)wake_word(me);
     for (;;) {
         uint32_t v = WAL_WAKE_NONE;
@@ -295,7 +296,7 @@ int wal_leader_commit(struct wal *w, struct wal_leader *l, uint64_t lsn,
          * while we hold l->mu, so the word can be reset here. */
         __atomic_store_n(&me.wake, WAL_WAKE_NONE, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&l->mu);
-        done = wal_waiter_wait(w, &me, w->wait, NULL) == WAL_WAKE_DONE;
+        done = wal_waiter_wait(w, &me, w->opt.wait, NULL) == WAL_WAKE_DONE;
         if (done)
             break;
         pthread_mutex_lock(&l->mu);

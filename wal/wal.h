@@ -163,32 +163,24 @@ const struct wal_policy *wal_policy_for(enum cl_sync_policy p);
 
 /* ---- the writer ----------------------------------------------------------- */
 
+/* Where the log lives, and the database's options as they are.  opt is
+ * struct cl_options as cl_open checked it (cl_options_check): wal_open
+ * keeps a copy and the policies read their options there (w->opt), with
+ * no defaults or ranges of their own -- the table of options
+ * (engine/options.c) is the one place of both. */
 struct wal_config {
     struct vfs *vfs;
     const char *dir;                 /* database directory */
     uint64_t db_id;
-    uint64_t segment_size;           /* >= WAL_MIN_SEGMENT, multiple of WAL_SEG_HEADER */
-    enum cl_sync_policy policy;
-    enum cl_sync_method method;
-    enum cl_segment_init segment_init;
-    enum cl_segment_policy segments;
-    uint32_t recycle_max;            /* recycle: future segments kept at most (1..WAL_POOL_MAX) */
-    uint32_t prealloc;               /* segments kept ready ahead by a thread (0..WAL_POOL_MAX) */
-    size_t buffer_size;              /* log buffer bytes; 0 = default (1 MiB); the engine leaves
-                                      * it 0, the tests set a small one */
-    uint32_t interval_ms;            /* periodic */
-    uint32_t commit_delay_us;        /* group */
-    uint32_t commit_siblings;        /* group */
-    uint32_t uring_depth;            /* uring: chains in flight */
-    uint64_t max_batch;              /* group: bytes one write may take; 0 = the whole buffer */
-    uint32_t flusher_spin_us;        /* flusher: spin before sleeping */
-    enum cl_uring_sync uring_sync;   /* uring: rwf-dsync writes the log as the rwf-dsync method does */
+    uint64_t segment_size;           /* the database's, fixed when it was created (opt.segment_size is
+                                      * only what a new database is created with): >= WAL_MIN_SEGMENT,
+                                      * a multiple of WAL_SEG_HEADER */
+    size_t buffer_size;              /* log buffer bytes; 0 = WAL_DEFAULT_BUFFER (1 MiB); the engine
+                                      * leaves it 0, the tests set a small one to wrap the ring */
     char *why;                       /* when wal_open returns CL_ENOTSUP, it says here what was refused
                                       * and why (why_len bytes; NULL: not said) */
     size_t why_len;
-    int cold_recycle;                /* recycle: drop a retired segment's cached pages before reuse */
-    enum cl_wait wait;               /* group, uring, flusher: how a committer waits (enum cl_wait) */
-    uint32_t wait_spin_us;           /* wait adaptive: spin this long before yielding, then sleeping */
+    struct cl_options opt; /* checked: every field in its range */
 };
 
 /* One operation of a transaction, as the engine hands it to the log. */

@@ -118,9 +118,9 @@ struct wal {
     struct vfs *vfs;
     char *dir;
     uint64_t db_id, seg_size;
-    enum cl_sync_method method;
-    enum cl_segment_init seg_init;
-    int cold_recycle;            /* a recycled segment leaves the page cache before reuse */
+    struct cl_options opt;      /* the database's, as cl_open checked them (wal_config.opt): each
+                                 * policy reads its own options here */
+    enum cl_sync_method method; /* opt.method, or rwf-dsync for uring_sync rwf-dsync */
     const struct wal_policy *policy;
     unsigned open_flags;         /* VFS_O_DSYNC / VFS_O_DIRECT / VFS_O_WRITE_DSYNC for record writes */
     int write_is_sync;           /* DSYNC, DIRECT or RWF_DSYNC: every pwrite is durable */
@@ -163,14 +163,6 @@ struct wal {
     struct wal_stats st;
 
     void *policy_state;          /* owned by the policy */
-    uint32_t interval_ms;        /* periodic (from wal_config) */
-    uint32_t commit_delay_us;    /* group */
-    uint32_t commit_siblings;    /* group */
-    uint64_t max_batch;          /* group: bytes one write may take; 0 = the whole buffer */
-    uint32_t spin_us;            /* flusher: spin before sleeping */
-    enum cl_wait wait;           /* group, uring, flusher: how a committer waits (wal_waiter_wait) */
-    uint32_t wait_spin_us;       /* wait adaptive: spin before yielding */
-    uint32_t uring_depth;        /* uring */
     int64_t active_txns;         /* atomic: open write transactions (wal_txn_active) */
 };
 
@@ -320,7 +312,7 @@ int wal_segment_recyclable(struct wal *w, uint64_t old_segno, struct vfs_file **
 int wal_segment_recycle(struct wal *w, struct vfs_file *f, uint64_t old_segno, uint64_t new_segno);
 
 /* segpool.c: the segments ready ahead of the writer (see wal.h) */
-void wal_pool_init(struct wal *w, const struct wal_config *cfg, uint64_t first_future);
+void wal_pool_init(struct wal *w, uint64_t first_future);
 int wal_pool_start(struct wal *w);   /* starts the prealloc thread, if asked for */
 void wal_pool_stop(struct wal *w);   /* joins it */
 void wal_pool_destroy(struct wal *w);

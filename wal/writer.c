@@ -758,13 +758,11 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     int rc;
 
     *out = NULL;
-    if (!cfg->dir || cfg->segment_size < WAL_MIN_SEGMENT || cfg->segment_size % WAL_SEG_HEADER ||
-        (unsigned)cfg->method > CL_METHOD_RWF_DSYNC || (unsigned)cfg->segment_init > CL_SEGINIT_FALLOCATE ||
-        (unsigned)cfg->uring_sync > CL_URING_SYNC_RWF_DSYNC ||
-        (unsigned)cfg->segments > CL_SEGMENTS_RECYCLE || cfg->prealloc > WAL_POOL_MAX ||
-        (cfg->segments == CL_SEGMENTS_RECYCLE && (cfg->recycle_max < 1 || cfg->recycle_max > WAL_POOL_MAX)))
+    /* The options were checked by cl_open (cl_options_check); what is the
+     * log's own is checked here. */
+    if (!cfg->dir || cfg->segment_size < WAL_MIN_SEGMENT || cfg->segment_size % WAL_SEG_HEADER)
         return CL_EINVAL;
-    const struct wal_policy *pol = wal_policy_for(cfg->policy);
+    const struct wal_policy *pol = wal_policy_for(cfg->opt.sync);
     if (!pol)
         return CL_ENOTSUP;
     w = calloc(1, sizeof *w);
@@ -774,36 +772,27 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     pthread_mutex_init(&w->io_mu, NULL);
     pthread_mutex_init(&w->mu, NULL);
     wal_async_init(w);
-    wal_pool_init(w, cfg, start_segno + 1);
+    w->opt = cfg->opt;
+    wal_pool_init(w, start_segno + 1);
     w->vfs = cfg->vfs ? cfg->vfs : vfs_posix();
     w->dir = strdup(cfg->dir);
     w->db_id = cfg->db_id;
     w->seg_size = cfg->segment_size;
-    w->method = cfg->method;
+    w->method = cfg->opt.method;
     w->why = cfg->why;
     w->why_len = cfg->why ? cfg->why_len : 0;
     if (w->why_len)
         w->why[0] = 0;
-    if (cfg->policy == CL_SYNC_URING && cfg->uring_sync == CL_URING_SYNC_RWF_DSYNC) {
+    if (cfg->opt.sync == CL_SYNC_URING && cfg->opt.uring_sync == CL_URING_SYNC_RWF_DSYNC) {
         /* RWF_DSYNC writes in place of the linked sync: the log is written
          * as the rwf-dsync method writes it, ring writes included */
-        if (cfg->method == CL_METHOD_DSYNC || cfg->method == CL_METHOD_DIRECT) {
+        if (cfg->opt.method == CL_METHOD_DSYNC || cfg->opt.method == CL_METHOD_DIRECT) {
             rc = CL_EINVAL; /* no linked sync to replace */
             goto fail;
         }
         w->method = CL_METHOD_RWF_DSYNC;
     }
-    w->seg_init = cfg->segment_init;
-    w->cold_recycle = cfg->cold_recycle;
     w->policy = pol;
-    w->interval_ms = cfg->interval_ms ? cfg->interval_ms : 200;
-    w->commit_delay_us = cfg->commit_delay_us;
-    w->commit_siblings = cfg->commit_siblings;
-    w->max_batch = cfg->max_batch;
-    w->spin_us = cfg->flusher_spin_us;
-    w->wait = cfg->wait;
-    w->wait_spin_us = cfg->wait_spin_us;
-    w->uring_depth = cfg->uring_depth ? cfg->uring_depth : 4;
     w->buf_cap = cfg->buffer_size ? cfg->buffer_size : WAL_DEFAULT_BUFFER;
     if (w->buf_cap < 2 * VFS_DIRECT_ALIGN)
         w->buf_cap = 2 * VFS_DIRECT_ALIGN;

@@ -193,7 +193,7 @@ static void row_config(struct bench_config *cfg, const struct tour_series *se, u
 {
     bench_config_defaults(cfg);
     cfg->engine = se->engine;
-    cfg->sync = se->sync;
+    bench_knob_set(cfg, K_SYNC, se->sync, 0); /* the word read into the policy, by the table */
     cfg->clients = clients;
     cfg->duration = o->secs;
     cfg->warmup = 0.5;
@@ -201,7 +201,7 @@ static void row_config(struct bench_config *cfg, const struct tour_series *se, u
     if (!strcmp(se->engine, "postgres"))
         cfg->reuse = 1; /* one cluster for the series (tour_reused) */
     if (se->segments) {
-        cfg->segments = se->segments;
+        bench_knob_set(cfg, K_SEGMENTS, se->segments, 1);
         cfg->segment_size = SEG_SIZE;
         cfg->checkpoint_bytes = SEG_CHECKPOINT;
         cfg->given[K_SEGMENTS] = cfg->given[K_SEGMENT_SIZE] = cfg->given[K_CHECKPOINT] = 1;

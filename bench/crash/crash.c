@@ -158,7 +158,10 @@ struct totals {
     double seconds;
 };
 
-static int durable(const struct crash_config *c) { return cl_sync_policy_is_durable(c->sync) == 1; }
+static int durable(const struct crash_config *c)
+{
+    return cl_sync_policy_is_durable(c->run.sync) == 1;
+}
 
 /* What an acknowledged commit survives, as the engine claims it.
  * Pipelined, commitlab acknowledges a commit by its callback, which under
@@ -170,7 +173,7 @@ static unsigned claims(const struct crash_config *c)
     struct bench_config bc;
     crash_bench_config(c, "", &bc);
     unsigned s = bench_engine_claims(c->drv, &bc);
-    if (c->drv == &bench_driver_commitlab && c->pipeline > 1 && c->sync == CL_SYNC_PERIODIC)
+    if (c->drv == &bench_driver_commitlab && c->pipeline > 1 && c->run.sync == CL_SYNC_PERIODIC)
         s |= CL_ENGINE_SURVIVES_POWER;
     return s;
 }
@@ -351,8 +354,8 @@ static json_t *row_json(const struct crash_config *c, const struct totals *t, co
     json_object_set_new(j, "sync_method", opt_string(c, c->names[1]));
     json_object_set_new(j, "segments", opt_string(c, c->names[2]));
     json_object_set_new(j, "segment_init", opt_string(c, c->names[3]));
-    json_object_set_new(j, "prealloc", cl ? json_integer(c->prealloc) : json_null());
-    json_object_set_new(j, "elr", cl ? json_boolean(c->elr) : json_null());
+    json_object_set_new(j, "prealloc", cl ? json_integer(c->run.prealloc) : json_null());
+    json_object_set_new(j, "elr", cl ? json_boolean(c->run.elr) : json_null());
     json_object_set_new(j, "model", json_string(c->names[6]));
     json_object_set_new(j, "clients", json_integer(c->clients));
     json_object_set_new(j, "pipeline", json_integer(c->pipeline));
@@ -521,7 +524,7 @@ static void shared_knobs_init(void)
     nshared_knobs = 0;
     for (size_t i = 0; i < sizeof swept_knobs / sizeof *swept_knobs; i++)
         shared_knobs[nshared_knobs++] = swept_knobs[i];
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         int listed = 0;
         for (size_t i = 0; i < sizeof swept_knobs / sizeof *swept_knobs; i++)
             listed |= swept_knobs[i].knob == (enum bench_knob)k;
@@ -538,7 +541,7 @@ void crash_given_flags(const struct crash_config *c, char *buf, size_t len)
     if (!c->knobs)
         return;
     crash_bench_config(c, "", &bc);
-    for (int i = 0; i < K_COUNT && o < len; i++) {
+    for (int i = 0; i < bench_knob_count() && o < len; i++) {
         enum bench_knob k = (enum bench_knob)i;
         int take = 0;
         for (size_t j = 0; j < sizeof swept_knobs / sizeof *swept_knobs; j++)
@@ -701,6 +704,17 @@ static void parse(struct crash_opts *co, int argc, char **argv)
     load_plugins(co);
 }
 
+/* The workload a --workload word names: one of crash's, or exit 2 (a
+ * workload bench has and crash does not check). */
+static enum crash_workload workload_of(const char *w)
+{
+    static const char *const names[] = {[CRASH_KV] = "kv", [CRASH_TPCB] = "tpcb"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(w, names[i]) == 0)
+            return (enum crash_workload)i;
+    ut_usage_error("crash", "--workload: '%s' is not accepted; expected kv or tpcb", w);
+}
+
 /* Combination idx of the sweep, or 0 when it repeats another (a knob only
  * commitlab has, on another engine). */
 static int config_at(const struct crash_opts *co, size_t idx, struct crash_config *c)
@@ -720,24 +734,17 @@ static int config_at(const struct crash_opts *co, size_t idx, struct crash_confi
         for (int k = 1; k <= 5; k++)
             if (pick[k])
                 return 0;
-    cl_sync_policy_parse(c->names[0], &c->sync);
-    cl_sync_method_parse(c->names[1], &c->method);
-    c->segments = strcmp(c->names[2], "recycle") ? CL_SEGMENTS_FRESH : CL_SEGMENTS_RECYCLE;
-    c->init = !strcmp(c->names[3], "sparse")      ? CL_SEGINIT_SPARSE
-              : !strcmp(c->names[3], "fallocate") ? CL_SEGINIT_FALLOCATE
-                                                  : CL_SEGINIT_ZERO;
-    c->prealloc = (uint32_t)strtoul(c->names[4], NULL, 10);
-    c->elr = !strcmp(c->names[5], "on");
     if (c->mode == CRASH_SIM)
         vfs_crash_model_parse(c->names[6], &c->model);
     c->clients = (unsigned)strtoul(c->names[7], NULL, 10);
     c->txns = co->txns;
-    c->workload = strcmp(c->names[9], "tpcb") ? CRASH_KV : CRASH_TPCB;
+    c->workload = workload_of(c->names[9]);
     c->lying = co->lying;
     c->keep_crashed = co->have_replay;
     c->cut_max = co->cut_max;
     c->pipeline = co->knobs.base.pipeline;
     c->knobs = &co->knobs.base;
+    crash_config_run(c); /* the swept words into their values, by the table of knobs */
     return 1;
 }
 
@@ -1002,7 +1009,7 @@ int cmd_crash(int argc, char **argv)
         struct bench_config *per_sync = calloc(co.sync.n, sizeof *per_sync);
         for (size_t i = 0; per_sync && i < co.sync.n; i++) {
             per_sync[i] = co.knobs.base;
-            per_sync[i].sync = co.sync.v[i];
+            bench_knob_set(&per_sync[i], K_SYNC, co.sync.v[i], 0);
         }
         if (per_sync)
             bench_warn_unread("crash", per_sync, co.sync.n, stderr);

@@ -37,12 +37,6 @@ enum crash_workload { CRASH_KV = 0, CRASH_TPCB };
 struct crash_config {
     enum crash_mode mode;
     const struct bench_driver *drv; /* the engine */
-    enum cl_sync_policy sync;       /* commitlab's; the others map what they can */
-    enum cl_sync_method method;
-    enum cl_segment_policy segments;
-    enum cl_segment_init init;
-    uint32_t prealloc;
-    int elr;
     enum vfs_crash_model model;     /* sim only */
     unsigned clients;
     unsigned txns;                  /* per client, at most */
@@ -60,6 +54,12 @@ struct crash_config {
     /* The values as given, for rows, JSON and replay lines: sync, method,
      * segments, init, prealloc, elr, model, clients, engine, workload. */
     const char *names[10];
+    /* The run every crash of the combination is (crash_config_run): the
+     * swept words above read by the harness's table of knobs -- an option
+     * of libcommitlab's into its value, once (run.sync, run.segments, ...)
+     * -- then bench_crash_defaults and the knobs given.  What
+     * crash_bench_config hands each crash, with its directory. */
+    struct bench_config run;
 };
 
 /* What one crash showed. */
@@ -123,9 +123,12 @@ void crash_pipe_free(struct crash_pipe *p);
 int crash_pipe_txn(struct crash_pipe *p, struct bench_conn *conn, enum crash_workload wl, unsigned c, uint64_t n);
 void crash_pipe_drain(struct crash_pipe *p, struct bench_conn *conn);
 
-/* The bench configuration combination c runs under: the campaign's swept
- * values, bench_crash_defaults (bench_config.h), then every knob the user
- * gave (c->knobs) that applies to c's engine (not another engine's own). */
+/* Fills c->run from c->names, c->drv, c->clients and c->knobs: the
+ * campaign's swept values, bench_crash_defaults (bench_config.h), then
+ * every knob the user gave (c->knobs) that applies to c's engine (not
+ * another engine's own). */
+void crash_config_run(struct crash_config *c);
+/* The bench configuration combination c runs under, in dir: c->run. */
 void crash_bench_config(const struct crash_config *c, const char *dir, struct bench_config *bc);
 
 /* The flags of the knobs the user gave that apply to c's row (" --lmdb-flags

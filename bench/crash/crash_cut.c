@@ -698,7 +698,7 @@ int crash_cut_uses_uring(pid_t pid)
 
 int crash_cut_check(const struct crash_config *c, char *why, size_t len)
 {
-    if (c->drv == &bench_driver_commitlab && c->sync == CL_SYNC_URING) {
+    if (c->drv == &bench_driver_commitlab && c->run.sync == CL_SYNC_URING) {
         snprintf(why, len, "--sync uring under --mode cut: commitlab's uring policy writes its log through io_uring, "
                            "which the cut's interposed calls cannot see");
         return 1;

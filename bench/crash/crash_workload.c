@@ -410,24 +410,30 @@ static int swept(enum bench_knob k)
 
 void crash_bench_config(const struct crash_config *c, const char *dir, struct bench_config *bc)
 {
+    *bc = c->run;
+    bc->dir = dir;
+}
+
+void crash_config_run(struct crash_config *c)
+{
+    /* The swept knobs in names' order, each word checked when the command
+     * line was read (bench_cli_parse_knob) and read into its value here. */
+    static const enum bench_knob named[] = {K_SYNC, K_SYNC_METHOD, K_SEGMENTS, K_SEGMENT_INIT, K_PREALLOC, K_ELR};
+    struct bench_config *bc = &c->run;
     bench_config_defaults(bc);
     bc->engine = c->names[8];
     bc->workload = c->names[9]; /* tpcb: the engines' transactional modes (RocksDB's TransactionDB) */
     bc->clients = c->clients;
-    bc->dir = dir;
-    bc->sync = c->names[0];
-    bc->sync_method = c->names[1];
-    bc->segments = c->names[2];
-    bc->segment_init = c->names[3];
-    bc->prealloc = c->prealloc;
-    bc->elr = c->elr;
+    bc->dir = "";
+    for (size_t i = 0; i < sizeof named / sizeof *named; i++)
+        bench_knob_set(bc, named[i], c->names[i], 0);
     for (size_t i = 0; i < bench_crash_ndefaults; i++)
         bench_knob_set(bc, bench_crash_defaults[i].knob, bench_crash_defaults[i].value, 0);
     bc->given[K_SEGMENT_SIZE] = bc->given[K_CACHE] = c->drv == &bench_driver_commitlab;
     bc->given[K_SYNC] = 1;
     /* Every knob the user gave one value of, as bench applies it; another
      * engine's own knob (--lmdb-flags on a SQLite row) is that engine's. */
-    for (int i = 0; c->knobs && i < K_COUNT; i++) {
+    for (int i = 0; c->knobs && i < bench_knob_count(); i++) {
         enum bench_knob k = (enum bench_knob)i;
         const char *owner = bench_knob(k)->owner;
         if (!c->knobs->given[k] || swept(k) ||

@@ -46,14 +46,73 @@ static const enum bench_knob sweep_list[] = {
     K_VALUE_SIZE,   K_KEYS,        K_URING_SYNC,    K_DIST,        K_PIPELINE,     K_OPS_PER_TXN,     K_READ_RATIO,
     K_SCALE,        K_SQLITE_SYNC, K_ROCKSDB_WRITE, K_RATE,        K_CLIENTS,
 };
+/* The spare rows that an option took go after the library's rows, before
+ * the knobs of the workload (from_library). */
+#define SWEEP_SPARES_AFTER K_CACHE
+
+static enum bench_knob sweep_live[sizeof sweep_list / sizeof *sweep_list + K_COUNT];
+static size_t nsweep_live;
+static int nknobs = K_COUNT;
+
+static struct bench_knob_def *table(void);
 
 const enum bench_knob *bench_sweep_list(size_t *n)
 {
-    *n = sizeof sweep_list / sizeof *sweep_list;
-    return sweep_list;
+    table();
+    *n = nsweep_live;
+    return sweep_live;
+}
+
+int bench_knob_count(void)
+{
+    table();
+    return nknobs;
 }
 
 static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, size_t len);
+
+/* The options of libcommitlab that a run sets itself, and no flag. */
+static const char *const not_knobs[] = {
+    "create", /* every run creates its database; the crash campaign's recovery opens with 0 */
+};
+
+/* Each option of the library that no row names, in the table's order,
+ * takes the next spare row: its flag is its name with '-' for '_', its
+ * JSON member its name, a list the commitlab engine maps (through
+ * cl_option_set, as every option).  An option beyond the spare rows (a
+ * newer libcommitlab than this table) has no flag.  Returns how many
+ * rows were taken. */
+static int take_spares(void)
+{
+    static char flags[K_COUNT - K_LIB_SPARE_0][72];
+    int used = 0;
+    for (int i = 0; i < cl_option_count() && K_LIB_SPARE_0 + used < K_COUNT; i++) {
+        const struct cl_option_info *o = cl_option_info(i);
+        int named = 0;
+        for (size_t j = 0; j < sizeof not_knobs / sizeof *not_knobs; j++)
+            named |= strcmp(o->name, not_knobs[j]) == 0;
+        for (int k = 0; k < K_LIB_SPARE_0 && !named; k++)
+            named = knobs[k].option && strcmp(knobs[k].option, o->name) == 0;
+        if (named)
+            continue;
+        struct bench_knob_def *d = &knobs[K_LIB_SPARE_0 + used];
+        char *f = flags[used++];
+        snprintf(f, sizeof flags[0], "--%s", o->name);
+        for (char *c = f; *c; c++)
+            if (*c == '_')
+                *c = '-';
+        d->flag = f;
+        d->key = o->name;
+        d->option = o->name;
+        d->type = o->type == CL_OPTION_ENUM       ? KT_ENUM
+                  : o->type == CL_OPTION_FLAG     ? KT_ONOFF
+                  : strcmp(o->unit, "bytes") == 0 ? KT_SIZE
+                                                  : KT_UINT;
+        d->flags = KF_SPARE | KF_LIST | KF_ENGINE;
+        d->owner = "commitlab";
+    }
+    return used;
+}
 
 /* Each row's place in the sweep (sweep_list); and the rows with .option,
  * from the library's table (cl_option_info): the default as
@@ -64,9 +123,16 @@ static void format_value(const struct bench_knob_def *d, uint64_t u, char *buf, 
 static void from_library(void)
 {
     static char dflts[K_COUNT][32], words[K_COUNT][256], helps[K_COUNT][320];
-    for (size_t i = 0; i < sizeof sweep_list / sizeof *sweep_list; i++)
-        knobs[sweep_list[i]].sweep = (unsigned)i + 1;
-    for (int k = 0; k < K_COUNT; k++) {
+    int spares = take_spares();
+    nknobs = K_LIB_SPARE_0 + spares;
+    for (size_t i = 0; i < sizeof sweep_list / sizeof *sweep_list; i++) {
+        sweep_live[nsweep_live++] = sweep_list[i];
+        for (int j = 0; sweep_list[i] == SWEEP_SPARES_AFTER && j < spares; j++)
+            sweep_live[nsweep_live++] = (enum bench_knob)(K_LIB_SPARE_0 + j);
+    }
+    for (size_t i = 0; i < nsweep_live; i++)
+        knobs[sweep_live[i]].sweep = (unsigned)i + 1;
+    for (int k = 0; k < nknobs; k++) {
         struct bench_knob_def *d = &knobs[k];
         const struct cl_option_info *o = NULL;
         if (!d->option)
@@ -77,6 +143,10 @@ static void from_library(void)
         if (!o) {
             fprintf(stderr, "commitlab: the knob %s names %s, which is no option of this libcommitlab\n", d->flag,
                     d->option);
+            abort();
+        }
+        if ((d->type == KT_ENUM) != (o->type == CL_OPTION_ENUM)) {
+            fprintf(stderr, "commitlab: the knob %s reads the option %s as another type\n", d->flag, d->option);
             abort();
         }
         d->lib = o;
@@ -127,29 +197,21 @@ const char *bench_knob_flag(enum bench_knob k)
 
 enum bench_knob bench_knob_by_flag(const char *flag)
 {
-    int k;
-    for (k = 0; k < K_COUNT; k++)
+    for (int k = 0; k < bench_knob_count(); k++)
         if (strcmp(flag, table()[k].flag) == 0)
-            break;
-    return (enum bench_knob)k;
+            return (enum bench_knob)k;
+    return K_COUNT;
 }
 
 enum bench_knob bench_knob_by_key(const char *key)
 {
-    int k;
-    for (k = 0; k < K_COUNT; k++)
+    for (int k = 0; k < bench_knob_count(); k++)
         if (strcmp(key, table()[k].key) == 0)
-            break;
-    return (enum bench_knob)k;
+            return (enum bench_knob)k;
+    return K_COUNT;
 }
 
 /* ---- the library's policies ------------------------------------------------------ */
-
-int bench_sync_is_durable(const char *sync)
-{
-    enum cl_sync_policy p;
-    return cl_sync_policy_parse(sync, &p) == 0 && cl_sync_policy_is_durable(p) == 1;
-}
 
 /* The library's policies in its order, all or only the durable ones:
  * "none,periodic,commit,...", made once. */
@@ -215,7 +277,29 @@ static double get_real(const struct bench_config *c, enum bench_knob k)
     return d;
 }
 
-static int is_word(enum bench_knob_type t) { return t == KT_WORD || t == KT_POLICY || t == KT_INDEX || t == KT_ONOFF; }
+uint64_t bench_knob_int(const struct bench_config *c, enum bench_knob k)
+{
+    return get_int(c, k);
+}
+
+const char *bench_knob_word(const struct bench_config *c, enum bench_knob k)
+{
+    const struct bench_knob_def *d = &table()[k];
+    if (d->type == KT_ENUM) {
+        uint64_t v = get_int(c, k);
+        return v >= d->lib->min && v <= d->lib->max ? d->lib->names[v] : "?";
+    }
+    if (d->type == KT_WORD || d->type == KT_PATH) {
+        const char *s = get_str(c, k);
+        return s ? s : "";
+    }
+    return "";
+}
+
+static int is_word(enum bench_knob_type t)
+{
+    return t == KT_WORD || t == KT_ENUM || t == KT_INDEX || t == KT_ONOFF;
+}
 
 /* ---- words ------------------------------------------------------------------------- */
 
@@ -234,7 +318,7 @@ int bench_engine_is_plugin(const char *engine)
 
 static const char *choices_of(enum bench_knob k)
 {
-    return table()[k].type == KT_POLICY ? bench_sync_choices() : table()[k].choices;
+    return table()[k].choices;
 }
 
 /* The index of v among the comma-separated words, or -1. */
@@ -303,7 +387,10 @@ void bench_knob_accepted(enum bench_knob k, char *buf, size_t len)
     char w[256];
     int n = 0;
     switch (d->type) {
-    case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
+    case KT_WORD:
+    case KT_ENUM:
+    case KT_INDEX:
+    case KT_ONOFF:
         words_spaced(choices_of(k), w, sizeof w);
         n = snprintf(buf, len, "%s%s", w, k == K_ENGINE ? ", plugin:PATH.so, plugin:NAME (with --plugin-dir)" : "");
         break;
@@ -358,7 +445,10 @@ int bench_knob_check(enum bench_knob k, const char *v)
     char *end;
     int ok = 0;
     switch (d->type) {
-    case KT_WORD: case KT_POLICY: case KT_INDEX: case KT_ONOFF:
+    case KT_WORD:
+    case KT_ENUM:
+    case KT_INDEX:
+    case KT_ONOFF:
         ok = word_index(choices_of(k), v) >= 0;
         if (k == K_ENGINE && bench_engine_is_plugin(v)) /* loaded once the command line is read */
             ok = v[7] != 0;
@@ -394,10 +484,10 @@ void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, in
     const struct bench_knob_def *d = &table()[k];
     uint64_t u = 0;
     switch (d->type) {
-    case KT_WORD: case KT_POLICY: case KT_PATH:
-        memcpy(field_of(c, k), &v, sizeof v);
-        break;
+    case KT_WORD:
+    case KT_PATH: memcpy(field_of(c, k), &v, sizeof v); break;
     case KT_INDEX: set_int(c, k, (uint64_t)word_index(d->choices, v)); break;
+    case KT_ENUM: set_int(c, k, d->lib->min + (uint64_t)word_index(d->choices, v)); break;
     case KT_ONOFF: set_int(c, k, strcmp(v, "on") == 0); break;
     case KT_UINT: case KT_COUNT: case KT_SEED:
         parse_digits(v, &u);
@@ -460,11 +550,9 @@ void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *bu
     uint64_t u;
     buf[0] = 0;
     switch (d->type) {
-    case KT_WORD: case KT_POLICY: case KT_PATH: {
-        const char *s = get_str(c, k);
-        snprintf(buf, len, "%s", s ? s : "");
-        break;
-    }
+    case KT_WORD:
+    case KT_ENUM:
+    case KT_PATH: snprintf(buf, len, "%s", bench_knob_word(c, k)); break;
     case KT_INDEX: word_at(d->choices, (int)get_int(c, k), buf, len); break;
     case KT_ONOFF: case KT_TRUE: case KT_FALSE: snprintf(buf, len, "%s", get_int(c, k) ? "on" : "off"); break;
     case KT_UINT: case KT_COUNT: case KT_SEED: case KT_SIZE: format_value(d, get_int(c, k), buf, len); break;
@@ -495,7 +583,7 @@ const size_t bench_crash_ndefaults = sizeof bench_crash_defaults / sizeof *bench
 void bench_config_defaults(struct bench_config *c)
 {
     memset(c, 0, sizeof *c);
-    for (int k = 0; k < K_COUNT; k++)
+    for (int k = 0; k < bench_knob_count(); k++)
         if (table()[k].dflt)
             bench_knob_set(c, (enum bench_knob)k, table()[k].dflt, 0);
 }
@@ -508,10 +596,12 @@ static json_t *knob_json(const struct bench_config *c, enum bench_knob k)
     const struct bench_knob_def *d = &table()[k];
     char w[64];
     switch (d->type) {
-    case KT_WORD: case KT_POLICY: case KT_PATH: {
+    case KT_WORD:
+    case KT_PATH: {
         const char *s = get_str(c, k);
         return s ? json_string(s) : json_null();
     }
+    case KT_ENUM: return json_string(bench_knob_word(c, k));
     case KT_INDEX:
         word_at(d->choices, (int)get_int(c, k), w, sizeof w);
         return json_string(w);
@@ -551,14 +641,14 @@ static int knob_in_json(const struct bench_config *c, enum bench_knob k)
 json_t *bench_config_json(const struct bench_config *cfg)
 {
     json_t *o = json_object();
-    for (int i = 0; i < K_COUNT; i++) {
+    for (int i = 0; i < bench_knob_count(); i++) {
         enum bench_knob k = (enum bench_knob)i;
         json_object_set_new(o, table()[k].key, knob_in_json(cfg, k) ? knob_json(cfg, k) : json_null());
         /* the members derived from a knob follow it */
         if (k == K_VALUE_SIZE)
             json_object_set_new(o, "key_size", json_integer(16));
         else if (k == K_SYNC)
-            json_object_set_new(o, "sync_durable", json_boolean(bench_sync_is_durable(cfg->sync)));
+            json_object_set_new(o, "sync_durable", json_boolean(cl_sync_policy_is_durable(cfg->sync) == 1));
         else if (k == K_CACHE)
             json_object_set_new(o, "sync_latency_emulated", json_boolean(cfg->sync_latency_us > 0));
     }
@@ -620,7 +710,7 @@ void bench_cli_usage(FILE *f)
                "  LIST: values separated by ','; " UT_LIST_RULE " (--engine 'plugin:my\\,store.so')\n");
     for (int g = 0; g < KG_COUNT; g++) {
         fprintf(f, "%s\n", group_heading[g] ? group_heading[g] : "");
-        for (int k = 0; k < K_COUNT; k++) {
+        for (int k = 0; k < bench_knob_count(); k++) {
             const struct bench_knob_def *d = &table()[k];
             char left[64], text[1024], w[256];
             if (d->group != (enum bench_knob_group)g)
@@ -724,8 +814,8 @@ static void split_list(const char *cmd, enum bench_knob k, const char *arg, stru
 static size_t sweep_order(enum bench_knob *order)
 {
     size_t n = 0;
-    for (unsigned rank = 1; rank <= K_COUNT; rank++)
-        for (int k = 0; k < K_COUNT; k++)
+    for (unsigned rank = 1; rank <= (unsigned)bench_knob_count(); rank++)
+        for (int k = 0; k < bench_knob_count(); k++)
             if (table()[k].sweep == rank)
                 order[n++] = (enum bench_knob)k;
     return n;
@@ -935,7 +1025,7 @@ static int parse_command_option(const char *cmd, int argc, char **argv, int *i, 
 
 void bench_warn_unread(const char *cmd, const struct bench_config *cfgs, size_t n, FILE *f)
 {
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         const struct bench_knob_def *d = &table()[k];
         if (!d->lib || d->lib->policy == CL_OPTION_ALL_POLICIES)
             continue;
@@ -943,7 +1033,7 @@ void bench_warn_unread(const char *cmd, const struct bench_config *cfgs, size_t 
         char ignored[256] = "";
         size_t o = 0;
         for (size_t i = 0; i < n; i++) {
-            const char *s = cfgs[i].sync;
+            const char *s = bench_knob_word(&cfgs[i], K_SYNC);
             char item[80];
             if (!cfgs[i].given[k] || !s || strcmp(s, reader) == 0)
                 continue;

@@ -14,24 +14,26 @@
 #include <stdio.h>
 
 #include "bench_knobs.h"
+#include "commitlab.h"
 
 /* How a knob's value is read, checked and written. */
 enum bench_knob_type {
-    KT_WORD,                      /* a string, one of choices */
-    KT_POLICY,                    /* a string, one of the library's sync policies */
-    KT_INDEX,                     /* an int: the index of a word of choices */
-    KT_ONOFF,                     /* an int: on = 1, off = 0 */
-    KT_UINT,                      /* an integer in [min, max] */
-    KT_SIZE,                      /* bytes, with an optional k/M/G, in [min, max] */
-    KT_RATIO,                     /* a fraction in [0, 1] */
-    KT_SECS,                      /* seconds in the range */
-    KT_NUM,                       /* a number in the range */
-    KT_COUNT,                     /* a positive integer */
-    KT_SEED,                      /* a non-negative integer */
-    KT_PATH,                      /* a path, not empty */
-    KT_TRUE,                      /* a flag without a value: sets the int to 1 */
-    KT_FALSE,                     /* a flag without a value: sets the int to 0 */
-    KT_SET,                       /* a comma set of choices: bit i for word i */
+    KT_WORD,  /* a string, one of choices */
+    KT_ENUM,  /* an enum option of libcommitlab (.option): its value, read from
+               * the word its names[value] is */
+    KT_INDEX, /* an int: the index of a word of choices */
+    KT_ONOFF, /* an int: on = 1, off = 0 */
+    KT_UINT,  /* an integer in [min, max] */
+    KT_SIZE,  /* bytes, with an optional k/M/G, in [min, max] */
+    KT_RATIO, /* a fraction in [0, 1] */
+    KT_SECS,  /* seconds in the range */
+    KT_NUM,   /* a number in the range */
+    KT_COUNT, /* a positive integer */
+    KT_SEED,  /* a non-negative integer */
+    KT_PATH,  /* a path, not empty */
+    KT_TRUE,  /* a flag without a value: sets the int to 1 */
+    KT_FALSE, /* a flag without a value: sets the int to 0 */
+    KT_SET,   /* a comma set of choices: bit i for word i */
 };
 
 /* Flags of a knob. */
@@ -51,6 +53,12 @@ enum bench_knob_type {
 #define KF_DEFAULT_ANY 0x2000u    /* its default is what every engine does (--pipeline 1: one blocking
                                    * commit at a time): given at the default, no engine needs to map it */
 #define KF_REPEAT 0x4000u         /* may be given again: the values joined by ';', none holding one */
+#define KF_SPARE                                                                                                       \
+    0x8000u /* a spare row (the last rows of bench_knobs.h): an option of                                              \
+             * libcommitlab that no row names takes one, with its flag                                                 \
+             * ("--commit-delay-us" for commit_delay_us), JSON member (its                                             \
+             * name), type, list and the library's default, range and help;                                            \
+             * a spare row no option took is no knob (bench_knob_count) */
 
 /* The help sections, in the order --help prints them. */
 enum bench_knob_group { KG_RUN, KG_KV, KG_TPCB, KG_COMMIT, KG_ENGINE, KG_COUNT };
@@ -103,6 +111,10 @@ struct bench_config {
     char varying[160];
 };
 
+/* How many knobs there are: the rows of bench_knobs.h but the spare rows
+ * no option of libcommitlab took, which come last.  A loop over the
+ * knobs runs to it; K_COUNT, its bound, sizes arrays and says "none". */
+int bench_knob_count(void);
 /* The knobs that take a list, in the cross product's order (the
  * outermost first); *n gets how many. */
 const enum bench_knob *bench_sweep_list(size_t *n);
@@ -123,6 +135,12 @@ void bench_knob_set(struct bench_config *c, enum bench_knob k, const char *v, in
 /* Copies knob k's value from src to dst (a string stays src's: it must
  * outlive dst), marking it given in dst. */
 void bench_knob_copy(struct bench_config *dst, const struct bench_config *src, enum bench_knob k);
+/* The number knob k of c holds: an integer's, a flag's, an enum's value
+ * (a knob of libcommitlab's table holds one of these). */
+uint64_t bench_knob_int(const struct bench_config *c, enum bench_knob k);
+/* The word knob k of c holds: an enum option's name ("group" for --sync),
+ * a word's or a path's text; "" for a knob of another type. */
+const char *bench_knob_word(const struct bench_config *c, enum bench_knob k);
 /* Writes knob k of c as the flag would take it ("16M", "on", "zipf"). */
 void bench_knob_format(const struct bench_config *c, enum bench_knob k, char *buf, size_t len);
 
@@ -141,8 +159,6 @@ struct bench_knob_value {
 };
 extern const struct bench_knob_value bench_crash_defaults[];
 extern const size_t bench_crash_ndefaults;
-/* 1 when the library's sync policy of that name makes a commit durable. */
-int bench_sync_is_durable(const char *sync);
 /* "none,periodic,commit,...": every sync policy the library has, in its
  * order (a policy added to the library is accepted unchanged); and only
  * those that make a commit durable ("commit,group,..."). */

@@ -21,7 +21,7 @@
 
 void bench_label(const struct bench_config *cfg, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s --sync %s --clients %u%s%s", cfg->engine, cfg->sync, cfg->clients,
+    snprintf(buf, len, "%s --sync %s --clients %u%s%s", cfg->engine, bench_knob_word(cfg, K_SYNC), cfg->clients,
              cfg->varying[0] ? " " : "", cfg->varying);
 }
 
@@ -118,8 +118,8 @@ void bench_table_header(FILE *f)
 
 int bench_recycle_unexercised(const struct bench_config *cfg, const struct bench_result *r)
 {
-    return r->status == RUN_OK && strcmp(cfg->engine, "commitlab") == 0 &&
-           strcmp(cfg->segments, "recycle") == 0 && r->segments_reused == 0;
+    return r->status == RUN_OK && strcmp(cfg->engine, "commitlab") == 0 && cfg->segments == CL_SEGMENTS_RECYCLE &&
+           r->segments_reused == 0;
 }
 
 void bench_segments_note(const struct bench_config *cfg, const struct bench_result *r, char *buf, size_t len)
@@ -206,7 +206,7 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
     char ver[64] = "";
     if (r->verified > 0)
         snprintf(ver, sizeof ver, "; read back %llu keys: ok", (unsigned long long)r->verified_keys);
-    if (r->segment_switches > 0 || strcmp(cfg->segments, "recycle") == 0 || cfg->prealloc)
+    if (r->segment_switches > 0 || cfg->segments == CL_SEGMENTS_RECYCLE || cfg->prealloc)
         bench_segments_note(cfg, r, seg, sizeof seg);
     if (r->aborts) {
         size_t n = strlen(seg);
@@ -240,7 +240,7 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
              seg[0] ? "; " : "", seg);
     if (!bench_measured(r)) {
         char why[300];
-        fprintf(f, "%-9s %-8s %7u %13s  (%s)%s%s\n", cfg->engine, cfg->sync, cfg->clients,
+        fprintf(f, "%-9s %-8s %7u %13s  (%s)%s%s\n", cfg->engine, bench_knob_word(cfg, K_SYNC), cfg->clients,
                 bench_status_names[r->status], reason_of(cfg, r, why, sizeof why), cfg->varying[0] ? "; " : "",
                 cfg->varying);
         return;
@@ -260,8 +260,9 @@ void bench_table_row(FILE *f, const struct bench_config *cfg, const struct bench
     cell_num(fbpc, sizeof fbpc, ff.bytes_per_commit, "%.0f");
     fprintf(
         f, "%-9s %-8s %7u %13.3f %9.0f %8.0f %8.0f %9.0f %8.2f %12s %10s %10s %10.1f %8s %8s %14s %17s %15s %10s  %s\n",
-        cfg->engine, cfg->sync, cfg->clients, r->tps, r->mean_us, r->p50_us, r->p99_us, r->p999_us, r->max_us / 1e3,
-        cps, walb, devb, r->txns ? r->cpu_us / (double)r->txns : 0, vcs, ics, fspc, fcps, fwpc, fbpc, extra);
+        cfg->engine, bench_knob_word(cfg, K_SYNC), cfg->clients, r->tps, r->mean_us, r->p50_us, r->p99_us, r->p999_us,
+        r->max_us / 1e3, cps, walb, devb, r->txns ? r->cpu_us / (double)r->txns : 0, vcs, ics, fspc, fcps, fwpc, fbpc,
+        extra);
 }
 
 /* ---- JSON -------------------------------------------------------------------- */
@@ -508,7 +509,7 @@ static void csv_num(FILE *f, double v, const char *fmt)
 void bench_csv_header(FILE *f)
 {
     fprintf(f, "time");
-    for (int k = 0; k < K_COUNT; k++) /* the knobs the table marks as CSV columns */
+    for (int k = 0; k < bench_knob_count(); k++) /* the knobs the table marks as CSV columns */
         if (bench_knob((enum bench_knob)k)->flags & KF_CSV)
             fprintf(f, ",%s", bench_knob((enum bench_knob)k)->key);
     fprintf(f, ",status,reason,engine_settings,varying,"
@@ -528,7 +529,7 @@ void bench_csv_row(FILE *f, const struct bench_config *cfg, const struct bench_r
     uint64_t n = r->txns;
     double commits = r->engine_commits > 0 ? (double)r->engine_commits : (double)n;
     fprintf(f, "%s", r->time_utc);
-    for (int k = 0; k < K_COUNT; k++)
+    for (int k = 0; k < bench_knob_count(); k++)
         if (bench_knob((enum bench_knob)k)->flags & KF_CSV) {
             char v[256];
             bench_knob_format(cfg, (enum bench_knob)k, v, sizeof v);

@@ -68,7 +68,7 @@ static int same_group(const struct bench_config *a, const struct bench_config *b
 /* What tells the members of a group apart: the policy and the swept knobs. */
 static void member_label(const struct bench_config *cfg, char *buf, size_t len)
 {
-    snprintf(buf, len, "--sync %s%s%s", cfg->sync, cfg->varying[0] ? " " : "", cfg->varying);
+    snprintf(buf, len, "--sync %s%s%s", bench_knob_word(cfg, K_SYNC), cfg->varying[0] ? " " : "", cfg->varying);
 }
 
 static void print_best(FILE *f, const struct bench_config *cfgs, size_t n, const struct summary *sm)
@@ -130,16 +130,17 @@ void bench_repeat_summary(FILE *f, FILE *jsonl, const struct bench_config *cfgs,
         summarise(res, n, repeat, i, &sm[i]);
         const struct summary *s = &sm[i];
         if (!s->ok) {
-            fprintf(f, "%-9s %-8s %7u %4s %13s  %s\n", cfgs[i].engine, cfgs[i].sync, cfgs[i].clients, "0", "-",
-                    cfgs[i].varying);
+            fprintf(f, "%-9s %-8s %7u %4s %13s  %s\n", cfgs[i].engine, bench_knob_word(&cfgs[i], K_SYNC),
+                    cfgs[i].clients, "0", "-", cfgs[i].varying);
             continue;
         }
         char range[40], cps[24] = "-";
         snprintf(range, sizeof range, "%.0f-%.0f", s->tps_min, s->tps_max);
         if (s->cps >= 0)
             snprintf(cps, sizeof cps, "%.2f", s->cps);
-        fprintf(f, "%-9s %-8s %7u %4zu %13.0f %25s %6.1f%% %10.0f %12s  %s\n", cfgs[i].engine, cfgs[i].sync,
-                cfgs[i].clients, s->ok, s->tps, range, spread(s) * 100, s->p99, cps, cfgs[i].varying);
+        fprintf(f, "%-9s %-8s %7u %4zu %13.0f %25s %6.1f%% %10.0f %12s  %s\n", cfgs[i].engine,
+                bench_knob_word(&cfgs[i], K_SYNC), cfgs[i].clients, s->ok, s->tps, range, spread(s) * 100, s->p99, cps,
+                cfgs[i].varying);
         if (jsonl) {
             json_t *o = json_object();
             json_object_set_new(o, "schema", json_string("commitlab-bench-summary/1"));

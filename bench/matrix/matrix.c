@@ -401,8 +401,8 @@ static void pair_key(const struct bench_config *cfg, char *buf, size_t len)
             p++;
     }
     v[j] = 0;
-    snprintf(buf, len, "%s %s %s %s %u %s %u %s", cfg->engine, cfg->workload, cfg->sync, cfg->segment_init,
-             cfg->prealloc, cfg->sync_method, cfg->clients, v);
+    snprintf(buf, len, "%s %s %s %s %u %s %u %s", cfg->engine, cfg->workload, bench_knob_word(cfg, K_SYNC),
+             bench_knob_word(cfg, K_SEGMENT_INIT), cfg->prealloc, bench_knob_word(cfg, K_SYNC_METHOD), cfg->clients, v);
 }
 
 struct verdict {
@@ -420,12 +420,12 @@ static void judge(const char *name, const char *engine, const struct bench_confi
     v->hi = -INFINITY;
     unsigned ndev = 0;
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(cfgs[i].segments, "recycle") || !cells[i].n || strcmp(cfgs[i].engine, engine))
+        if (cfgs[i].segments != CL_SEGMENTS_RECYCLE || !cells[i].n || strcmp(cfgs[i].engine, engine))
             continue;
         char ki[512], kj[512];
         pair_key(&cfgs[i], ki, sizeof ki);
         for (size_t j = 0; j < n; j++) {
-            if (strcmp(cfgs[j].segments, "fresh") || !cells[j].n)
+            if (cfgs[j].segments != CL_SEGMENTS_FRESH || !cells[j].n)
                 continue;
             pair_key(&cfgs[j], kj, sizeof kj);
             if (strcmp(ki, kj))
@@ -559,8 +559,11 @@ static void table_row(FILE *f, const char *name, const struct bench_config *c, c
     char other[sizeof c->varying];
     other_knobs(c, other, sizeof other);
     if (!x->n) {
-        fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s (%s)\n", name, c->engine, c->sync, c->segments,
-                c->segment_init, c->prealloc, c->clients, x->stopped[0] ? "-" : x->na ? "n/a" : "error",
+        fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s (%s)\n", name, c->engine, bench_knob_word(c, K_SYNC),
+                bench_knob_word(c, K_SEGMENTS), bench_knob_word(c, K_SEGMENT_INIT), c->prealloc, c->clients,
+                x->stopped[0] ? "-"
+                : x->na       ? "n/a"
+                              : "error",
                 x->stopped[0] ? x->stopped : x->err);
         return;
     }
@@ -580,11 +583,12 @@ static void table_row(FILE *f, const char *name, const struct bench_config *c, c
     snprintf(runs, sizeof runs, "%u", x->n);
     if (x->stopped[0]) /* one run, cut short: no median, no spread */
         snprintf(sp, sizeof sp, "-");
-    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s %12.1f %7s %8s %8s %10s %9s %6s %9s %6s %9s%s%s%s%s%s%s\n",
-            name, c->engine, c->sync, c->segments, c->segment_init, c->prealloc, c->clients,
-            x->stopped[0] ? "-" : runs, median(x->tps, x->n), sp, p99, mx, devb, devrd, waits, waitms, reused, swmax,
-            other[0] ? "  " : "", other, snaps, x->unexercised && !x->stopped[0] ? "  NOTE: recycling not exercised" : "",
-            x->stopped[0] ? "  " : "", x->stopped);
+    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s %12.1f %7s %8s %8s %10s %9s %6s %9s %6s %9s%s%s%s%s%s%s\n", name,
+            c->engine, bench_knob_word(c, K_SYNC), bench_knob_word(c, K_SEGMENTS), bench_knob_word(c, K_SEGMENT_INIT),
+            c->prealloc, c->clients, x->stopped[0] ? "-" : runs, median(x->tps, x->n), sp, p99, mx, devb, devrd, waits,
+            waitms, reused, swmax, other[0] ? "  " : "", other, snaps,
+            x->unexercised && !x->stopped[0] ? "  NOTE: recycling not exercised" : "", x->stopped[0] ? "  " : "",
+            x->stopped);
 }
 
 static void cell_add(struct cell *x, const struct bench_config *cfg, const struct bench_result *r, double snaps)

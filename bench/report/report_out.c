@@ -276,7 +276,7 @@ static void knob_flag(FILE *f, const struct bench_knob_def *k, json_t *v)
  * set for this engine or workload. */
 static void knob_flags(FILE *f, json_t *c, int matrix)
 {
-    for (int i = 0; i < K_COUNT; i++) {
+    for (int i = 0; i < bench_knob_count(); i++) {
         const struct bench_knob_def *k = bench_knob((enum bench_knob)i);
         json_t *v = rp_get(c, k->key);
         if ((k->flags & KF_SERIES) || !v || json_is_null(v))
@@ -410,7 +410,7 @@ static void crash_knob_flags(FILE *f, json_t *cfg)
     if (!json_is_object(cfg))
         return;
     json_t *def = crash_default_config(cfg);
-    for (int i = 0; i < K_COUNT; i++) {
+    for (int i = 0; i < bench_knob_count(); i++) {
         const struct bench_knob_def *k = bench_knob((enum bench_knob)i);
         json_t *v = rp_get(cfg, k->key);
         if (crash_shown((enum bench_knob)i) || !v || json_is_null(v) || json_equal(v, rp_get(def, k->key)))
@@ -859,7 +859,7 @@ static int crash_varying(const struct report *r, unsigned char *varies)
     memset(varies, 0, K_COUNT);
     for (size_t i = 0; i < r->ncrashes; i++)
         unrecorded |= !json_is_object(rp_get(r->crashes[i].row, "config"));
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         const char *key = bench_knob((enum bench_knob)k)->key;
         for (size_t i = 1; i < r->ncrashes && !varies[k]; i++) {
             json_t *a = rp_get(rp_get(r->crashes[0].row, "config"), key), *b = rp_get(rp_get(r->crashes[i].row, "config"), key);
@@ -888,7 +888,7 @@ static void crash_row(struct tw *t, const struct rp_crash *c, const unsigned cha
     if (!json_is_object(config) && unrecorded) {
         snprintf(buf + o, sizeof buf - o, "; other knobs not recorded");
     } else {
-        for (int k = 0; k < K_COUNT && o < sizeof buf; k++) {
+        for (int k = 0; k < bench_knob_count() && o < sizeof buf; k++) {
             if (!varies[k])
                 continue;
             char label[200];

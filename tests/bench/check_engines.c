@@ -48,7 +48,7 @@ static size_t other_values(enum bench_knob k, char vals[][64], size_t max)
 {
     const struct bench_knob_def *d = bench_knob(k);
     size_t n = 0;
-    const char *words = d->type == KT_POLICY ? bench_sync_choices() : d->choices;
+    const char *words = d->choices;
     if (d->type == KT_TRUE || d->type == KT_FALSE) { /* a flag: given, it says the other of its default */
         snprintf(vals[n++], 64, "%s", d->type == KT_TRUE ? "on" : "off");
         return n;
@@ -92,7 +92,7 @@ static int listed(const struct bench_driver *e, const struct bench_accept *a)
 /* cfg accepted by e: every knob it sets has a mapping that is listed. */
 static void check_accepted(const struct bench_driver *e, const struct bench_config *cfg, const char *what)
 {
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         if (!(bench_knob((enum bench_knob)k)->flags & KF_ENGINE) || (!cfg->given[k] && k != K_SYNC))
             continue;
         char v[64];
@@ -116,7 +116,7 @@ START_TEST(test_accepted_or_na)
         if (!d->built)
             continue;
         for (size_t p = 0; p < np; p++) {
-            for (int k = -1; k < K_COUNT; k++) {
+            for (int k = -1; k < bench_knob_count(); k++) {
                 if (k >= 0 && (k == K_SYNC || !(bench_knob((enum bench_knob)k)->flags & KF_ENGINE)))
                     continue;
                 size_t nv = k < 0 ? 1 : other_values((enum bench_knob)k, vals, 16);
@@ -214,13 +214,14 @@ START_TEST(test_plugin_loaded)
     ck_assert_str_eq(applog->name, "applog");
     ck_assert_ptr_eq(bench_driver_find("applog"), applog);
     ck_assert_int_eq(applog->isolate, 1);
-    ck_assert_uint_eq(bench_engine_survives(applog, "commit"), CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER);
-    ck_assert_uint_eq(bench_engine_survives(applog, "none"), CL_ENGINE_SURVIVES_KILL);
-    ck_assert_uint_eq(bench_engine_survives(applog, "group"), 0); /* not accepted */
+    ck_assert_uint_eq(bench_engine_survives(applog, CL_SYNC_COMMIT),
+                      CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER);
+    ck_assert_uint_eq(bench_engine_survives(applog, CL_SYNC_NONE), CL_ENGINE_SURVIVES_KILL);
+    ck_assert_uint_eq(bench_engine_survives(applog, CL_SYNC_GROUP), 0); /* not accepted */
     ck_assert_msg(strstr(engines_text, "\napplog     loaded (1.0)\n  plugin /"), "%s", engines_text);
     /* commitlab's own claims are the policies' */
-    ck_assert_uint_eq(bench_engine_survives(&bench_driver_commitlab, "none"), CL_ENGINE_SURVIVES_KILL);
-    ck_assert_uint_eq(bench_engine_survives(&bench_driver_commitlab, "commit"),
+    ck_assert_uint_eq(bench_engine_survives(&bench_driver_commitlab, CL_SYNC_NONE), CL_ENGINE_SURVIVES_KILL);
+    ck_assert_uint_eq(bench_engine_survives(&bench_driver_commitlab, CL_SYNC_COMMIT),
                       CL_ENGINE_SURVIVES_KILL | CL_ENGINE_SURVIVES_POWER);
 }
 END_TEST

@@ -30,7 +30,7 @@
 
 START_TEST(test_defaults_accepted)
 {
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
         ck_assert_int_eq(bench_knob_by_flag(d->flag), k);
         ck_assert_int_eq(bench_knob_by_key(d->key), k);
@@ -45,16 +45,24 @@ END_TEST
 
 START_TEST(test_field_widths)
 {
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
         size_t want;
         switch (d->type) {
-        case KT_WORD: case KT_POLICY: case KT_PATH: want = sizeof(const char *); break;
+        case KT_WORD:
+        case KT_PATH: want = sizeof(const char *); break;
         case KT_RATIO: case KT_SECS: case KT_NUM: want = sizeof(double); break;
-        case KT_INDEX: case KT_ONOFF: case KT_TRUE: case KT_FALSE: case KT_SET: want = sizeof(int); break;
+        case KT_INDEX:
+        case KT_ENUM:
+        case KT_ONOFF:
+        case KT_TRUE:
+        case KT_FALSE:
+        case KT_SET: want = sizeof(int); break;
         case KT_COUNT: case KT_SEED: want = sizeof(uint64_t); break;
         default: want = d->size == sizeof(uint64_t) ? sizeof(uint64_t) : sizeof(uint32_t); break;
         }
+        if (d->flags & KF_SPARE) /* a spare row holds whatever option takes it */
+            want = sizeof(uint64_t);
         ck_assert_msg(d->size == want, "%s: a field of %zu bytes for its type", d->flag, d->size);
         ck_assert_msg(!(d->flags & KF_LIST) == !d->sweep, "%s: a list has a place in the sweep, and only a list",
                       d->flag);
@@ -72,7 +80,7 @@ START_TEST(test_defaults_are_what_bench_writes)
             c.engine = bench_drivers[e]->name;
             c.workload = workloads[w];
             json_t *j = bench_config_json(&c);
-            for (int k = 0; k < K_COUNT; k++) {
+            for (int k = 0; k < bench_knob_count(); k++) {
                 const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
                 json_t *v = json_object_get(j, d->key);
                 ck_assert_msg(v != NULL, "%s: no member %s in the config object", c.engine, d->key);
@@ -87,7 +95,7 @@ START_TEST(test_defaults_are_what_bench_writes)
                 json_decref(def);
             }
             /* the members that are not knobs */
-            ck_assert_int_eq(json_object_size(j), K_COUNT + 3);
+            ck_assert_int_eq(json_object_size(j), (size_t)bench_knob_count() + 3);
             ck_assert(json_is_integer(json_object_get(j, "key_size")));
             ck_assert(json_is_boolean(json_object_get(j, "sync_durable")));
             ck_assert(json_is_boolean(json_object_get(j, "sync_latency_emulated")));
@@ -159,14 +167,14 @@ START_TEST(test_library_options_are_flags)
     for (int i = 0; i < cl_option_count(); i++) {
         const struct cl_option_info *o = cl_option_info(i);
         int k;
-        for (k = 0; k < K_COUNT; k++)
+        for (k = 0; k < bench_knob_count(); k++)
             if (bench_knob((enum bench_knob)k)->option && strcmp(bench_knob((enum bench_knob)k)->option, o->name) == 0)
                 break;
         if (is_not_flag(o->name)) {
-            ck_assert_msg(k == K_COUNT, "%s: a flag after all; take it off not_flags", o->name);
+            ck_assert_msg(k == bench_knob_count(), "%s: a flag after all; take it off not_flags", o->name);
             continue;
         }
-        ck_assert_msg(k < K_COUNT, "option %s of the library is no flag of commitlab bench (bench_knobs.h)", o->name);
+        ck_assert_msg(k < bench_knob_count(), "option %s of the library is no flag of commitlab bench", o->name);
         const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
         ck_assert_ptr_eq(d->lib, o);
         ck_assert_int_eq(d->group, KG_COMMIT);
@@ -203,7 +211,7 @@ START_TEST(test_library_options_are_flags)
                           d->flag);
             break;
         case CL_OPTION_ENUM: {
-            ck_assert_msg(d->type == KT_WORD || d->type == KT_POLICY, "%s: an enum read as type %d", d->flag, d->type);
+            ck_assert_msg(d->type == KT_ENUM, "%s: an enum read as type %d", d->flag, d->type);
             ck_assert_msg(json_is_string(def) && strcmp(json_string_value(def), o->names[o->dflt]) == 0,
                           "%s: default not the library's %s", d->flag, o->names[o->dflt]);
             /* its words: the enum's names, every one, in order */
@@ -214,7 +222,7 @@ START_TEST(test_library_options_are_flags)
                 ck_assert_msg(bench_knob_check((enum bench_knob)k, o->names[v]) == 0, "%s: refuses %s", d->flag,
                               o->names[v]);
             }
-            ck_assert_str_eq(d->type == KT_POLICY ? bench_sync_choices() : d->choices, words);
+            ck_assert_str_eq(d->choices, words);
             ck_assert_int_ne(bench_knob_check((enum bench_knob)k, "no-such-word"), 0);
             break;
         }
@@ -224,7 +232,7 @@ START_TEST(test_library_options_are_flags)
     /* the other way round: a flag that names an option names one the
      * library has; and every cl_options field the commitlab driver maps
      * a knob to is such a flag's */
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
         if (d->option)
             ck_assert_msg(d->lib && strcmp(d->lib->name, d->option) == 0, "%s: names option %s, which the library "
@@ -232,7 +240,22 @@ START_TEST(test_library_options_are_flags)
         else
             ck_assert_msg(!d->lib, "%s: library row without an option", d->flag);
     }
+    /* every option's flag maps to the option's field on commitlab, by a
+     * row of its driver or by the option's name (maps_options) */
     size_t mapped = 0;
+    for (int k = 0; k < bench_knob_count(); k++) {
+        const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
+        if (!d->lib)
+            continue;
+        const struct bench_accept *a = bench_driver_accept(&bench_driver_commitlab, (enum bench_knob)k, d->dflt);
+        char want[80];
+        snprintf(want, sizeof want, "cl_options.%s", d->lib->name);
+        ck_assert_msg(a && a->maps && strncmp(a->maps, want, strlen(want)) == 0 &&
+                          strchr(" ,;()", a->maps[strlen(want)]),
+                      "%s: commitlab maps it to %s", d->flag, a && a->maps ? a->maps : "nothing");
+        mapped++;
+    }
+    ck_assert_uint_eq(mapped, (size_t)cl_option_count() - sizeof not_flags / sizeof *not_flags);
     for (const struct bench_accept *a = bench_driver_commitlab.accepts; a->knob != K_COUNT; a++) {
         const char *f = a->maps ? strstr(a->maps, "cl_options.") : NULL;
         if (!f)
@@ -242,9 +265,7 @@ START_TEST(test_library_options_are_flags)
         const struct bench_knob_def *d = bench_knob(a->knob);
         ck_assert_msg(d->option && strlen(d->option) == len && strncmp(d->option, f, len) == 0,
                       "%s maps to %s but is not the library's row of it", d->flag, a->maps);
-        mapped++;
     }
-    ck_assert_uint_eq(mapped, (size_t)cl_option_count() - sizeof not_flags / sizeof *not_flags);
 }
 END_TEST
 
@@ -260,7 +281,7 @@ START_TEST(test_sweep_order)
         seen[order[i]]++;
         ck_assert_uint_eq(bench_knob(order[i])->sweep, (unsigned)i + 1);
     }
-    for (int k = 0; k < K_COUNT; k++) {
+    for (int k = 0; k < bench_knob_count(); k++) {
         const struct bench_knob_def *d = bench_knob((enum bench_knob)k);
         ck_assert_msg(seen[k] == ((d->flags & KF_LIST) ? 1u : 0u), "%s takes %s and is %u times in the sweep's order",
                       d->flag, (d->flags & KF_LIST) ? "a list" : "no list", seen[k]);

@@ -389,6 +389,39 @@ END_TEST
  * this library does not know must be zero (then they are ignored), or the
  * open is refused as an option this library lacks; outputs fill only what
  * it knows.  A caller with a smaller struct gets defaults beyond it. */
+/* cl_option_set: every row by its name, at both ends of its range, and
+ * refused one beyond, by an unknown name and beyond the caller's size. */
+START_TEST(test_option_set)
+{
+    struct cl_options o, d;
+    cl_options_init(&d);
+    for (int i = 0; i < cl_option_count(); i++) {
+        const struct cl_option_info *f = cl_option_info(i);
+        o = d;
+        ck_assert_int_eq(cl_option_set(&o, sizeof o, f->name, f->max), 0);
+        ck_assert_int_eq(cl_option_set(&o, sizeof o, f->name, f->min), 0);
+        if (f->max != UINT64_MAX) {
+            ck_assert_int_eq(cl_option_set(&o, sizeof o, f->name, f->max + 1), CL_EINVAL);
+            ck_assert_msg(strstr(cl_error_detail(), f->name), "%s: detail '%s'", f->name, cl_error_detail());
+        }
+    }
+    o = d;
+    ck_assert_int_eq(cl_option_set(&o, sizeof o, "commit_delay_us", 250), 0);
+    ck_assert_uint_eq(o.commit_delay_us, 250);
+    ck_assert_int_eq(cl_option_set(&o, sizeof o, "wait", CL_WAIT_ADAPTIVE), 0);
+    ck_assert_int_eq(o.wait, CL_WAIT_ADAPTIVE);
+    ck_assert_int_eq(cl_option_set(&o, sizeof o, "segment_size", 1ull << 20), 0);
+    ck_assert_uint_eq(o.segment_size, 1ull << 20);
+    ck_assert_int_eq(cl_option_set(&o, sizeof o, "sync", CL_SYNC_NPOLICIES), CL_EINVAL);
+    ck_assert_int_eq(o.sync, d.sync); /* a refused value leaves the field alone */
+    ck_assert_int_eq(cl_option_set(&o, sizeof o, "no_such_option", 1), CL_EINVAL);
+    ck_assert_ptr_nonnull(strstr(cl_error_detail(), "no_such_option"));
+    ck_assert_int_eq(cl_option_set(&o, sizeof o, NULL, 1), CL_EINVAL);
+    ck_assert_int_eq(cl_option_set(&o, offsetof(struct cl_options, wait), "wait", CL_WAIT_SPIN), CL_ENOTSUP);
+    ck_assert_int_eq(o.wait, CL_WAIT_ADAPTIVE);
+}
+END_TEST
+
 START_TEST(test_sized_structs)
 {
     char *dir = tu_mkdtemp("misuse-sized");
@@ -452,6 +485,7 @@ int main(void)
     tcase_add_test(tc, test_scan_delete_in_callback);
     tcase_add_test(tc, test_many_databases_one_thread);
     tcase_add_test(tc, test_option_edges);
+    tcase_add_test(tc, test_option_set);
     tcase_add_test(tc, test_sized_structs);
     tcase_add_test(tc, test_segment_size_multiple);
     suite_add_tcase(s, tc);

@@ -332,7 +332,7 @@ START_TEST(test_callbacks_in_order)
         int rc;
         struct wal_config cfg = tl_config(dir, NULL, SEG, (enum cl_sync_policy)p, CL_METHOD_FDATASYNC,
                                           CL_SEGINIT_SPARSE, 0);
-        cfg.interval_ms = 5;
+        cfg.opt.interval_ms = 5;
         struct wal *w = NULL;
         rc = wal_open(&cfg, 0, &w);
         if (rc == CL_ENOTSUP && p == CL_SYNC_URING) {

@@ -268,7 +268,7 @@ static uint64_t durable_after_first_of_three(enum cl_sync_policy p, uint64_t max
     char *dir = tu_mkdtemp("wal-upto");
     struct wal_config c = tl_config(dir, NULL, 1u << 20, p, CL_METHOD_FDATASYNC, CL_SEGINIT_SPARSE, 0);
     struct wal *w = NULL;
-    c.max_batch = max_batch;
+    c.opt.max_batch = max_batch;
     ck_assert_int_eq(wal_open(&c, 0, &w), 0);
     for (uint64_t id = 1; id <= 3; id++)
         ck_assert_int_eq(tl_txn(w, &g, id, 0, &lsns[id - 1]), 0);
@@ -461,7 +461,7 @@ START_TEST(test_rwf_dsync_probe)
     ck_assert_ptr_null(w);
     ck_assert_msg(strstr(why, "rwf-dsync") && strstr(why, "RWF_DSYNC"), "reason: '%s'", why);
     /* the same layer takes the other methods */
-    c.method = CL_METHOD_FDATASYNC;
+    c.opt.method = CL_METHOD_FDATASYNC;
     ck_assert_int_eq(wal_open(&c, 1, &w), 0);
     ck_assert_str_eq(why, "");
     wal_close(w);
@@ -477,10 +477,10 @@ START_TEST(test_rwf_dsync_probe)
     vfs_counters_get(vfs_posix(), VFS_CLASS_WAL, &vc);
     ck_assert_uint_gt(vc.dsync_writes, 0);
     wal_close(w);
-    c.policy = CL_SYNC_URING;
-    c.uring_sync = CL_URING_SYNC_RWF_DSYNC;
+    c.opt.sync = CL_SYNC_URING;
+    c.opt.uring_sync = CL_URING_SYNC_RWF_DSYNC;
     for (int m = CL_METHOD_DSYNC; m <= CL_METHOD_DIRECT; m++) {
-        c.method = (enum cl_sync_method)m;
+        c.opt.method = (enum cl_sync_method)m;
         ck_assert_int_eq(wal_open(&c, 3, &w), CL_EINVAL);
     }
     ck_assert_str_eq(cl_sync_method_name(CL_METHOD_RWF_DSYNC), "rwf-dsync");

@@ -32,13 +32,15 @@ static struct wal *open_log_ex(const char *dir, struct vfs *v, enum cl_segment_p
     c.dir = dir;
     c.db_id = 0x1234;
     c.segment_size = SEG;
-    c.policy = CL_SYNC_COMMIT;
-    c.method = CL_METHOD_FDATASYNC;
-    c.segment_init = CL_SEGINIT_ZERO;
-    c.segments = segs;
-    c.recycle_max = recycle_max;
-    c.prealloc = prealloc;
-    c.cold_recycle = cold;
+    cl_options_init(&c.opt);
+    c.opt.sync = CL_SYNC_COMMIT;
+    c.opt.method = CL_METHOD_FDATASYNC;
+    c.opt.segment_init = CL_SEGINIT_ZERO;
+    c.opt.segments = segs;
+    if (recycle_max)
+        c.opt.recycle_max = recycle_max;
+    c.opt.prealloc = prealloc;
+    c.opt.cold_recycle = cold;
     int rc = wal_open(&c, start, &w);
     ck_assert_msg(rc == 0, "wal_open: %s", cl_strerror(rc));
     return w;

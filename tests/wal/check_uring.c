@@ -33,9 +33,9 @@ static struct wal *u_open(const char *dir, struct vfs *v, uint64_t seg, enum cl_
     struct wal_config c = tl_config(dir, v, seg, CL_SYNC_URING, m == M_URING_RWF ? CL_METHOD_FDATASYNC : m, init,
                                     bufsz);
     struct wal *w = NULL;
-    c.uring_depth = depth;
+    c.opt.uring_depth = depth;
     if (m == M_URING_RWF)
-        c.uring_sync = CL_URING_SYNC_RWF_DSYNC;
+        c.opt.uring_sync = CL_URING_SYNC_RWF_DSYNC;
     *rcp = wal_open(&c, 0, &w);
     return w;
 }

@@ -1,6 +1,6 @@
 /*
  * check_wait.c -- how a committer waits for another thread's sync
- * (wal_config.wait: block, spin, adaptive; waitq.c), under group, uring
+ * (cl_options.wait: block, spin, adaptive; waitq.c), under group, uring
  * and flusher:
  *   - no committer returns before its commit is durable: on a file layer
  *     that remembers what each completed sync covered and holds every sync
@@ -145,8 +145,8 @@ static void none_woken_early(enum cl_sync_policy p, enum cl_wait how)
         v = fv;
     }
     struct wal_config cfg = tl_config(dir, v, SEG, p, CL_METHOD_FDATASYNC, CL_SEGINIT_SPARSE, 0);
-    cfg.wait = how;
-    cfg.wait_spin_us = 50;
+    cfg.opt.wait = how;
+    cfg.opt.wait_spin_us = 50;
     struct wal *w = NULL;
     ck_assert_int_eq(wal_open(&cfg, 0, &w), 0);
     struct committer c[N];
@@ -215,8 +215,8 @@ static void sixty_four(enum cl_sync_policy p, enum cl_wait how, uint64_t per)
     char *dir = tu_mkdtemp("wait-64");
     struct genp g = {tu_seed(22), 2, 16, 100};
     struct wal_config cfg = tl_config(dir, NULL, 64u << 20, p, CL_METHOD_FDATASYNC, CL_SEGINIT_SPARSE, 0);
-    cfg.wait = how;
-    cfg.wait_spin_us = 50;
+    cfg.opt.wait = how;
+    cfg.opt.wait_spin_us = 50;
     struct wal *w = NULL;
     ck_assert_int_eq(wal_open(&cfg, 0, &w), 0);
     struct committer *c = calloc(N, sizeof *c);

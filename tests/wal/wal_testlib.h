@@ -68,10 +68,11 @@ static inline struct wal_config tl_config(const char *dir, struct vfs *v, uint64
     c.dir = dir;
     c.db_id = 0x1234;
     c.segment_size = seg;
-    c.policy = p;
-    c.method = m;
-    c.segment_init = init;
     c.buffer_size = bufsz;
+    cl_options_init(&c.opt); /* the library's defaults, as cl_open would pass them */
+    c.opt.sync = p;
+    c.opt.method = m;
+    c.opt.segment_init = init;
     return c;
 }
 

@@ -78,6 +78,40 @@ const struct bench_driver *bench_driver_find(const char *name)
     return NULL;
 }
 
+/* The rows of a driver that maps every option of libcommitlab
+ * (maps_options) for the knobs its accepts has no row of. */
+static struct bench_accept option_rows[K_COUNT];
+static char option_maps[K_COUNT][80];
+static pthread_once_t option_rows_once = PTHREAD_ONCE_INIT;
+
+static void option_rows_init(void)
+{
+    for (int k = 0; k < bench_knob_count(); k++) {
+        const struct bench_knob_def *kd = bench_knob((enum bench_knob)k);
+        if (!kd->lib)
+            continue;
+        snprintf(option_maps[k], sizeof option_maps[k], "cl_options.%s", kd->lib->name);
+        option_rows[k] = (struct bench_accept){.knob = (enum bench_knob)k, .maps = option_maps[k]};
+    }
+}
+
+static const struct bench_accept *option_row(const struct bench_driver *d, enum bench_knob k)
+{
+    if (!d->maps_options || (unsigned)k >= K_COUNT || !bench_knob(k)->lib)
+        return NULL;
+    pthread_once(&option_rows_once, option_rows_init);
+    return &option_rows[k];
+}
+
+/* Whether d's accepts has a row of its own for knob k. */
+static int has_own_row(const struct bench_driver *d, enum bench_knob k)
+{
+    for (const struct bench_accept *a = d->accepts; a && a->knob != K_COUNT; a++)
+        if (a->knob == k)
+            return 1;
+    return 0;
+}
+
 const struct bench_accept *bench_driver_accept(const struct bench_driver *d, enum bench_knob k, const char *v)
 {
     const struct bench_accept *any = NULL;
@@ -89,7 +123,7 @@ const struct bench_accept *bench_driver_accept(const struct bench_driver *d, enu
         if (!a->value && !any)
             any = a;
     }
-    return any;
+    return any || has_own_row(d, k) ? any : option_row(d, k);
 }
 
 /* Why knob k, without a row of d, is n/a. */
@@ -124,7 +158,7 @@ static int moot_default(const struct bench_driver *d, enum bench_knob k, const c
 
 int bench_engine_check(const struct bench_driver *d, const struct bench_config *cfg, char *why, size_t len)
 {
-    for (int i = 0; i < K_COUNT; i++) {
+    for (int i = 0; i < bench_knob_count(); i++) {
         enum bench_knob k = (enum bench_knob)i;
         if (!(bench_knob(k)->flags & KF_ENGINE) || (!cfg->given[k] && k != K_SYNC))
             continue; /* not the engine's, or left alone; every run has a --sync */
@@ -145,13 +179,10 @@ int bench_engine_check(const struct bench_driver *d, const struct bench_config *
     return d->check ? d->check(d, cfg, why, len) : 0;
 }
 
-/* Whether d has any row for knob k. */
+/* Whether d has any row for knob k, its own or an option's. */
 static int has_row(const struct bench_driver *d, enum bench_knob k)
 {
-    for (const struct bench_accept *a = d->accepts; a && a->knob != K_COUNT; a++)
-        if (a->knob == k)
-            return 1;
-    return 0;
+    return has_own_row(d, k) || option_row(d, k);
 }
 
 /* "--sync commit", "--sync-latency", "--sync (other values)". */
@@ -195,9 +226,20 @@ static void list_engine(FILE *f, const struct bench_driver *d)
                 fputs("  ", f);
                 ut_wrap(f, 2, 6, LIST_WIDTH, line);
             }
+            /* the options it maps by their names, without a row of its own */
+            for (int k = 0; k < bench_knob_count(); k++) {
+                const struct bench_accept *a =
+                    has_own_row(d, (enum bench_knob)k) ? NULL : option_row(d, (enum bench_knob)k);
+                char line[300];
+                if (!a)
+                    continue;
+                snprintf(line, sizeof line, "%s -> %s", bench_knob_flag(a->knob), a->maps);
+                fputs("  ", f);
+                ut_wrap(f, 2, 6, LIST_WIDTH, line);
+            }
             /* the engine's knobs without a row, by their reason */
             int done[K_COUNT] = {0};
-            for (int k = 0; k < K_COUNT; k++) {
+            for (int k = 0; k < bench_knob_count(); k++) {
                 char why[200], other[200];
                 if (done[k] || !(bench_knob((enum bench_knob)k)->flags & KF_ENGINE) || has_row(d, (enum bench_knob)k))
                     continue;
@@ -205,7 +247,7 @@ static void list_engine(FILE *f, const struct bench_driver *d)
                 size_t n = 0;
                 no_row_why(d, (enum bench_knob)k, why, sizeof why);
                 n += (size_t)snprintf(line + n, sizeof line - n, "%s", bench_knob_flag((enum bench_knob)k));
-                for (int j = k + 1; j < K_COUNT; j++) {
+                for (int j = k + 1; j < bench_knob_count(); j++) {
                     if (done[j] || !(bench_knob((enum bench_knob)j)->flags & KF_ENGINE) ||
                         has_row(d, (enum bench_knob)j))
                         continue;

@@ -136,6 +136,9 @@ struct bench_driver {
     const struct bench_accept *accepts;
     const char *no_why;           /* why a knob without a row is n/a ("LMDB has no log") */
     const char *notes;            /* for --list-engines: what the rows do not say */
+    int maps_options;             /* every knob that is an option of libcommitlab (.option) maps to
+                                   * its cl_options field, "cl_options.NAME", where accepts has no
+                                   * row of it: one a later libcommitlab adds too (commitlab's) */
     int own_sync_latency;         /* emulates --sync-latency itself; else the harness
                                    * interposes the engine's sync calls (sync_latency.c) */
     int times_commits;            /* commit fills conn->phase_ns */
@@ -274,7 +277,7 @@ size_t bench_plugins_loaded(const struct bench_driver *const **out);
  * (CL_ENGINE_SURVIVES_*): a plugin's claim from its --sync row; for
  * commitlab, a process kill always and a power failure when the policy is
  * durable. */
-unsigned bench_engine_survives(const struct bench_driver *d, const char *sync);
+unsigned bench_engine_survives(const struct bench_driver *d, enum cl_sync_policy sync);
 /* The same for a whole configuration: the claim of its --sync row,
  * weakened by every row of another knob cfg gives whose survives caps it
  * (LMDB's --lmdb-flags nometasync: the process kill only). */

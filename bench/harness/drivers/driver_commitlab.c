@@ -1,8 +1,8 @@
 /*
  * driver_commitlab.c -- the benchmark driver for commitlab's own engine,
- * through its public API (include/commitlab.h) only.  Every commit-path
- * knob maps to a field of struct cl_options (cl_accepts, as --list-engines
- * prints them); a policy or option the library does not build, or that
+ * through its public API (include/commitlab.h) only.  Every knob that is
+ * an option of the library sets the field of its name (cl_option_set,
+ * bench_commitlab_options; --list-engines prints each mapping); a policy or option the library does not build, or that
  * this kernel refuses (io_uring, RWF_DSYNC, O_DIRECT), makes cl_open
  * return CL_ENOTSUP, which the run reports as n/a with the library's own
  * reason (cl_error_detail).  Any other failure of cl_open is the run's
@@ -16,105 +16,65 @@
 #include "commitlab.h"
 #include "driver.h"
 
+/* Every knob that is an option of the library (.option, bench_knobs.h)
+ * set by its name, as the library's table says (cl_option_set): no knob
+ * has a line of its own here, and the values were read from their words
+ * once, when the command line was. */
 int bench_commitlab_options(const struct bench_config *cfg, struct cl_options *o, char *why, size_t len)
 {
-    enum cl_sync_policy p;
-    enum cl_sync_method m;
-
     cl_options_init(o);
-    if (cl_sync_policy_parse(cfg->sync, &p)) {
-        snprintf(why, len, "unknown sync policy '%s'", cfg->sync);
-        return BENCH_NA;
+    for (int i = 0; i < bench_knob_count(); i++) {
+        enum bench_knob k = (enum bench_knob)i;
+        const struct bench_knob_def *d = bench_knob(k);
+        if (!d->lib)
+            continue;
+        int rc = cl_option_set(o, sizeof *o, d->lib->name, bench_knob_int(cfg, k));
+        if (rc) {
+            snprintf(why, len, "%s: %s", d->flag, cl_error_detail());
+            return BENCH_ERR;
+        }
     }
-    if (cl_sync_method_parse(cfg->sync_method, &m)) {
-        snprintf(why, len, "unknown sync method '%s'", cfg->sync_method);
-        return BENCH_NA;
-    }
-    o->sync = p;
-    o->method = m;
-    o->elr = cfg->elr;
-    o->segments = strcmp(cfg->segments, "recycle") == 0 ? CL_SEGMENTS_RECYCLE : CL_SEGMENTS_FRESH;
-    o->segment_init = strcmp(cfg->segment_init, "sparse") == 0      ? CL_SEGINIT_SPARSE
-                      : strcmp(cfg->segment_init, "fallocate") == 0 ? CL_SEGINIT_FALLOCATE
-                                                                    : CL_SEGINIT_ZERO;
-    o->recycle_max = cfg->recycle_max;
-    o->prealloc = cfg->prealloc;
-    o->cold_recycle = cfg->cold_recycle;
-    o->checkpoint_bytes = cfg->checkpoint_bytes;
-    if (cfg->given[K_SEGMENT_SIZE])
-        o->segment_size = cfg->segment_size;
-    if (cfg->given[K_CACHE])
-        o->cache_size = cfg->cache_bytes;
-    o->interval_ms = cfg->interval_ms;
-    o->commit_delay_us = cfg->commit_delay_us;
-    o->commit_siblings = cfg->commit_siblings;
-    o->uring_depth = cfg->uring_depth;
-    o->max_batch = cfg->max_batch;
-    o->flusher_spin_us = cfg->flusher_spin_us;
-    o->sync_latency_us = cfg->sync_latency_us;
-    o->uring_sync = strcmp(cfg->uring_sync, "rwf-dsync") == 0 ? CL_URING_SYNC_RWF_DSYNC : CL_URING_SYNC_FSYNC;
-    o->no_final_checkpoint = cfg->no_final_checkpoint;
-    o->wait = strcmp(cfg->wait, "spin") == 0       ? CL_WAIT_SPIN
-              : strcmp(cfg->wait, "adaptive") == 0 ? CL_WAIT_ADAPTIVE
-                                                   : CL_WAIT_BLOCK;
-    o->wait_spin_us = cfg->wait_spin_us;
     return 0;
 }
 
-/* Every commit-path knob is a field of struct cl_options. */
+/* What commitlab does with a knob beyond setting the option of its name:
+ * every option of the library is mapped by its name (maps_options:
+ * "--elr -> cl_options.elr"), these rows say more, and --pipeline is no
+ * option. */
 static const struct bench_accept cl_accepts[] = {
     {K_SYNC, NULL, "cl_options.sync (a policy this libcommitlab does not build is n/a: cl_open says CL_ENOTSUP)", NULL},
-    {K_SYNC_METHOD, NULL, "cl_options.method", NULL},
-    {K_ELR, NULL, "cl_options.elr", NULL},
-    {K_SEGMENTS, NULL, "cl_options.segments", NULL},
-    {K_SEGMENT_INIT, NULL, "cl_options.segment_init", NULL},
-    {K_SEGMENT_SIZE, NULL, "cl_options.segment_size", NULL},
-    {K_PREALLOC, NULL, "cl_options.prealloc", NULL},
-    {K_RECYCLE_MAX, NULL, "cl_options.recycle_max", NULL},
-    {K_COLD_RECYCLE, NULL, "cl_options.cold_recycle", NULL},
-    {K_CHECKPOINT, NULL, "cl_options.checkpoint_bytes", NULL},
     {K_NO_FINAL_CHECKPOINT, NULL,
      "cl_options.no_final_checkpoint (cl_close syncs the log and leaves it for the next "
      "open to recover)",
      NULL},
-    {K_COMMIT_DELAY, NULL, "cl_options.commit_delay_us", NULL},
-    {K_COMMIT_SIBLINGS, NULL, "cl_options.commit_siblings", NULL},
-    {K_INTERVAL, NULL, "cl_options.interval_ms", NULL},
-    {K_URING_DEPTH, NULL, "cl_options.uring_depth", NULL},
-    {K_URING_SYNC, NULL, "cl_options.uring_sync", NULL},
     {K_PIPELINE, NULL, "cl_commit_async_timed, at most N awaiting durability per client (1: cl_commit)", NULL},
-    {K_MAX_BATCH, NULL, "cl_options.max_batch", NULL},
-    {K_FLUSHER_SPIN, NULL, "cl_options.flusher_spin_us", NULL},
-    {K_WAIT, NULL, "cl_options.wait", NULL},
-    {K_WAIT_SPIN, NULL, "cl_options.wait_spin_us", NULL},
     {K_SYNC_LATENCY, NULL, "cl_options.sync_latency_us (the library's latency layer, its io_uring syncs included)",
      NULL},
-    {K_CACHE, NULL, "cl_options.cache_size", NULL},
     {K_COUNT, NULL, NULL, NULL},
 };
 
 static void cl_describe(const struct bench_driver *d, const struct bench_config *cfg, char *buf, size_t len)
 {
     (void)d;
-    int n = snprintf(buf, len, "sync=%s method=%s elr=%s segments=%s", cfg->sync, cfg->sync_method,
-                     cfg->elr ? "on" : "off", cfg->segments);
-    if (n > 0 && (size_t)n < len && strcmp(cfg->segments, "recycle") == 0)
+    int n = snprintf(buf, len, "sync=%s method=%s elr=%s segments=%s", bench_knob_word(cfg, K_SYNC),
+                     bench_knob_word(cfg, K_SYNC_METHOD), cfg->elr ? "on" : "off", bench_knob_word(cfg, K_SEGMENTS));
+    if (n > 0 && (size_t)n < len && cfg->segments == CL_SEGMENTS_RECYCLE)
         n += snprintf(buf + n, len - (size_t)n, "(max %u%s)", cfg->recycle_max, cfg->cold_recycle ? ", cold" : "");
     if (n > 0 && (size_t)n < len)
-        n += snprintf(buf + n, len - (size_t)n, " init=%s", cfg->segment_init);
+        n += snprintf(buf + n, len - (size_t)n, " init=%s", bench_knob_word(cfg, K_SEGMENT_INIT));
     if (n > 0 && (size_t)n < len && cfg->prealloc)
         n += snprintf(buf + n, len - (size_t)n, " prealloc=%u", cfg->prealloc);
     if (n > 0 && (size_t)n < len && cfg->max_batch)
         n += snprintf(buf + n, len - (size_t)n, " max_batch=%llu", (unsigned long long)cfg->max_batch);
-    if (n > 0 && (size_t)n < len && strcmp(cfg->uring_sync, "fsync") != 0 && !strcmp(cfg->sync, "uring"))
-        n += snprintf(buf + n, len - (size_t)n, " uring_sync=%s", cfg->uring_sync);
+    if (n > 0 && (size_t)n < len && cfg->uring_sync != CL_URING_SYNC_FSYNC && cfg->sync == CL_SYNC_URING)
+        n += snprintf(buf + n, len - (size_t)n, " uring_sync=%s", bench_knob_word(cfg, K_URING_SYNC));
     if (n > 0 && (size_t)n < len && cfg->pipeline > 1)
         n += snprintf(buf + n, len - (size_t)n, " pipeline=%u(cl_commit_async)", cfg->pipeline);
     if (n > 0 && (size_t)n < len && cfg->flusher_spin_us)
         n += snprintf(buf + n, len - (size_t)n, " spin=%uus", cfg->flusher_spin_us);
-    if (n > 0 && (size_t)n < len && strcmp(cfg->wait, "block") != 0)
-        n += snprintf(buf + n, len - (size_t)n, " wait=%s", cfg->wait);
-    if (n > 0 && (size_t)n < len && strcmp(cfg->wait, "adaptive") == 0)
+    if (n > 0 && (size_t)n < len && cfg->wait != CL_WAIT_BLOCK)
+        n += snprintf(buf + n, len - (size_t)n, " wait=%s", bench_knob_word(cfg, K_WAIT));
+    if (n > 0 && (size_t)n < len && cfg->wait == CL_WAIT_ADAPTIVE)
         n += snprintf(buf + n, len - (size_t)n, "(%uus)", cfg->wait_spin_us);
     if (n > 0 && (size_t)n < len && cfg->sync_latency_us)
         n += snprintf(buf + n, len - (size_t)n, " sync_latency=%uus(emulated)", cfg->sync_latency_us);
@@ -140,11 +100,13 @@ static int cl_drv_open(struct bench_db *db)
         char asked[160] = "";
         size_t n = 0;
         if (o.sync != CL_SYNC_NONE && o.sync != CL_SYNC_COMMIT)
-            n += (size_t)snprintf(asked + n, sizeof asked - n, " --sync %s", db->cfg->sync);
+            n += (size_t)snprintf(asked + n, sizeof asked - n, " --sync %s", bench_knob_word(db->cfg, K_SYNC));
         if ((o.method == CL_METHOD_DIRECT || o.method == CL_METHOD_RWF_DSYNC) && n < sizeof asked)
-            n += (size_t)snprintf(asked + n, sizeof asked - n, " --sync-method %s", db->cfg->sync_method);
+            n += (size_t)snprintf(asked + n, sizeof asked - n, " --sync-method %s",
+                                  bench_knob_word(db->cfg, K_SYNC_METHOD));
         if (o.sync == CL_SYNC_URING && o.uring_sync != CL_URING_SYNC_FSYNC && n < sizeof asked)
-            n += (size_t)snprintf(asked + n, sizeof asked - n, " --uring-sync %s", db->cfg->uring_sync);
+            n += (size_t)snprintf(asked + n, sizeof asked - n, " --uring-sync %s",
+                                  bench_knob_word(db->cfg, K_URING_SYNC));
         if (o.sync_latency_us && n < sizeof asked)
             snprintf(asked + n, sizeof asked - n, " --sync-latency %u", o.sync_latency_us);
         if (detail[0]) /* the library's reason: the kernel refused a flag, io_uring is refused, ... */
@@ -331,6 +293,7 @@ const struct bench_driver bench_driver_commitlab = {
     .own_sync_latency = 1,
     .times_commits = 1,
     .accepts = cl_accepts,
+    .maps_options = 1, /* an option without a row here is cl_options.NAME too */
     .no_why = "applies to another engine",
     .notes = "commits timed by phase (cl_commit_timed; pipelined: cl_commit_async_timed); counters from cl_stats",
     .describe = cl_describe,

@@ -70,10 +70,10 @@ static void make_cfg(const struct bench_config *cfg, struct plug_cfg *pc)
 {
     memset(pc, 0, sizeof *pc);
     pc->pub.size = sizeof pc->pub;
-    pc->pub.nknobs = K_COUNT;
+    pc->pub.nknobs = (uint32_t)bench_knob_count();
     pc->pub.knobs = pc->knobs;
-    pc->pub.sync_durable = bench_sync_is_durable(cfg->sync);
-    for (int k = 0; k < K_COUNT; k++) {
+    pc->pub.sync_durable = cl_sync_policy_is_durable(cfg->sync) == 1;
+    for (int k = 0; k < bench_knob_count(); k++) {
         snprintf(pc->names[k], sizeof pc->names[k], "%s", bench_knob_flag((enum bench_knob)k) + 2);
         bench_knob_format(cfg, (enum bench_knob)k, pc->values[k], sizeof pc->values[k]);
         pc->knobs[k] = (struct cl_engine_knob){pc->names[k], pc->values[k], cfg->given[k]};
@@ -528,11 +528,14 @@ int bench_plugin_adapt(const struct cl_engine_plugin *p, int loaded, struct benc
     return 0;
 }
 
-unsigned bench_engine_survives(const struct bench_driver *d, const char *sync)
+unsigned bench_engine_survives(const struct bench_driver *d, enum cl_sync_policy sync)
 {
     if (!d->plugin)
-        return CL_ENGINE_SURVIVES_KILL | (bench_sync_is_durable(sync) ? CL_ENGINE_SURVIVES_POWER : 0);
-    const struct bench_accept *a = bench_driver_accept(d, K_SYNC, sync);
+        return CL_ENGINE_SURVIVES_KILL | (cl_sync_policy_is_durable(sync) == 1 ? CL_ENGINE_SURVIVES_POWER : 0);
+    const struct bench_knob_def *k = bench_knob(K_SYNC); /* a plugin's rows name the policy by its word */
+    if ((unsigned)sync < k->lib->min || (unsigned)sync > k->lib->max)
+        return 0;
+    const struct bench_accept *a = bench_driver_accept(d, K_SYNC, k->lib->names[sync]);
     return a && a->maps ? a->survives : 0;
 }
 
