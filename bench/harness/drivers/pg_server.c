@@ -465,7 +465,7 @@ static int wait_gone(pid_t pid, double secs)
 static pid_t postmaster_of(const char *dir, char *data, size_t len)
 {
     char p[4200], line[4200];
-    snprintf(p, sizeof p, "%s/postmaster.pid", dir);
+    snprintf(p, sizeof p, "%.4000s/postmaster.pid", dir);
     FILE *f = fopen(p, "r");
     pid_t pid = 0;
     if (!f)
