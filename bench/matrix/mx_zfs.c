@@ -94,16 +94,22 @@ int mx_zfs_detect(struct mx_zfs_impl *z, char *err, size_t errlen)
         snprintf(z->name, sizeof z->name, "OpenZFS%s%.40s, kernel", v[0] ? " " : "", v);
         return 0;
     }
-    const char *missing = !mx_have_tool("zfs-fuse") ? "zfs-fuse" : !mx_have_tool("zpool") ? "zpool" :
-                          !mx_have_tool("zfs") ? "zfs" : NULL;
+    const char *missing = !mx_have_tool("zfs-fuse") ? "zfs-fuse"
+                          : !mx_have_tool("zpool")  ? "zpool"
+                          : !mx_have_tool("zfs")    ? "zfs"
+                                                    : NULL;
     if (missing) {
-        snprintf(err, errlen, "needs the kernel's ZFS (not loaded: no zfs in /proc/filesystems) or zfs-fuse, and "
-                              "%s is not installed (Debian: apt-get install zfs-fuse)", missing);
+        snprintf(err, errlen,
+                 "needs the kernel's ZFS (not loaded: no zfs in /proc/filesystems) or zfs-fuse, and "
+                 "%s is not installed (Debian: apt-get install zfs-fuse)",
+                 missing);
         return -1;
     }
     if (access("/dev/fuse", R_OK | W_OK) != 0) {
-        snprintf(err, errlen, "zfs-fuse needs FUSE, and /dev/fuse is not usable: %s (modprobe fuse; in a "
-                              "container, give it /dev/fuse)", strerror(errno));
+        snprintf(err, errlen,
+                 "zfs-fuse needs FUSE, and /dev/fuse is not usable: %s (modprobe fuse; in a "
+                 "container, give it /dev/fuse)",
+                 strerror(errno));
         return -1;
     }
     if (zrun(v, sizeof v, "dpkg-query", "-W", "-f=${Version}", "zfs-fuse", NULL) == 0)
@@ -136,8 +142,8 @@ static unsigned long long proc_start(pid_t pid, char *state)
     char *rp = strrchr(buf, ')');
     unsigned long long start = 0;
     char st = 0;
-    if (!rp || sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                      &st, &start) != 2)
+    if (!rp || sscanf(rp + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &st,
+                      &start) != 2)
         return 0;
     if (state)
         *state = st;
@@ -187,8 +193,10 @@ static void stop_daemon(pid_t pid, unsigned long long start, const char *whose)
     }
     if (zrun(out, sizeof out, "zpool", "list", "-H", "-o", "name", NULL) == 0 && out[0]) {
         out[strcspn(out, "\n")] = 0;
-        fprintf(stderr, "commitlab matrix: zfs-fuse (pid %d, started by %s) still serves pools that are not "
-                        "this command's (%s, ...): left running\n", (int)pid, whose, out);
+        fprintf(stderr,
+                "commitlab matrix: zfs-fuse (pid %d, started by %s) still serves pools that are not "
+                "this command's (%s, ...): left running\n",
+                (int)pid, whose, out);
         return;
     }
     kill(pid, SIGTERM);
@@ -295,8 +303,10 @@ static int destroy_owned(const char *name, const char *token, int leftover)
     if (!pool_listed(name))
         return 0;
     if (!pool_owned(name, token)) {
-        fprintf(stderr, "commitlab matrix: the pool %s does not carry this command's %s=%s: not this command's, "
-                        "left as it is\n", name, MX_ZFS_OWNER_PROP, token);
+        fprintf(stderr,
+                "commitlab matrix: the pool %s does not carry this command's %s=%s: not this command's, "
+                "left as it is\n",
+                name, MX_ZFS_OWNER_PROP, token);
         return -1;
     }
     char out[4096] = "";
@@ -329,8 +339,8 @@ static void random_hex(char *buf, size_t len, unsigned bytes)
         j += (size_t)snprintf(buf + j, len - j, "%02x", r[i]);
 }
 
-int mx_zfs_pool_up(struct mx_zpool *p, const struct mx_image *img, const char *workdir, int (*stop)(void),
-                   char *err, size_t errlen)
+int mx_zfs_pool_up(struct mx_zpool *p, const struct mx_image *img, const char *workdir, int (*stop)(void), char *err,
+                   size_t errlen)
 {
     char path[4200], out[4096], hex[40];
     memset(p, 0, sizeof *p);
@@ -389,8 +399,8 @@ int mx_zfs_pool_up(struct mx_zpool *p, const struct mx_image *img, const char *w
         rc = zrun(out, sizeof out, "zpool", "create", "-f", "-o", "cachefile=none", "-O", "mountpoint=none", "-O",
                   owner_opt, p->name, vdev, NULL);
     else
-        rc = zrun(out, sizeof out, "zpool", "create", "-o", "cachefile=none", "-O", "mountpoint=none", "-O",
-                  owner_opt, p->name, vdev, NULL);
+        rc = zrun(out, sizeof out, "zpool", "create", "-o", "cachefile=none", "-O", "mountpoint=none", "-O", owner_opt,
+                  p->name, vdev, NULL);
     if (rc != 0) {
         snprintf(err, errlen, "%.300s failed (exit %d): %.300s", p->create_cmd, rc, out);
         return -1;

@@ -32,8 +32,8 @@
 
 /* Which ZFS runs the pools. */
 struct mx_zfs_impl {
-    int kernel;                   /* 1: OpenZFS in the kernel; 0: zfs-fuse */
-    char name[96];                /* "OpenZFS 2.2.3, kernel" / "zfs-fuse 0.7.0, userspace" */
+    int kernel;    /* 1: OpenZFS in the kernel; 0: zfs-fuse */
+    char name[96]; /* "OpenZFS 2.2.3, kernel" / "zfs-fuse 0.7.0, userspace" */
 };
 
 /* The ZFS this machine would use, in *z: 0, or -1 with the one-line
@@ -44,14 +44,14 @@ int mx_zfs_preflight(char *err, size_t errlen);
 
 /* A pool matrix created, and what it started for it. */
 struct mx_zpool {
-    char home[4096];              /* workdir/zfs, marked as matrix's; "" when not made */
-    char image[4096];             /* the file vdev, "" on a device */
-    char device[4096];            /* --device: the vdev */
-    char name[64];                /* the pool's name, chosen here */
-    char owner[64];               /* its commitlab:owner token */
-    char create_cmd[1024];        /* the zpool create command line */
+    char home[4096];       /* workdir/zfs, marked as matrix's; "" when not made */
+    char image[4096];      /* the file vdev, "" on a device */
+    char device[4096];     /* --device: the vdev */
+    char name[64];         /* the pool's name, chosen here */
+    char owner[64];        /* its commitlab:owner token */
+    char create_cmd[1024]; /* the zpool create command line */
     int created;
-    pid_t daemon;                 /* zfs-fuse started here (0: none, or one that was running) */
+    pid_t daemon;                    /* zfs-fuse started here (0: none, or one that was running) */
     unsigned long long daemon_start; /* its start time (/proc/PID/stat), to know it again */
     unsigned ndatasets;
     struct mx_zfs_impl impl;
@@ -61,8 +61,8 @@ struct mx_zpool {
  * on an image of img->size (zero-filled when img->zero) or on
  * img->device.  0, or -1 with err filled; p records what was set up,
  * for mx_zfs_pool_down. */
-int mx_zfs_pool_up(struct mx_zpool *p, const struct mx_image *img, const char *workdir, int (*stop)(void),
-                   char *err, size_t errlen);
+int mx_zfs_pool_up(struct mx_zpool *p, const struct mx_image *img, const char *workdir, int (*stop)(void), char *err,
+                   size_t errlen);
 /* A new dataset of p with the properties props[0..n) ("recordsize=8192"),
  * mounted at p->home/mnt/cN with an empty directory bench in it; m gets
  * its mount point and name (snapshot: m->subvol).  0, or -1 with err. */
@@ -88,13 +88,13 @@ void mx_zfs_clear_leftovers(const char *workdir);
  * and bytes, over the second before it) timed as it comes; the sum over
  * [a, b] is each line's rates times the part of its interval inside. */
 struct mx_zfs_sample {
-    double t;                     /* ut_now() when the line came */
+    double t; /* ut_now() when the line came */
     double rops, wops, rbytes, wbytes;
 };
 struct mx_zfs_iostat {
     pid_t pid;
     int fd;
-    int kernel;                   /* -Hp: exact integers; else zfs-fuse's rounded K/M/G */
+    int kernel; /* -Hp: exact integers; else zfs-fuse's rounded K/M/G */
     pthread_t th;
     pthread_mutex_t mu;
     struct mx_zfs_sample *s;
