@@ -79,6 +79,7 @@
 struct zfs_knob {
     const char *flag, *prop, *accepted, *def;
     const char *val[MAX_ZVAL];
+    const char *as; /* the list as given, so that a second use is refused */
     char zval[MAX_ZVAL][32];
     size_t n;
 };
@@ -203,9 +204,11 @@ static void usage(FILE *f)
             "--device, marked commitlab:owner, and a dataset per combination of these lists;\n"
             "OpenZFS when the kernel has it, else zfs-fuse (its daemon started and stopped\n"
             "by matrix when none runs).  Rows also show the pool's own reads and writes\n"
-            "per commit (zpool iostat); --cold-recycle runs with primarycache=metadata.\n"
+            "per commit (zpool iostat).  --cold-recycle drops a retired segment's pages above\n"
+            "FUSE or in the kernel; in the ARC it is cold only with primarycache=metadata,\n"
+            "which --cold-recycle makes the default (rows say \"ARC cold\" or \"ARC warm\").\n"
             "  --zfs-recordsize L   powers of two from 512 to 128k (default 128k)\n"
-            "  --zfs-primarycache L all, metadata (default all)\n"
+            "  --zfs-primarycache L all, metadata (default all; metadata with --cold-recycle)\n"
             "  --zfs-logbias L      latency, throughput (default latency)\n"
             "  --zfs-compression L  off, lz4 (default off; lz4 needs OpenZFS)\n"
             "\n"
@@ -246,8 +249,7 @@ static void parse_zfs_knob(struct zfs_knob *k, const char *v)
     size_t n;
     if (!v)
         ut_usage_error("matrix", "%s needs a value: %s", k->flag, k->accepted);
-    if (k->n)
-        ut_usage_error("matrix", "%s: given twice; give one list", k->flag);
+    ut_once("matrix", k->flag, &k->as, v, 1);
     if (ut_split_list(v, &items, &n, why, sizeof why))
         ut_usage_error("matrix", "%s: '%s' %s", k->flag, v, why);
     if (n > MAX_ZVAL)
@@ -269,7 +271,7 @@ static void parse_zfs_knob(struct zfs_knob *k, const char *v)
             ut_usage_error("matrix", "%s: '%s' is not accepted; expected %s", k->flag, x, k->accepted);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(k->zval[j], k->zval[i]))
-                ut_usage_error("matrix", "%s: '%s' is named twice", k->flag, x);
+                ut_usage_error("matrix", "%s: '%s' names one value twice", k->flag, v);
         k->val[i] = strdup(x); /* lives as long as the command */
     }
     k->n = n;
@@ -463,6 +465,7 @@ struct cell {
     double p99[100], maxms[100], devb[100], devrd[100], waits[100], waitms[100], reused[100], swmax[100];
     double snaps[100];
     double pool[4][100]; /* zfs: the pool's read and write operations and bytes per commit; -1 unknown */
+    const char *arc;     /* zfs with --cold-recycle: "ARC cold" or "ARC warm"; NULL otherwise */
     unsigned n, errors, unexercised;
     char err[BENCH_ERRLEN];
     int na;
@@ -683,8 +686,9 @@ static void table_row(FILE *f, const char *name, const struct bench_config *c, c
         snprintf(snaps, sizeof snaps, "  snapshots %.0f", median(x->snaps, x->n));
     char pool[160] = "";
     if (median(x->pool[3], x->n) >= 0)
-        snprintf(pool, sizeof pool, "  pool rd/wr B/txn %.0f/%.0f ops/txn %.2f/%.2f", median(x->pool[2], x->n),
-                 median(x->pool[3], x->n), median(x->pool[0], x->n), median(x->pool[1], x->n));
+        snprintf(pool, sizeof pool, "  pool rd/wr B/txn %.0f/%.0f ops/txn %.2f/%.2f%s%s", median(x->pool[2], x->n),
+                 median(x->pool[3], x->n), median(x->pool[0], x->n), median(x->pool[1], x->n), x->arc ? "  " : "",
+                 x->arc ? x->arc : "");
     num(waits, sizeof waits, x->waits, x->n, "%.0f");
     num(waitms, sizeof waitms, x->waitms, x->n, "%.1f");
     num(reused, sizeof reused, x->reused, x->n, "%.0f");
@@ -875,7 +879,12 @@ static json_t *zfs_json(const struct target *t, const struct phase *ph, const do
         else
             json_object_set_new(z, zk->prop, json_string(zk->zval[t->zv[k]]));
     }
-    json_object_set_new(z, "cold_recycle", cold ? json_string("primarycache=metadata during the run") : json_null());
+    json_object_set_new(z, "cold_recycle",
+                        !cold ? json_null()
+                        : !strcmp(m->zk[ZK_PRIMARYCACHE].zval[t->zv[ZK_PRIMARYCACHE]], "metadata")
+                            ? json_string("ARC cold: primarycache=metadata keeps no data block in the ARC")
+                            : json_string("ARC warm: the kernel's pages are dropped, and primarycache=all keeps the "
+                                          "retired segment's records in the ARC"));
     static const char *const names[4] = {"pool_read_ops_per_commit", "pool_write_ops_per_commit",
                                          "pool_read_bytes_per_commit", "pool_write_bytes_per_commit"};
     for (int k = 0; k < 4; k++)
@@ -938,16 +947,10 @@ static int phase_run_one(struct bench_sweep *s, size_t item, unsigned rep)
         cfg.count_device = t->count_dev[0] ? t->count_dev : NULL;
         cfg.window = window_mark;
         cfg.window_arg = &win;
-        /* cold: the engine drops the kernel's pages of a retired segment,
-         * and the ARC keeps no data block of any file while it runs */
-        if (cfg.cold_recycle && strcmp(ph->m->zk[ZK_PRIMARYCACHE].zval[t->zv[ZK_PRIMARYCACHE]], "metadata")) {
-            if (mx_zfs_set(t->mnt.dataset, "primarycache", "metadata") == 0)
-                cold = 1;
-            else
-                fprintf(stderr, "commitlab matrix: %s: zfs set primarycache=metadata failed\n", t->name);
-        } else if (cfg.cold_recycle) {
-            cold = 1; /* already metadata */
-        }
+        /* cold: the engine drops the kernel's pages of a retired segment;
+         * the ARC keeps its records unless the dataset's primarycache is
+         * metadata (the default with --cold-recycle) */
+        cold = cfg.cold_recycle;
         sampling = mx_zfs_iostat_start(&io, ph->pool) == 0;
     }
     sync();
@@ -967,8 +970,6 @@ static int phase_run_one(struct bench_sweep *s, size_t item, unsigned rep)
             poolp = pool;
         mx_zfs_iostat_free(&io);
     }
-    if (cold && strcmp(ph->m->zk[ZK_PRIMARYCACHE].zval[t->zv[ZK_PRIMARYCACHE]], "metadata"))
-        mx_zfs_set(t->mnt.dataset, "primarycache", ph->m->zk[ZK_PRIMARYCACHE].zval[t->zv[ZK_PRIMARYCACHE]]);
     int snaps = snapping ? (int)sp.taken : -1, snap_err = snapping ? sp.err : 0;
     int stopped = ph->r->status == RUN_INTERRUPTED;
     if (stopped) { /* a row of its own, never among the finished runs' medians */
@@ -985,6 +986,9 @@ static int phase_run_one(struct bench_sweep *s, size_t item, unsigned rep)
         bench_stop_note("during run %zu of %zu (%s: %s) %s", s->pos + 1, s->total, t->name, label, how);
     } else {
         cell_add(&t->cells[i], &cfg, ph->r, snaps, poolp);
+        if (cold)
+            t->cells[i].arc =
+                strcmp(ph->m->zk[ZK_PRIMARYCACHE].zval[t->zv[ZK_PRIMARYCACHE]], "metadata") ? "ARC warm" : "ARC cold";
     }
     if (ph->r->status == RUN_ERROR)
         ph->failed++;
@@ -1200,8 +1204,9 @@ static int zfs_target_up(struct phase *ph, struct target *t, const char *workdir
                                 : "",
                ph->pool->impl.kernel ? "" : "; every call of the engine crosses FUSE to that daemon");
         if (ph->c->cfgs[0].cold_recycle)
-            printf("zfs: --cold-recycle: each run sets primarycache=metadata on its dataset (the ARC keeps no data "
-                   "block; the engine drops the kernel's pages of a retired segment), restored after\n");
+            printf("zfs: --cold-recycle: the engine drops a retired segment's pages above FUSE (or in the kernel); "
+                   "in the ARC it is cold only where primarycache=metadata (\"ARC cold\"), warm where all (\"ARC "
+                   "warm\")\n");
         fflush(stdout);
     } else {
         for (size_t i = 0; i < ph->nt; i++)
@@ -1390,6 +1395,13 @@ int cmd_matrix(int argc, char **argv)
         ut_usage_error("matrix", "--list-engines: see commitlab bench --list-engines");
     bench_warn_unread("matrix", c.cfgs, c.n, stderr);
     check_matrix_args(&m);
+    /* --cold-recycle on zfs: cold in the ARC too, unless the user lists
+     * primarycache values of their own */
+    if (c.n && c.cfgs[0].cold_recycle && m.zk[ZK_PRIMARYCACHE].val[0] == m.zk[ZK_PRIMARYCACHE].def &&
+        m.zk[ZK_PRIMARYCACHE].n == 1) {
+        m.zk[ZK_PRIMARYCACHE].val[0] = "metadata";
+        snprintf(m.zk[ZK_PRIMARYCACHE].zval[0], sizeof m.zk[ZK_PRIMARYCACHE].zval[0], "metadata");
+    }
     /* Small segments and frequent checkpoints, so that segments are
      * retired and reused within a short run: commitlab's segment size,
      * and the checkpoint distance (RocksDB: its memtable size). */

@@ -3,7 +3,8 @@
 # bad --zfs-* values exit 2 with one line naming the flag; a run with two
 # datasets (--zfs-recordsize 8k,128k) gives a row each, named after the ZFS
 # that ran, with the pool's own write bytes and operations per commit > 0
-# (and reads > 0 for cold recycled segments in 128k records), snapshots
+# (and, --cold-recycle making primarycache=metadata the default, "ARC cold"
+# and reads > 0 for recycled segments in 128k records), snapshots
 # counted and the dataset's properties in the JSON; after it, after SIGINT,
 # and after SIGKILL followed by the next run: no pool, mount or daemon of
 # its own left; and a pool it did not create -- this script's own, also
@@ -115,7 +116,7 @@ else
     fail "matrix --fs zfs exited non-zero: $(tail -5 "$WORK/m.err")"
 fi
 for rs in 8k 128k; do
-    if grep -qE "^zfs \((zfs-fuse|OpenZFS)[^)]*, (userspace|kernel)\) recordsize=$rs +commitlab +commit +recycle .* pool rd/wr B/txn [0-9]+/[0-9]+ ops/txn" "$WORK/m.out"; then
+    if grep -qE "^zfs \((zfs-fuse|OpenZFS)[^)]*, (userspace|kernel)\) recordsize=$rs +commitlab +commit +recycle .* pool rd/wr B/txn [0-9]+/[0-9]+ ops/txn [0-9.]+/[0-9.]+  ARC cold$" "$WORK/m.out"; then
         pass "a row for recordsize=$rs, naming the ZFS that ran, with the pool's counters"
     else
         fail "no zfs row for recordsize=$rs: $(cat "$WORK/m.out")"
@@ -130,12 +131,13 @@ if not ok:
     print("expected 2 zfs runs, got", len(runs))
 for r in runs:
     z, m = r["matrix"]["zfs"], r["matrix"]
-    if z["recordsize"] not in (8192, 131072) or z["primarycache"] != "all" or z["logbias"] != "latency" \
+    # --cold-recycle makes primarycache=metadata the default: cold in the ARC too
+    if z["recordsize"] not in (8192, 131072) or z["primarycache"] != "metadata" or z["logbias"] != "latency" \
             or z["compression"] != "off" or not z["dataset"].startswith(z["pool"] + "/"):
         print("properties:", z); ok = False
     if not (z["pool_write_bytes_per_commit"] or 0) > 0 or not (z["pool_write_ops_per_commit"] or 0) > 0:
         print("pool writes not > 0:", z); ok = False
-    if not z["cold_recycle"]:
+    if not (z["cold_recycle"] or "").startswith("ARC cold"):
         print("cold_recycle not said:", z); ok = False
     # a cold recycled segment in 128k records: each partial overwrite reads the record from the pool
     if z["recordsize"] == 131072 and not (z["pool_read_bytes_per_commit"] or 0) > 0:
