@@ -186,34 +186,33 @@ static pid_t find_daemon(void)
 static void stop_daemon(pid_t pid, unsigned long long start, const char *whose)
 {
     char st = 0, out[4096];
-    if (pid <= 0 || proc_start(pid, &st) != start || st == 'Z' || !is_zfs_fuse(pid)) {
+    if (pid <= 0 || proc_start(pid, &st) != start || !is_zfs_fuse(pid)) {
         if (pid > 0)
             waitpid(pid, NULL, WNOHANG);
         return;
     }
-    if (zrun(out, sizeof out, "zpool", "list", "-H", "-o", "name", NULL) == 0 && out[0]) {
-        out[strcspn(out, "\n")] = 0;
-        fprintf(stderr,
-                "commitlab matrix: zfs-fuse (pid %d, started by %s) still serves pools that are not "
-                "this command's (%s, ...): left running\n",
-                (int)pid, whose, out);
-        return;
+    if (st != 'Z') { /* a zombie leader is a daemon on its way out: its threads are still finishing */
+        if (zrun(out, sizeof out, "zpool", "list", "-H", "-o", "name", NULL) == 0 && out[0]) {
+            out[strcspn(out, "\n")] = 0;
+            fprintf(stderr,
+                    "commitlab matrix: zfs-fuse (pid %d, started by %s) still serves pools that are not "
+                    "this command's (%s, ...): left running\n",
+                    (int)pid, whose, out);
+            return;
+        }
+        kill(pid, SIGTERM);
     }
-    kill(pid, SIGTERM);
-    for (int i = 0; i < 300; i++) { /* it finishes its transaction groups first: seconds */
-        waitpid(pid, NULL, WNOHANG);
-        if (proc_start(pid, &st) != start || st == 'Z')
-            break;
-        sleep_ms(100);
-    }
-    if (proc_start(pid, &st) == start && st != 'Z') {
+    /* gone: reaped (our child) or its /proc entry gone (an earlier run's,
+     * reaped by init) -- not merely a zombie leader */
+    int i;
+    for (i = 0; i < 300 && (waitpid(pid, NULL, WNOHANG), proc_start(pid, NULL) == start); i++)
+        sleep_ms(100); /* it finishes its transaction groups first: seconds */
+    if (i == 300) {
         fprintf(stderr, "commitlab matrix: zfs-fuse (pid %d) did not stop in 30 s: killed\n", (int)pid);
         kill(pid, SIGKILL);
+        for (i = 0; i < 100 && (waitpid(pid, NULL, WNOHANG), proc_start(pid, NULL) == start); i++)
+            sleep_ms(100);
     }
-    waitpid(pid, NULL, WNOHANG);
-    for (int i = 0; i < 50 && proc_start(pid, &st) == start && st != 'Z'; i++)
-        sleep_ms(100);
-    waitpid(pid, NULL, WNOHANG);
     if (strcmp(whose, "this run"))
         fprintf(stderr, "commitlab matrix: stopped zfs-fuse (pid %d), started by %s\n", (int)pid, whose);
 }
