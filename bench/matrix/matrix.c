@@ -1209,8 +1209,8 @@ static int zfs_target_up(struct phase *ph, struct target *t, const char *workdir
                    "warm\")\n");
         fflush(stdout);
     } else {
-        for (size_t i = 0; i < ph->nt; i++)
-            if (ph->t[i].zfs && ph->t[i].count_dev[0])
+        for (size_t i = 0; i < ph->nt && !t->count_dev[0]; i++) /* the first dataset's (never itself) */
+            if (&ph->t[i] != t && ph->t[i].zfs && ph->t[i].count_dev[0])
                 snprintf(t->count_dev, sizeof t->count_dev, "%s", ph->t[i].count_dev);
     }
     char props[ZK_COUNT][80];

@@ -5,7 +5,9 @@
 # that ran, with the pool's own write bytes and operations per commit > 0
 # (and, --cold-recycle making primarycache=metadata the default, "ARC cold"
 # and reads > 0 for recycled segments in 128k records), snapshots
-# counted and the dataset's properties in the JSON; after it, after SIGINT,
+# counted, the dataset's properties and the disk under the pool (for each
+# dataset) in the JSON, and the report names the
+# ZFS and gives --fs zfs with the --zfs-* lists; after it, after SIGINT,
 # and after SIGKILL followed by the next run: no pool, mount or daemon of
 # its own left; and a pool it did not create -- this script's own, also
 # one a killed run's record was rewritten to name -- survives untouched,
@@ -122,7 +124,7 @@ for rs in 8k 128k; do
         fail "no zfs row for recordsize=$rs: $(cat "$WORK/m.out")"
     fi
 done
-if python3 - "$J" <<'EOF'; then pass "JSON: properties, pool counters > 0, cold reads, snapshots"; else fail "JSON: see above"; fi
+if python3 - "$J" <<'EOF'; then pass "JSON: properties, pool counters > 0, cold reads, snapshots, the device under the pool"; else fail "JSON: see above"; fi
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 runs = [r for r in rows if r.get("matrix", {}).get("zfs")]
@@ -137,6 +139,9 @@ for r in runs:
         print("properties:", z); ok = False
     if not (z["pool_write_bytes_per_commit"] or 0) > 0 or not (z["pool_write_ops_per_commit"] or 0) > 0:
         print("pool writes not > 0:", z); ok = False
+    # the disk under the pool's image, for every dataset: a FUSE mount names none of its own
+    if not r["env"].get("device") or r["metrics"].get("device_bytes_per_commit") is None:
+        print("no device under the pool for", m["fs"], r["env"].get("device")); ok = False
     if not (z["cold_recycle"] or "").startswith("ARC cold"):
         print("cold_recycle not said:", z); ok = False
     # a cold recycled segment in 128k records: each partial overwrite reads the record from the pool
@@ -148,6 +153,12 @@ for r in runs:
         print("fs does not name the ZFS:", m["fs"]); ok = False
 sys.exit(0 if ok else 1)
 EOF
+if "$BIN" report "$J" -o "$WORK/r.html" >/dev/null 2>&1 && grep -qE "zfs \((zfs-fuse|OpenZFS)" "$WORK/r.html" &&
+    grep -qE "commitlab matrix --fs [^<]*[ ,;]zfs --[^<]*--zfs-recordsize 8192,131072 --zfs-primarycache metadata" "$WORK/r.html"; then
+    pass "the report names the ZFS that ran, and its command says --fs zfs and the --zfs-* lists"
+else
+    fail "the report: $(grep -o "commitlab matrix[^<]*" "$WORK/r.html" | head -2)"
+fi
 check_nothing_left "after a normal run" "$BEFORE"
 
 # ---- 3. SIGINT: exit 130, everything destroyed and stopped --------------------
