@@ -14,6 +14,10 @@ all: build
 
 deps:
 	@./scripts/deps.sh $(DEB_PACKAGES)
+	@# zfs-fuse (userspace ZFS, for `matrix --fs zfs` and its test) only
+	@# where it can run: as root, with /dev/fuse; elsewhere that test skips
+	@if [ "$$(id -u)" -eq 0 ] && [ -c /dev/fuse ]; then \
+		./scripts/deps.sh zfs-fuse || echo "deps: zfs-fuse not installed: the ZFS tests will be skipped"; fi
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)

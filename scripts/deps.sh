@@ -26,6 +26,7 @@ provided() {
     xfsprogs) command -v mkfs.xfs >/dev/null || [ -x /sbin/mkfs.xfs ] ;;
     btrfs-progs) command -v mkfs.btrfs >/dev/null || [ -x /sbin/mkfs.btrfs ] ;;
     clang) command -v clang >/dev/null ;;
+    zfs-fuse) command -v zfs-fuse >/dev/null || [ -x /sbin/zfs-fuse ] || [ -x /usr/sbin/zfs-fuse ] ;;
     libclang-rt-*-dev) ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1 ;;
     *) return 1 ;;
     esac

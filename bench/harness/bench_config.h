@@ -109,6 +109,14 @@ struct bench_config {
     /* the list knobs other than engine, sync and clients that vary in
      * this sweep, with their values ("value-size=100"), for the table */
     char varying[160];
+
+    /* Not knobs: set by a command that runs the configuration somewhere
+     * of its own (commitlab matrix), NULL otherwise. */
+    const char *count_device;           /* the block device (its /sys/block name) whose counters the run reads when
+                                           the filesystem of dir names none (FUSE: a pool on a file or a device) */
+    void (*window)(void *arg, int end); /* called as the measured phase starts (0) and ends (1), right
+                                           after its counters are read */
+    void *window_arg;
 };
 
 /* How many knobs there are: the rows of bench_knobs.h but the spare rows

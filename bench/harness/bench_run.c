@@ -490,6 +490,8 @@ static void run_begin(struct run *rn, const struct bench_config *cfg, struct ben
     pthread_mutex_init(&rn->sh.mu, NULL);
     mkdir(cfg->dir, 0755);
     bench_env_probe(cfg->dir, &r->env);
+    if (!r->env.device[0] && cfg->count_device)
+        snprintf(r->env.device, sizeof r->env.device, "%s", cfg->count_device);
 }
 
 /* n/a when the engine is not built in or cannot express the configuration. */
@@ -665,6 +667,8 @@ static void measure_txns(struct run *rn)
         if (rn->cl[i].last_end_ns > rn->t1_ns)
             rn->t1_ns = rn->cl[i].last_end_ns;
     take_snapshot(&rn->db, rn->r->env.device, &rn->s1);
+    if (rn->cfg->window)
+        rn->cfg->window(rn->cfg->window_arg, 1);
 }
 
 /* --duration: no transaction begins once the time is up; the phase ends
@@ -679,6 +683,8 @@ static void measure_duration(struct run *rn)
         if (rn->cl[i].last_end_ns > rn->t1_ns)
             rn->t1_ns = rn->cl[i].last_end_ns;
     take_snapshot(&rn->db, rn->r->env.device, &rn->s1);
+    if (rn->cfg->window)
+        rn->cfg->window(rn->cfg->window_arg, 1);
 }
 
 /* After the warm-up: every client finishes the transaction it is in and
@@ -737,6 +743,8 @@ static int run_measure(struct run *rn)
     if (rn->drv->reset_max)
         rn->drv->reset_max(&rn->db);
     take_snapshot(&rn->db, rn->r->env.device, &rn->s0);
+    if (rn->cfg->window)
+        rn->cfg->window(rn->cfg->window_arg, 0);
     sh->t0_ns = ut_now_ns();
     sh->marks[0] = rn->s0.es;
     sh->nmarks = 1;

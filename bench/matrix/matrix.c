@@ -61,6 +61,7 @@
 #include "drivers/driver.h"
 #include "matrix.h"
 #include "mx_fs.h"
+#include "mx_zfs.h"
 #include "ut_args.h"
 #include "ut_clock.h"
 #include "ut_progress.h"
@@ -70,6 +71,37 @@
 /* ---- options -------------------------------------------------------------- */
 
 #define MAX_FS 8
+#define MAX_ZVAL 8
+
+/* A --zfs-* knob: a dataset property, its accepted values, and the list
+ * given (each value as typed, for the labels; the property's value for
+ * zfs create in zval). */
+struct zfs_knob {
+    const char *flag, *prop, *accepted, *def;
+    const char *val[MAX_ZVAL];
+    const char *as; /* the list as given, so that a second use is refused */
+    char zval[MAX_ZVAL][32];
+    size_t n;
+};
+enum { ZK_RECORDSIZE, ZK_PRIMARYCACHE, ZK_LOGBIAS, ZK_COMPRESSION, ZK_COUNT };
+static const struct zfs_knob zfs_knob_defs[ZK_COUNT] = {
+    [ZK_RECORDSIZE] = {.flag = "--zfs-recordsize",
+                       .prop = "recordsize",
+                       .accepted = "a list of powers of two from 512 to 128k (8k, 128k)",
+                       .def = "128k"},
+    [ZK_PRIMARYCACHE] = {.flag = "--zfs-primarycache",
+                         .prop = "primarycache",
+                         .accepted = "a list of all, metadata",
+                         .def = "all"},
+    [ZK_LOGBIAS] = {.flag = "--zfs-logbias",
+                    .prop = "logbias",
+                    .accepted = "a list of latency, throughput",
+                    .def = "latency"},
+    [ZK_COMPRESSION] = {.flag = "--zfs-compression",
+                        .prop = "compression",
+                        .accepted = "a list of off, lz4",
+                        .def = "off"},
+};
 
 struct fs_opt {
     const char *fs;
@@ -92,6 +124,9 @@ struct matrix_opts {
     unsigned repeat;
     struct fs_opt mount_opts[MAX_FS], mkfs_opts[MAX_FS];
     size_t nmount, nmkfs;
+    struct zfs_knob zk[ZK_COUNT]; /* --zfs-*: every combination is a dataset of its own */
+    int zk_given;
+    struct mx_zfs_impl zimpl; /* which ZFS runs the pools (after the preflight) */
 };
 
 /* The presets: bench options put before the user's own, which win. */
@@ -155,7 +190,8 @@ static void usage(FILE *f)
             "  --destroy-data DEV   the same DEV again: what it holds may be destroyed\n"
             "  --snapshot-every S   btrfs, btrfs-nodatacow: the run directory is a subvolume, and\n"
             "                       every S seconds of a run it is snapshotted and the older\n"
-            "                       snapshot deleted, so the next write of each block is a copy\n"
+            "                       snapshot deleted, so the next write of each block is a copy;\n"
+            "                       zfs: zfs snapshot of the dataset, the older one destroyed\n"
             "  --preset NAME        bench options for a study, before yours (yours win): " PRESET_LIST "\n"
             "                       (data-io: --keys 10000000 --cache 64M --checkpoint-bytes 16M)\n"
             "  --repeat N           runs of each configuration, round by round, each round in a\n"
@@ -163,6 +199,18 @@ static void usage(FILE *f)
             "                       is reported (default 1; 3 or more to judge a difference)\n"
             "  --mount-opts FS:OPTS extra mount options, e.g. ext4:barrier=0 or xfs:logbsize=256k\n"
             "  --mkfs-opts FS:OPTS  extra mkfs options, e.g. \"xfs:-l size=64m\"\n"
+            "\n"
+            "zfs: one pool made by matrix on a file vdev in D/zfs (no loop device) or on\n"
+            "--device, marked commitlab:owner, and a dataset per combination of these lists;\n"
+            "OpenZFS when the kernel has it, else zfs-fuse (its daemon started and stopped\n"
+            "by matrix when none runs).  Rows also show the pool's own reads and writes\n"
+            "per commit (zpool iostat).  --cold-recycle drops a retired segment's pages above\n"
+            "FUSE or in the kernel; in the ARC it is cold only with primarycache=metadata,\n"
+            "which --cold-recycle makes the default (rows say \"ARC cold\" or \"ARC warm\").\n"
+            "  --zfs-recordsize L   powers of two from 512 to 128k (default 128k)\n"
+            "  --zfs-primarycache L all, metadata (default all; metadata with --cold-recycle)\n"
+            "  --zfs-logbias L      latency, throughput (default latency)\n"
+            "  --zfs-compression L  off, lz4 (default off; lz4 needs OpenZFS)\n"
             "\n"
             "Every option of commitlab bench is accepted (see commitlab bench --help) except\n"
             "--dir and --reuse.  Unless given, --segment-size is 1M and --checkpoint-bytes 4M\n"
@@ -194,6 +242,43 @@ static void parse_fs_opt(const char *flag, const char *v, struct fs_opt *o, size
     (*n)++;
 }
 
+/* A --zfs-* list: each value checked, one line naming the flag and the
+ * accepted values otherwise. */
+static void parse_zfs_knob(struct zfs_knob *k, const char *v)
+{
+    char **items, why[300];
+    size_t n;
+    if (!v)
+        ut_usage_error("matrix", "%s needs a value: %s", k->flag, k->accepted);
+    ut_once("matrix", k->flag, &k->as, v, 1);
+    if (ut_split_list(v, &items, &n, why, sizeof why))
+        ut_usage_error("matrix", "%s: '%s' %s", k->flag, v, why);
+    if (n > MAX_ZVAL)
+        ut_usage_error("matrix", "%s: at most %d values", k->flag, MAX_ZVAL);
+    for (size_t i = 0; i < n; i++) {
+        const char *x = items[i];
+        int ok;
+        if (!strcmp(k->prop, "recordsize")) {
+            uint64_t b = 0;
+            ok = !ut_parse_size(x, &b) && b >= 512 && b <= (128u << 10) && !(b & (b - 1));
+            snprintf(k->zval[i], sizeof k->zval[i], "%llu", (unsigned long long)b);
+        } else {
+            ok = !strcmp(k->prop, "primarycache") ? !strcmp(x, "all") || !strcmp(x, "metadata")
+                 : !strcmp(k->prop, "logbias")    ? !strcmp(x, "latency") || !strcmp(x, "throughput")
+                                                  : !strcmp(x, "off") || !strcmp(x, "lz4");
+            snprintf(k->zval[i], sizeof k->zval[i], "%s", x);
+        }
+        if (!ok)
+            ut_usage_error("matrix", "%s: '%s' is not accepted; expected %s", k->flag, x, k->accepted);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(k->zval[j], k->zval[i]))
+                ut_usage_error("matrix", "%s: '%s' names one value twice", k->flag, v);
+        k->val[i] = strdup(x); /* lives as long as the command */
+    }
+    k->n = n;
+    ut_list_free(items, n);
+}
+
 /* Takes matrix's own options out of argv; the rest go to bench's parser,
  * a preset's options first. */
 static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char **rest)
@@ -207,6 +292,8 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
     m->image_size = 2ull << 30;
     m->image_zero = 1;
     m->repeat = 1;
+    for (size_t z = 0; z < ZK_COUNT; z++)
+        m->zk[z] = zfs_knob_defs[z];
     rest[nrest++] = argv[0];
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--preset")) {
@@ -304,6 +391,17 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
                 ut_usage_error("matrix", "--repeat: '%s' is not accepted; expected an integer in [1, 100]",
                                 v ? v : "");
             m->repeat = (unsigned)r;
+        } else if (!strncmp(a, "--zfs-", 6)) {
+            size_t z = 0;
+            while (z < ZK_COUNT && strcmp(zfs_knob_defs[z].flag, a))
+                z++;
+            if (z == ZK_COUNT)
+                ut_usage_error("matrix",
+                               "%s: unknown option; the zfs ones are --zfs-recordsize, --zfs-primarycache, "
+                               "--zfs-logbias, --zfs-compression",
+                               a);
+            parse_zfs_knob(&m->zk[z], v);
+            m->zk_given = 1;
         } else if (!strcmp(a, "--mount-opts")) {
             if (!v)
                 ut_usage_error("matrix", "--mount-opts needs FS:OPTIONS");
@@ -318,6 +416,13 @@ static int parse_matrix_args(int argc, char **argv, struct matrix_opts *m, char 
         }
         i += takes;
     }
+    for (size_t z = 0; z < ZK_COUNT; z++)
+        if (!m->zk[z].n) {
+            struct zfs_knob *k = &m->zk[z];
+            k->val[0] = k->def;
+            snprintf(k->zval[0], sizeof k->zval[0], "%s", !strcmp(k->prop, "recordsize") ? "131072" : k->def);
+            k->n = 1;
+        }
     rest[nrest] = NULL;
     return nrest;
 }
@@ -334,18 +439,24 @@ static void check_matrix_args(const struct matrix_opts *m)
         if (flag)
             ut_usage_error("matrix", "%s: with --device there is no image and no loop device", flag);
         for (size_t i = 0; i < m->nfs; i++)
-            if (!m->fs[i]->mkfs)
+            if (!m->fs[i]->mkfs && !m->fs[i]->zfs)
                 ut_usage_error("matrix", "--device: %s cannot be put on a device; leave it out of --fs",
                                 m->fs[i]->name);
     }
     if (m->snapshot_every > 0) {
         int any = 0;
         for (size_t i = 0; i < m->nfs; i++)
-            any |= !strcmp(m->fs[i]->fstype, "btrfs");
+            any |= !strcmp(m->fs[i]->fstype, "btrfs") || m->fs[i]->zfs;
         if (!any)
-            ut_usage_error("matrix", "--snapshot-every: only btrfs and btrfs-nodatacow take snapshots, and --fs "
-                            "names neither");
+            ut_usage_error("matrix", "--snapshot-every: only btrfs, btrfs-nodatacow and zfs take snapshots, and "
+                                     "--fs names none of them");
     }
+    int zfs = 0;
+    for (size_t i = 0; i < m->nfs; i++)
+        zfs |= m->fs[i]->zfs;
+    for (size_t z = 0; z < ZK_COUNT && !zfs; z++)
+        if (m->zk[z].val[0] != m->zk[z].def || m->zk[z].n > 1)
+            ut_usage_error("matrix", "%s: only --fs zfs takes it, and --fs does not name zfs", m->zk[z].flag);
 }
 
 /* ---- medians, and the verdict ---------------------------------------------- */
@@ -354,6 +465,8 @@ struct cell {
     double tps[100];
     double p99[100], maxms[100], devb[100], devrd[100], waits[100], waitms[100], reused[100], swmax[100];
     double snaps[100];
+    double pool[4][100]; /* zfs: the pool's read and write operations and bytes per commit; -1 unknown */
+    const char *arc;     /* zfs with --cold-recycle: "ARC cold" or "ARC warm"; NULL otherwise */
     unsigned n, errors, unexercised;
     char err[BENCH_ERRLEN];
     int na;
@@ -575,6 +688,11 @@ static void table_row(FILE *f, const char *name, const struct bench_config *c, c
     num(devrd, sizeof devrd, x->devrd, x->n, "%.0f");
     if (median(x->snaps, x->n) >= 0)
         snprintf(snaps, sizeof snaps, "  snapshots %.0f", median(x->snaps, x->n));
+    char pool[160] = "";
+    if (median(x->pool[3], x->n) >= 0)
+        snprintf(pool, sizeof pool, "  pool rd/wr B/txn %.0f/%.0f ops/txn %.2f/%.2f%s%s", median(x->pool[2], x->n),
+                 median(x->pool[3], x->n), median(x->pool[0], x->n), median(x->pool[1], x->n), x->arc ? "  " : "",
+                 x->arc ? x->arc : "");
     num(waits, sizeof waits, x->waits, x->n, "%.0f");
     num(waitms, sizeof waitms, x->waitms, x->n, "%.1f");
     num(reused, sizeof reused, x->reused, x->n, "%.0f");
@@ -583,15 +701,16 @@ static void table_row(FILE *f, const char *name, const struct bench_config *c, c
     snprintf(runs, sizeof runs, "%u", x->n);
     if (x->stopped[0]) /* one run, cut short: no median, no spread */
         snprintf(sp, sizeof sp, "-");
-    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s %12.1f %7s %8s %8s %10s %9s %6s %9s %6s %9s%s%s%s%s%s%s\n", name,
-            c->engine, bench_knob_word(c, K_SYNC), bench_knob_word(c, K_SEGMENTS), bench_knob_word(c, K_SEGMENT_INIT),
-            c->prealloc, c->clients, x->stopped[0] ? "-" : runs, median(x->tps, x->n), sp, p99, mx, devb, devrd, waits,
-            waitms, reused, swmax, other[0] ? "  " : "", other, snaps,
-            x->unexercised && !x->stopped[0] ? "  NOTE: recycling not exercised" : "", x->stopped[0] ? "  " : "",
-            x->stopped);
+    fprintf(f, "%-16s %-9s %-7s %-8s %-9s %-8u %4u %4s %12.1f %7s %8s %8s %10s %9s %6s %9s %6s %9s%s%s%s%s%s%s%s\n",
+            name, c->engine, bench_knob_word(c, K_SYNC), bench_knob_word(c, K_SEGMENTS),
+            bench_knob_word(c, K_SEGMENT_INIT), c->prealloc, c->clients, x->stopped[0] ? "-" : runs,
+            median(x->tps, x->n), sp, p99, mx, devb, devrd, waits, waitms, reused, swmax, other[0] ? "  " : "", other,
+            snaps, pool, x->unexercised && !x->stopped[0] ? "  NOTE: recycling not exercised" : "",
+            x->stopped[0] ? "  " : "", x->stopped);
 }
 
-static void cell_add(struct cell *x, const struct bench_config *cfg, const struct bench_result *r, double snaps)
+static void cell_add(struct cell *x, const struct bench_config *cfg, const struct bench_result *r, double snaps,
+                     const double *pool)
 {
     if (!bench_measured(r)) {
         if (r->status == RUN_NA)
@@ -609,6 +728,8 @@ static void cell_add(struct cell *x, const struct bench_config *cfg, const struc
     x->devb[i] = r->dev_write_bytes >= 0 ? (double)r->dev_write_bytes / n : -1;
     x->devrd[i] = r->dev_read_bytes >= 0 ? (double)r->dev_read_bytes / n : -1;
     x->snaps[i] = snaps;
+    for (int k = 0; k < 4; k++)
+        x->pool[k][i] = pool ? pool[k] / n : -1;
     x->waits[i] = (double)r->segment_waits;
     x->waitms[i] = r->segment_wait_us >= 0 ? (double)r->segment_wait_us / 1e3 : -1;
     x->reused[i] = (double)r->segments_reused;
@@ -623,12 +744,16 @@ static void cell_add(struct cell *x, const struct bench_config *cfg, const struc
  * fresh (on a loop device or --device). */
 struct target {
     const struct mx_fs_kind *k;   /* NULL: native */
-    char name[80];                /* "ext4", "native ext4": the table's and the JSON's */
+    char name[200];               /* "ext4", "native ext4", "zfs (zfs-fuse 0.7.0, userspace)": the table's
+                                     and the JSON's */
     char fstype[64];              /* ext4, xfs, btrfs, tmpfs */
     struct mx_mount mnt;
     char dir[4200];               /* where its runs go */
     char mkfs_cmd[1024];
     const char *mopts;
+    int zfs;                      /* a dataset of the phase's pool */
+    size_t zv[ZK_COUNT];          /* zfs: the value of each --zfs-* knob (its index) */
+    char count_dev[64];           /* zfs: the device under the pool, for the device columns */
     int up;                       /* set up: its runs run */
     int journal;                  /* ext4: runs a jbd2 journal (1) or not (0); -1 not known */
     struct cell *cells;           /* one per configuration */
@@ -643,6 +768,9 @@ struct phase {
     struct bench_cli *c;
     struct bench_result *r;
     int failed;
+    struct mx_zpool *pool; /* zfs: the pool of the phase's datasets (NULL: none) */
+    int pool_failed;
+    char pool_err[1024];
     /* the run a signal stopped: its configuration, target and row */
     int has_stopped;
     size_t stopped_cfg, stopped_tgt;
@@ -727,6 +855,53 @@ static void snapper_stop(struct snapper *sp)
 
 /* ---- one run ---------------------------------------------------------------------- */
 
+/* The measured window's two ends, as bench_run reads its counters. */
+struct window {
+    double t[2];
+};
+
+static void window_mark(void *arg, int end)
+{
+    ((struct window *)arg)->t[end ? 1 : 0] = ut_now();
+}
+
+/* zfs: which dataset, its properties, and the pool's counters per commit
+ * (NULL: not known). */
+static json_t *zfs_json(const struct target *t, const struct phase *ph, const double *pool, double txns, int cold)
+{
+    const struct matrix_opts *m = ph->m;
+    json_t *z = json_object();
+    json_object_set_new(z, "implementation", json_string(ph->pool->impl.name));
+    json_object_set_new(z, "kernel", json_boolean(ph->pool->impl.kernel));
+    json_object_set_new(z, "pool", json_string(ph->pool->name[0] ? ph->pool->name : ""));
+    json_object_set_new(z, "zpool_create", json_string(ph->pool->create_cmd));
+    json_object_set_new(z, "vdev", json_string(ph->pool->device[0] ? ph->pool->device : ph->pool->image));
+    json_object_set_new(z, "dataset", json_string(t->mnt.dataset));
+    for (size_t k = 0; k < ZK_COUNT; k++) {
+        const struct zfs_knob *zk = &m->zk[k];
+        if (k == ZK_RECORDSIZE)
+            json_object_set_new(z, zk->prop, json_integer(strtoll(zk->zval[t->zv[k]], NULL, 10)));
+        else
+            json_object_set_new(z, zk->prop, json_string(zk->zval[t->zv[k]]));
+    }
+    json_object_set_new(z, "cold_recycle",
+                        !cold ? json_null()
+                        : !strcmp(m->zk[ZK_PRIMARYCACHE].zval[t->zv[ZK_PRIMARYCACHE]], "metadata")
+                            ? json_string("ARC cold: primarycache=metadata keeps no data block in the ARC")
+                            : json_string("ARC warm: the kernel's pages are dropped, and primarycache=all keeps the "
+                                          "retired segment's records in the ARC"));
+    static const char *const names[4] = {"pool_read_ops_per_commit", "pool_write_ops_per_commit",
+                                         "pool_read_bytes_per_commit", "pool_write_bytes_per_commit"};
+    for (int k = 0; k < 4; k++)
+        json_object_set_new(z, names[k], pool && txns > 0 ? json_real(pool[k] / txns) : json_null());
+    json_object_set_new(z, "pool_counters",
+                        json_string(ph->pool->impl.kernel ? "zpool iostat -Hp POOL 1, over the "
+                                                            "measured window"
+                                                          : "zpool iostat POOL 1 (rounded to 3 "
+                                                            "digits), over the measured window"));
+    return z;
+}
+
 static json_t *target_json(const struct target *t, const struct matrix_opts *m, unsigned rep, int snaps,
                            int snap_err)
 {
@@ -738,11 +913,16 @@ static json_t *target_json(const struct target *t, const struct matrix_opts *m, 
     json_object_set_new(j, "nodatacow", json_boolean(t->k && t->k->nocow));
     json_object_set_new(j, "mkfs", t->mkfs_cmd[0] ? json_string(t->mkfs_cmd) : json_null());
     json_object_set_new(j, "mount_options_asked", t->mopts ? json_string(t->mopts) : json_null());
+    image |= t->zfs && !m->device;
     json_object_set_new(j, "image_size", image ? json_integer((json_int_t)m->image_size) : json_null());
     json_object_set_new(j, "image_init", image ? json_string(m->image_zero ? "zero" : "sparse") : json_null());
-    json_object_set_new(j, "loop", image ? json_string(m->loop_direct ? "direct" : "buffered") : json_null());
+    json_object_set_new(j, "loop",
+                        image && !t->zfs ? json_string(m->loop_direct ? "direct" : "buffered") : json_null());
     json_object_set_new(j, "loop_device", t->mnt.loopdev[0] ? json_string(t->mnt.loopdev) : json_null());
-    json_object_set_new(j, "device", t->mnt.device[0] ? json_string(t->mnt.device) : json_null());
+    json_object_set_new(j, "device",
+                        t->mnt.device[0]      ? json_string(t->mnt.device)
+                        : t->zfs && m->device ? json_string(m->device)
+                                              : json_null());
     json_object_set_new(j, "snapshot_every_s", t->mnt.subvol ? json_real(m->snapshot_every) : json_null());
     json_object_set_new(j, "snapshots", t->mnt.subvol ? json_integer(snaps) : json_null());
     json_object_set_new(j, "snapshot_error", snap_err ? json_string(strerror(-snap_err)) : json_null());
@@ -763,8 +943,21 @@ static int phase_run_one(struct bench_sweep *s, size_t item, unsigned rep)
         return 0;
     struct bench_config cfg = ph->c->cfgs[i];
     struct snapper sp;
-    int snapping = 0;
+    struct window win = {{0, 0}};
+    struct mx_zfs_iostat io;
+    int snapping = 0, sampling = 0, cold = 0;
     cfg.dir = t->dir;
+    if (t->zfs) {
+        /* the device columns: the disk under the image, or --device */
+        cfg.count_device = t->count_dev[0] ? t->count_dev : NULL;
+        cfg.window = window_mark;
+        cfg.window_arg = &win;
+        /* cold: the engine drops the kernel's pages of a retired segment;
+         * the ARC keeps its records unless the dataset's primarycache is
+         * metadata (the default with --cold-recycle) */
+        cold = cfg.cold_recycle;
+        sampling = mx_zfs_iostat_start(&io, ph->pool) == 0;
+    }
     sync();
     if (t->mnt.subvol && ph->m->snapshot_every > 0) {
         if (snapper_start(&sp, &t->mnt, ph->m->snapshot_every) == 0)
@@ -775,13 +968,20 @@ static int phase_run_one(struct bench_sweep *s, size_t item, unsigned rep)
     bench_run(&cfg, ph->r, bench_sweep_tick, s);
     if (snapping)
         snapper_stop(&sp);
+    double pool[4], *poolp = NULL;
+    if (sampling) {
+        mx_zfs_iostat_stop(&io, win.t[1]);
+        if (win.t[1] > 0 && mx_zfs_iostat_sum(&io, win.t[0], win.t[1], pool) == 0)
+            poolp = pool;
+        mx_zfs_iostat_free(&io);
+    }
     int snaps = snapping ? (int)sp.taken : -1, snap_err = snapping ? sp.err : 0;
     int stopped = ph->r->status == RUN_INTERRUPTED;
     if (stopped) { /* a row of its own, never among the finished runs' medians */
         char label[256], how[200];
         struct cell *x = &ph->stopped;
         memset(x, 0, sizeof *x);
-        cell_add(x, &cfg, ph->r, snaps);
+        cell_add(x, &cfg, ph->r, snaps, poolp);
         bench_stop_progress(&cfg, ph->r, how, sizeof how);
         snprintf(x->stopped, sizeof x->stopped, "INTERRUPTED by %s %s", bench_signal_name(ph->r->stop_signal), how);
         ph->has_stopped = 1;
@@ -790,7 +990,10 @@ static int phase_run_one(struct bench_sweep *s, size_t item, unsigned rep)
         bench_label(&cfg, label, sizeof label);
         bench_stop_note("during run %zu of %zu (%s: %s) %s", s->pos + 1, s->total, t->name, label, how);
     } else {
-        cell_add(&t->cells[i], &cfg, ph->r, snaps);
+        cell_add(&t->cells[i], &cfg, ph->r, snaps, poolp);
+        if (cold)
+            t->cells[i].arc =
+                strcmp(ph->m->zk[ZK_PRIMARYCACHE].zval[t->zv[ZK_PRIMARYCACHE]], "metadata") ? "ARC warm" : "ARC cold";
     }
     if (ph->r->status == RUN_ERROR)
         ph->failed++;
@@ -801,6 +1004,7 @@ static int phase_run_one(struct bench_sweep *s, size_t item, unsigned rep)
     }
     if (ph->c->so.jsonl) {
         json_t *extra = target_json(t, ph->m, rep, snaps, snap_err);
+        json_object_set_new(extra, "zfs", t->zfs ? zfs_json(t, ph, poolp, (double)ph->r->txns, cold) : json_null());
         if (bench_json_append_extra(ph->c->so.jsonl, &cfg, ph->r, (unsigned)s->pos + 1, (unsigned)s->total,
                                     "matrix", extra))
             ph->failed++;
@@ -976,6 +1180,56 @@ static void print_stopped(const struct phase *ph)
 
 /* ---- one phase: the filesystems up at once ------------------------------------------ */
 
+/* A zfs target: the phase's pool first (once), then its dataset. */
+static int zfs_target_up(struct phase *ph, struct target *t, const char *workdir, char *err, size_t errlen)
+{
+    const struct matrix_opts *m = ph->m;
+    if (ph->pool_failed) {
+        snprintf(err, errlen, "%s", ph->pool_err);
+        return -1;
+    }
+    if (!ph->pool->created) {
+        struct mx_image img = {m->image_size, m->image_zero, NULL, NULL, 0, m->device, 0};
+        if (mx_zfs_pool_up(ph->pool, &img, workdir, bench_interrupted, ph->pool_err, sizeof ph->pool_err)) {
+            ph->pool_failed = 1;
+            snprintf(err, errlen, "%s", ph->pool_err);
+            return -1;
+        }
+        struct bench_env e;
+        char rp[4096];
+        if (m->device && realpath(m->device, rp))
+            snprintf(t->count_dev, sizeof t->count_dev, "%s", strrchr(rp, '/') + 1);
+        bench_env_probe(ph->pool->home, &e);
+        if (!m->device)
+            snprintf(t->count_dev, sizeof t->count_dev, "%s", e.device);
+        printf("zfs: %s, pool %s on %s%s%s\n", ph->pool->impl.name, ph->pool->name,
+               ph->pool->device[0] ? ph->pool->device : ph->pool->image,
+               ph->pool->daemon ? "; zfs-fuse started by "
+                                  "matrix"
+                                : "",
+               ph->pool->impl.kernel ? "" : "; every call of the engine crosses FUSE to that daemon");
+        if (ph->c->cfgs[0].cold_recycle)
+            printf("zfs: --cold-recycle: the engine drops a retired segment's pages above FUSE (or in the kernel); "
+                   "in the ARC it is cold only where primarycache=metadata (\"ARC cold\"), warm where all (\"ARC "
+                   "warm\")\n");
+        fflush(stdout);
+    } else {
+        for (size_t i = 0; i < ph->nt && !t->count_dev[0]; i++) /* the first dataset's (never itself) */
+            if (&ph->t[i] != t && ph->t[i].zfs && ph->t[i].count_dev[0])
+                snprintf(t->count_dev, sizeof t->count_dev, "%s", ph->t[i].count_dev);
+    }
+    char props[ZK_COUNT][80];
+    const char *pp[ZK_COUNT];
+    for (size_t k = 0; k < ZK_COUNT; k++) {
+        snprintf(props[k], sizeof props[k], "%s=%s", m->zk[k].prop, m->zk[k].zval[t->zv[k]]);
+        pp[k] = props[k];
+    }
+    if (mx_zfs_dataset_up(ph->pool, &t->mnt, pp, ZK_COUNT, m->snapshot_every > 0, err, errlen))
+        return -1;
+    snprintf(t->dir, sizeof t->dir, "%.4000s/bench", t->mnt.mnt);
+    return 0;
+}
+
 /* Sets up the phase's targets (a failed one is reported and skipped). */
 static void phase_up(struct phase *ph, const char *workdir, struct ut_progress *pr, int *setup_failed)
 {
@@ -989,6 +1243,8 @@ static void phase_up(struct phase *ph, const char *workdir, struct ut_progress *
             t->up = rc == 0;
             if (rc)
                 snprintf(err, sizeof err, "%.900s: %s", t->dir, strerror(-rc));
+        } else if (t->k->zfs) {
+            t->up = zfs_target_up(ph, t, workdir, err, sizeof err) == 0;
         } else {
             struct mx_image img = {m->image_size, m->image_zero, opt_for(m->mkfs_opts, m->nmkfs, t->k->name),
                                    t->mopts, m->loop_direct, m->device,
@@ -1023,6 +1279,58 @@ static void phase_down(struct phase *ph)
         else if (t->up)
             ut_scratch_remove(t->dir);
         t->up = 0;
+    }
+    if (ph->pool)
+        mx_zfs_pool_down(ph->pool); /* its datasets and snapshots with it */
+}
+
+/* The targets of phase p: the native baseline, then each filesystem of
+ * the phase (all of them with images, one with --device), a zfs one once
+ * per combination of the --zfs-* lists. */
+static size_t zfs_combos(const struct matrix_opts *m)
+{
+    size_t n = 1;
+    for (size_t k = 0; k < ZK_COUNT; k++)
+        n *= m->zk[k].n;
+    return n;
+}
+
+static size_t phase_ntargets(const struct matrix_opts *m, size_t p)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < m->nfs; i++)
+        if (!m->device || i == p)
+            n += m->fs[i]->zfs ? zfs_combos(m) : 1;
+    return n;
+}
+
+static void phase_targets(struct target *t, const struct matrix_opts *m, size_t p)
+{
+    size_t j = 1;
+    for (size_t i = 0; i < m->nfs; i++) {
+        if (m->device && i != p)
+            continue;
+        const struct mx_fs_kind *k = m->fs[i];
+        size_t nc = k->zfs ? zfs_combos(m) : 1;
+        for (size_t c = 0; c < nc; c++, j++) {
+            t[j].k = k;
+            snprintf(t[j].fstype, sizeof t[j].fstype, "%s", k->fstype);
+            t[j].mopts = opt_for(m->mount_opts, m->nmount, k->name);
+            if (!k->zfs) {
+                snprintf(t[j].name, sizeof t[j].name, "%s", k->name);
+                continue;
+            }
+            t[j].zfs = 1;
+            size_t at = (size_t)snprintf(t[j].name, sizeof t[j].name, "zfs (%s)", m->zimpl.name), rest = c;
+            for (size_t z = ZK_COUNT; z-- > 0;) { /* recordsize outermost */
+                t[j].zv[z] = rest % m->zk[z].n;
+                rest /= m->zk[z].n;
+            }
+            for (size_t z = 0; z < ZK_COUNT && at < sizeof t[j].name; z++)
+                if (m->zk[z].n > 1)
+                    at += (size_t)snprintf(t[j].name + at, sizeof t[j].name - at, " %s=%s", m->zk[z].prop,
+                                           m->zk[z].val[t[j].zv[z]]);
+        }
     }
 }
 
@@ -1093,6 +1401,13 @@ int cmd_matrix(int argc, char **argv)
         ut_usage_error("matrix", "--list-engines: see commitlab bench --list-engines");
     bench_warn_unread("matrix", c.cfgs, c.n, stderr);
     check_matrix_args(&m);
+    /* --cold-recycle on zfs: cold in the ARC too, unless the user lists
+     * primarycache values of their own */
+    if (c.n && c.cfgs[0].cold_recycle && m.zk[ZK_PRIMARYCACHE].val[0] == m.zk[ZK_PRIMARYCACHE].def &&
+        m.zk[ZK_PRIMARYCACHE].n == 1) {
+        m.zk[ZK_PRIMARYCACHE].val[0] = "metadata";
+        snprintf(m.zk[ZK_PRIMARYCACHE].zval[0], sizeof m.zk[ZK_PRIMARYCACHE].zval[0], "metadata");
+    }
     /* Small segments and frequent checkpoints, so that segments are
      * retired and reused within a short run: commitlab's and PostgreSQL's
      * segment size (initdb --wal-segsize 1), and the checkpoint distance
@@ -1114,6 +1429,20 @@ int cmd_matrix(int argc, char **argv)
     if (mx_preflight(m.fs, m.nfs, m.device == NULL)) {
         bench_cli_free(&c);
         return UT_EXIT_USAGE;
+    }
+    int any_zfs = 0;
+    for (size_t i = 0; i < m.nfs; i++)
+        any_zfs |= m.fs[i]->zfs;
+    if (any_zfs) {
+        char err[512];
+        if (mx_zfs_detect(&m.zimpl, err, sizeof err))
+            ut_usage_error("matrix", "--fs zfs: %s", err);
+        for (size_t v = 0; v < m.zk[ZK_COMPRESSION].n && !m.zimpl.kernel; v++)
+            if (!strcmp(m.zk[ZK_COMPRESSION].zval[v], "lz4"))
+                ut_usage_error("matrix",
+                               "--zfs-compression: lz4 needs OpenZFS; %s (pool version 23) compresses "
+                               "with lzjb, gzip and zle only: expected off here",
+                               m.zimpl.name);
     }
     /* The device is checked before anything is written anywhere. */
     if (m.device) {
@@ -1198,7 +1527,9 @@ int cmd_matrix(int argc, char **argv)
     /* Images: every filesystem up at once, one phase, one sweep with the
      * native runs.  A device: one filesystem at a time on it, each phase
      * with native runs of its own. */
-    size_t nphase = m.device ? m.nfs : 1, per = m.device ? 2 : m.nfs + 1;
+    size_t nphase = m.device ? m.nfs : 1, ntargets = 0;
+    for (size_t p = 0; p < nphase; p++)
+        ntargets += phase_ntargets(&m, p);
     printf("commitlab matrix: %zu configuration%s x %u repeat%s on %zu filesystem%s and native %s (%s%s)\n", c.n,
            c.n == 1 ? "" : "s", m.repeat, m.repeat == 1 ? "" : "s", m.nfs, m.nfs == 1 ? "" : "s", ntype,
            m.device ? "on the device " : "images in ", m.device ? m.device : workdir);
@@ -1219,11 +1550,12 @@ int cmd_matrix(int argc, char **argv)
     fflush(stdout);
 
     struct ut_progress pr;
-    ut_progress_init(&pr, c.so.quiet, c.n * m.repeat * per * nphase, c.base.warmup + c.base.duration + 1);
+    ut_progress_init(&pr, c.so.quiet, c.n * m.repeat * ntargets, c.base.warmup + c.base.duration + 1);
     int failed = 0, setup_failed = 0;
     struct verdict_list vl = {0};
     struct bench_result *r = malloc(sizeof *r);
     for (size_t p = 0; p < nphase && r && !bench_interrupted(); p++) {
+        size_t per = phase_ntargets(&m, p);
         struct target *t = targets_new(per, c.n);
         if (!t) {
             failed++;
@@ -1231,16 +1563,17 @@ int cmd_matrix(int argc, char **argv)
         }
         snprintf(t[0].name, sizeof t[0].name, "native %s", ntype);
         snprintf(t[0].fstype, sizeof t[0].fstype, "%s", ntype);
-        for (size_t i = 1; i < per; i++) {
-            t[i].k = m.fs[m.device ? p : i - 1];
-            snprintf(t[i].name, sizeof t[i].name, "%s", t[i].k->name);
-            snprintf(t[i].fstype, sizeof t[i].fstype, "%s", t[i].k->fstype);
-            t[i].mopts = opt_for(m.mount_opts, m.nmount, t[i].k->name);
-        }
+        phase_targets(t, &m, p);
         struct phase ph = {t, per, &m, &c, r, 0};
+        struct mx_zpool *zpool = NULL;
+        if (any_zfs && (!m.device || m.fs[p]->zfs) && !(ph.pool = zpool = calloc(1, sizeof *zpool))) {
+            targets_free(t, per);
+            failed++;
+            break;
+        }
         phase_up(&ph, workdir, &pr, &setup_failed);
         char what[160];
-        snprintf(what, sizeof what, "%s", m.device ? t[1].name : "run");
+        snprintf(what, sizeof what, "%s", m.device ? m.fs[p]->name : "run");
         struct bench_sweep sw = {.n = c.n * per, .rounds = m.repeat, .shuffle = m.repeat > 1,
                                  .seed = c.base.seed + p, .run = phase_run_one, .ctx = &ph, .progress = &pr,
                                  .what = what, .label = phase_label};
@@ -1266,6 +1599,7 @@ int cmd_matrix(int argc, char **argv)
             fflush(stdout);
         }
         phase_down(&ph);
+        free(zpool);
         targets_free(t, per);
     }
     free(r);

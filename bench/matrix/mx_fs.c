@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "mx_fs.h"
+#include "mx_zfs.h"
 #include "ut_file.h"
 #include "ut_scratch.h"
 
@@ -39,11 +40,12 @@
 /* ext4 initialises its inode tables and journal lazily, in the background,
  * after mount: that would write during the runs.  Done at mkfs instead. */
 const struct mx_fs_kind mx_fs_kinds[] = {
-    {"ext4", "ext4", "mkfs.ext4", "-F -q -E lazy_itable_init=0,lazy_journal_init=0", "e2fsprogs", 0},
-    {"xfs", "xfs", "mkfs.xfs", "-f -q", "xfsprogs", 0},
-    {"btrfs", "btrfs", "mkfs.btrfs", "-f -q", "btrfs-progs", 0},
-    {"btrfs-nodatacow", "btrfs", "mkfs.btrfs", "-f -q", "btrfs-progs", 1},
-    {"tmpfs", "tmpfs", NULL, NULL, NULL, 0},
+    {"ext4", "ext4", "mkfs.ext4", "-F -q -E lazy_itable_init=0,lazy_journal_init=0", "e2fsprogs", 0, 0},
+    {"xfs", "xfs", "mkfs.xfs", "-f -q", "xfsprogs", 0, 0},
+    {"btrfs", "btrfs", "mkfs.btrfs", "-f -q", "btrfs-progs", 0, 0},
+    {"btrfs-nodatacow", "btrfs", "mkfs.btrfs", "-f -q", "btrfs-progs", 1, 0},
+    {"tmpfs", "tmpfs", NULL, NULL, NULL, 0, 0},
+    {"zfs", "zfs", NULL, NULL, "zfs-fuse", 0, 1},
 };
 const size_t mx_fs_nkinds = sizeof mx_fs_kinds / sizeof *mx_fs_kinds;
 
@@ -59,7 +61,7 @@ const struct mx_fs_kind *mx_fs_find(const char *name)
 
 /* Runs argv (PATH plus /sbin and /usr/sbin), output captured into out;
  * returns the exit status, or -1 when it could not be started. */
-static int run_tool(char *const argv[], char *out, size_t outlen)
+int mx_run_tool(char *const argv[], char *out, size_t outlen)
 {
     int pfd[2];
     if (pipe(pfd))
@@ -100,7 +102,7 @@ static int run_tool(char *const argv[], char *out, size_t outlen)
 }
 
 /* 1 when name is an executable in PATH, /usr/sbin or /sbin. */
-static int have_tool(const char *name)
+int mx_have_tool(const char *name)
 {
     const char *path = getenv("PATH");
     char buf[8192], full[8400];
@@ -124,7 +126,7 @@ static int split_words(char *s, char **argv, int at, int max)
 
 /* ---- mounts and loop devices --------------------------------------------- */
 
-static int is_mounted(const char *mnt)
+int mx_is_mounted(const char *mnt)
 {
     FILE *f = fopen("/proc/self/mountinfo", "r");
     char line[8192];
@@ -140,7 +142,7 @@ static int is_mounted(const char *mnt)
     return found;
 }
 
-static int do_umount(const char *mnt)
+int mx_umount(const char *mnt)
 {
     for (int i = 0; i < 50; i++) {
         if (umount2(mnt, 0) == 0 || errno == EINVAL || errno == ENOENT)
@@ -152,6 +154,30 @@ static int do_umount(const char *mnt)
     }
     fprintf(stderr, "commitlab matrix: umount %s: %s; detaching it lazily\n", mnt, strerror(errno));
     return umount2(mnt, MNT_DETACH);
+}
+
+void mx_umount_below(const char *dir)
+{
+    /* mountinfo lists parents before children: unmount from the end */
+    char mps[64][4096];
+    int n = 0;
+    size_t len = strlen(dir);
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[8192];
+    while (f && n < 64 && fgets(line, sizeof line, f)) {
+        char mp[4096];
+        if (sscanf(line, "%*u %*u %*u:%*u %*s %4095s", mp) != 1)
+            continue;
+        ut_mountinfo_unescape(mp);
+        if (strncmp(mp, dir, len) == 0 && (mp[len] == '/' || mp[len] == 0))
+            snprintf(mps[n++], sizeof mps[0], "%s", mp);
+    }
+    if (f)
+        fclose(f);
+    while (n-- > 0) {
+        fprintf(stderr, "commitlab matrix: unmounting %s\n", mps[n]);
+        mx_umount(mps[n]);
+    }
 }
 
 /* Detaches every loop device whose backing file is image. */
@@ -221,6 +247,12 @@ int mx_snapshot(struct mx_mount *m)
     char run[4200], name[64];
     if (!m->subvol || !m->mnt[0])
         return -EINVAL;
+    if (m->dataset[0]) {
+        int rc = mx_zfs_snapshot(m->dataset, m->snap_seq + 1);
+        if (rc == 0)
+            m->snap_seq++;
+        return rc;
+    }
     snprintf(run, sizeof run, "%.4000s/bench", m->mnt);
     snprintf(name, sizeof name, SNAP_PREFIX "%06u", m->snap_seq + 1);
     int src = open(run, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -250,7 +282,9 @@ int mx_snapshot(struct mx_mount *m)
 
 void mx_snapshots_delete(struct mx_mount *m)
 {
-    if (m->mnt[0] && m->subvol && is_mounted(m->mnt))
+    if (m->dataset[0] && m->subvol)
+        mx_zfs_snapshots_destroy(m->dataset);
+    else if (m->mnt[0] && m->subvol && mx_is_mounted(m->mnt))
         delete_snapshots(m->mnt, NULL);
 }
 
@@ -279,12 +313,17 @@ void mx_fs_home(char *buf, size_t len, const char *workdir, const struct mx_fs_k
 void mx_fs_down(struct mx_mount *cur)
 {
     int still_mounted = 0;
+    if (cur->dataset[0]) { /* the pool's: mx_zfs_pool_down destroys it with its snapshots */
+        cur->dataset[0] = 0;
+        cur->mnt[0] = 0;
+        cur->subvol = 0;
+    }
     if (cur->mnt[0]) {
         mx_snapshots_delete(cur);
         cur->subvol = 0;
-        if (is_mounted(cur->mnt))
-            do_umount(cur->mnt);
-        still_mounted = is_mounted(cur->mnt);
+        if (mx_is_mounted(cur->mnt))
+            mx_umount(cur->mnt);
+        still_mounted = mx_is_mounted(cur->mnt);
         cur->mnt[0] = 0;
     }
     if (cur->loop_fd >= 0) {
@@ -430,7 +469,7 @@ static int set_nocow(const char *dir, char *err, size_t errlen)
 
 /* Writes zeros over the whole image and syncs it: every block allocated
  * and written on the host, as on a real device. */
-static int zero_fill(int fd, uint64_t size, int (*stop)(void))
+int mx_zero_fill(int fd, uint64_t size, int (*stop)(void))
 {
     size_t chunk = 8u << 20;
     char *z = calloc(1, chunk);
@@ -480,7 +519,7 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
     } else if (k->mkfs) {
         snprintf(cur->image, sizeof cur->image, "%.3000s/%s.img", cur->home, k->name);
         int fd = open(cur->image, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0 || ftruncate(fd, (off_t)img->size) < 0 || (img->zero && zero_fill(fd, img->size, stop))) {
+        if (fd < 0 || ftruncate(fd, (off_t)img->size) < 0 || (img->zero && mx_zero_fill(fd, img->size, stop))) {
             snprintf(err, errlen, "image %.900s: %s", cur->image, strerror(errno));
             if (fd >= 0)
                 close(fd);
@@ -503,7 +542,7 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
         size_t j = 0;
         for (int i = 0; i < argc && j < mkfs_len; i++)
             j += (size_t)snprintf(mkfs_cmd + j, mkfs_len - j, "%s%s", i ? " " : "", argv[i]);
-        int st = run_tool(argv, out, sizeof out);
+        int st = mx_run_tool(argv, out, sizeof out);
         if (st != 0) {
             snprintf(err, errlen, "%s failed (exit %d): %.300s", mkfs_cmd, st, out);
             return -1;
@@ -534,7 +573,7 @@ int mx_fs_up(struct mx_mount *cur, const struct mx_fs_kind *k, const struct mx_i
         argv[argc++] = cur->mnt;
         argv[argc] = NULL;
     }
-    int st = run_tool(argv, out, sizeof out);
+    int st = mx_run_tool(argv, out, sizeof out);
     if (st != 0) {
         snprintf(err, errlen, "mount -t %s%s%s failed (exit %d): %.300s", k->fstype, mopts ? " -o " : "",
                  mopts ? mopts : "", st, out);
@@ -727,6 +766,14 @@ static void own_signature(int fd, char *what, size_t len)
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs && !what[0]; i++)
         if (pread(fd, b, sigs[i].n, sigs[i].off) == (ssize_t)sigs[i].n && memcmp(b, sigs[i].magic, sigs[i].n) == 0)
             snprintf(what, len, "%s", sigs[i].name);
+    /* a ZFS label's uberblock ring, 128 KiB into label 0: slots of 1 KiB
+     * (or the vdev's sector size) starting with the magic 0x00bab10c in
+     * the pool's byte order */
+    for (off_t off = 128 << 10; off < 256 << 10 && !what[0]; off += 1024) {
+        static const unsigned char le[8] = {0x0c, 0xb1, 0xba, 0, 0, 0, 0, 0}, be[8] = {0, 0, 0, 0, 0, 0xba, 0xb1, 0x0c};
+        if (pread(fd, b, 8, off) == 8 && (memcmp(b, le, 8) == 0 || memcmp(b, be, 8) == 0))
+            snprintf(what, len, "a ZFS pool label");
+    }
     if (!what[0] && pread(fd, b, 2, 510) == 2 && b[0] == 0x55 && b[1] == 0xaa)
         snprintf(what, len, "a DOS partition table or boot sector");
 }
@@ -1074,11 +1121,11 @@ int mx_device_check(const char *dev, const char *destroy, char *err, size_t errl
     list_partitions(sys, out, sizeof out);
     if (!what[0] && out[0])
         snprintf(what, sizeof what, "partitions (%.2000s)", out);
-    if (!what[0] && have_tool("blkid")) {
+    if (!what[0] && mx_have_tool("blkid")) {
         /* blkid -p: the superblocks it knows, read from the device itself
          * (exit 2: nothing found) */
         char *argv[] = {"blkid", "-p", "-o", "export", (char *)dev, NULL};
-        int rc = run_tool(argv, out, sizeof out);
+        int rc = mx_run_tool(argv, out, sizeof out);
         if (rc == 0) {
             char type[64] = "unknown";
             for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
@@ -1107,14 +1154,19 @@ int mx_preflight(const struct mx_fs_kind *const *fs, size_t n, int images)
     }
     for (size_t i = 0; i < n; i++) {
         const struct mx_fs_kind *k = fs[i];
-        if (k->mkfs && !have_tool(k->mkfs)) {
+        char why[512];
+        if (k->zfs && mx_zfs_preflight(why, sizeof why)) {
+            fprintf(stderr, "commitlab matrix: --fs zfs: %s\n", why);
+            return -1;
+        }
+        if (k->mkfs && !mx_have_tool(k->mkfs)) {
             fprintf(stderr, "commitlab matrix: --fs %s needs %s, which is not installed (Debian: apt-get install "
                             "%s)\n", k->name, k->mkfs, k->package);
             return -1;
         }
         needs_loop |= k->mkfs != NULL && images;
     }
-    if (!have_tool("mount")) {
+    if (!mx_have_tool("mount")) {
         fprintf(stderr, "commitlab matrix: needs mount(8) (Debian: apt-get install mount)\n");
         return -1;
     }
@@ -1130,19 +1182,23 @@ void mx_clear_leftovers(const char *workdir)
 {
     for (size_t i = 0; i < mx_fs_nkinds; i++) {
         char home[4096], p[4200];
+        if (mx_fs_kinds[i].zfs) {
+            mx_zfs_clear_leftovers(workdir);
+            continue;
+        }
         mx_fs_home(home, sizeof home, workdir, &mx_fs_kinds[i]);
         if (!ut_scratch_ours(home))
             continue; /* absent, or the user's: never touched */
         snprintf(p, sizeof p, "%.3000s/mnt", home);
-        if (is_mounted(p)) {
+        if (mx_is_mounted(p)) {
             int n = delete_snapshots(p, NULL);
             if (n)
                 fprintf(stderr, "commitlab matrix: deleted %d snapshot%s in %s, left by an earlier run\n", n,
                         n == 1 ? "" : "s", p);
             fprintf(stderr, "commitlab matrix: unmounting %s, left by an earlier run\n", p);
-            do_umount(p);
+            mx_umount(p);
         }
-        int still_mounted = is_mounted(p);
+        int still_mounted = mx_is_mounted(p);
         if (mx_fs_kinds[i].mkfs) {
             snprintf(p, sizeof p, "%.3000s/%s.img", home, mx_fs_kinds[i].name);
             detach_loops_of(p);

@@ -3,6 +3,8 @@
  * made fresh in an image file on a loop device (buffered or direct I/O)
  * or on a real device the user gives up (--device), and what is mounted
  * and attached now; btrfs snapshots of the run directory's subvolume.
+ * ZFS is a pool of datasets instead (mx_zfs.h); its kind is listed here,
+ * and a dataset's mount is an mx_mount like the others'.
  *
  * Cleanup is part of the contract: mx_fs_down takes down whatever
  * mx_fs_up got as far as setting up (a failed mkfs or mount included),
@@ -38,11 +40,12 @@ struct mx_fs_kind {
     const char *mkfs_args;
     const char *package;          /* the Debian package with mkfs */
     int nocow;                    /* chattr +C on the run directory */
+    int zfs;                      /* a dataset of a pool matrix creates (mx_zfs.h), not mkfs and mount */
 };
 
 extern const struct mx_fs_kind mx_fs_kinds[];
 extern const size_t mx_fs_nkinds;
-#define MX_FS_LIST "ext4, xfs, btrfs, btrfs-nodatacow, tmpfs"
+#define MX_FS_LIST "ext4, xfs, btrfs, btrfs-nodatacow, tmpfs, zfs"
 /* The kind --fs calls name, or NULL. */
 const struct mx_fs_kind *mx_fs_find(const char *name);
 
@@ -57,6 +60,8 @@ struct mx_mount {
     int loop_fd;
     int subvol;                   /* btrfs: the run directory is a subvolume, snapshots are taken of it */
     unsigned snap_seq;            /* snapshots taken so far */
+    char dataset[256];            /* zfs: POOL/cN mounted at mnt (mnt/bench is the run directory); its
+                                     pool takes it down (mx_zfs_pool_down), mx_fs_down only forgets it */
 };
 #define MX_MOUNT_INIT {.loop_fd = -1}
 
@@ -69,7 +74,8 @@ struct mx_image {
     const char *mkfs_opts, *mount_opts;
     int loop_direct;              /* LO_FLAGS_DIRECT_IO: the loop device bypasses the host's page cache */
     const char *device;           /* format and mount this block device instead of an image; NULL: image */
-    int subvol;                   /* btrfs: the run directory as a subvolume, for snapshots */
+    int subvol;                   /* btrfs: the run directory as a subvolume, for snapshots; zfs: the
+                                     dataset is snapshotted */
 };
 
 /* Makes filesystem k in a new directory workdir/NAME marked as matrix's
@@ -82,7 +88,8 @@ struct mx_image {
 int mx_fs_up(struct mx_mount *m, const struct mx_fs_kind *k, const struct mx_image *img, const char *workdir,
              int (*stop)(void), char *mkfs_cmd, size_t mkfs_len, char *err, size_t errlen);
 /* btrfs, m->subvol: a read-only snapshot of the run directory's
- * subvolume, and the older ones deleted.  0 or -errno. */
+ * subvolume, and the older ones deleted; zfs: zfs snapshot of the
+ * dataset, the older one destroyed.  0 or -errno. */
 int mx_snapshot(struct mx_mount *m);
 /* Deletes every snapshot in m's mount.  Idempotent. */
 void mx_snapshots_delete(struct mx_mount *m);
@@ -103,5 +110,20 @@ void mx_fs_home(char *buf, size_t len, const char *workdir, const struct mx_fs_k
  * image is needed (images: not with a device): 0, or -1 with the reason on
  * stderr. */
 int mx_preflight(const struct mx_fs_kind *const *fs, size_t n, int images);
+
+/* Shared with mx_zfs.c. */
+/* Runs argv (PATH plus /sbin and /usr/sbin), its output in out: the exit
+ * status, or -1 when it could not be started. */
+int mx_run_tool(char *const argv[], char *out, size_t outlen);
+/* 1 when name is an executable in PATH, /usr/sbin or /sbin. */
+int mx_have_tool(const char *name);
+int mx_is_mounted(const char *mnt);
+/* Unmounts mnt (retrying while busy, then lazily): 0 or -1. */
+int mx_umount(const char *mnt);
+/* Unmounts every mount at or below dir, the deepest first. */
+void mx_umount_below(const char *dir);
+/* Writes zeros over the first size bytes of fd and syncs them (stops
+ * early when stop() says so): 0 or -1 with errno. */
+int mx_zero_fill(int fd, uint64_t size, int (*stop)(void));
 
 #endif

@@ -313,23 +313,60 @@ static void clients_list(FILE *f, const struct report *r, size_t s0, int whole_c
     }
 }
 
+/* A zfs dataset's run: its matrix object names the ZFS that ran and the
+ * dataset's properties (the --fs name is zfs). */
+static json_t *zfs_of(const struct report *r, size_t s)
+{
+    json_t *m = r->envs[r->series[s].env].matrix, *z = m ? rp_get(m, "zfs") : NULL;
+    return json_is_object(z) ? z : NULL;
+}
+
 static void matrix_fs_list(FILE *f, const struct report *r, size_t cfg)
 {
     fputs(" --fs ", f);
-    int first = 1;
+    int first = 1, zfs = 0;
     for (size_t s = 0; s < r->nseries; s++)
         if (r->series[s].cfg == cfg) {
+            if (zfs_of(r, s) && zfs++)
+                continue; /* one --fs zfs for every dataset */
             fprintf(f, "%s", first ? "" : ",");
-            shell_word(f, r->envs[r->series[s].env].fs);
+            shell_word(f, zfs_of(r, s) ? "zfs" : r->envs[r->series[s].env].fs);
             first = 0;
         }
+}
+
+/* --zfs-KNOB: the values the datasets of the configuration had, in the
+ * order first met. */
+static void zfs_flag(FILE *f, const struct report *r, size_t cfg, const char *prop, const char *name)
+{
+    char list[256] = "";
+    size_t n = 0;
+    for (size_t s = 0; s < r->nseries; s++) {
+        json_t *z = r->series[s].cfg == cfg ? zfs_of(r, s) : NULL, *v = z ? rp_get(z, prop) : NULL;
+        char one[64];
+        if (json_is_integer(v))
+            snprintf(one, sizeof one, "%lld", (long long)json_integer_value(v));
+        else if (json_is_string(v))
+            snprintf(one, sizeof one, "%s", json_string_value(v));
+        else
+            continue;
+        char padded[300];
+        snprintf(padded, sizeof padded, ",%s,", list);
+        char want[80];
+        snprintf(want, sizeof want, ",%s,", one);
+        if (strstr(padded, want))
+            continue;
+        n += (size_t)snprintf(list + n, n < sizeof list ? sizeof list - n : 0, "%s%s", n ? "," : "", one);
+    }
+    if (list[0])
+        flag(f, name, list);
 }
 
 /* The matrix's own options, as its filesystems' "matrix" objects recorded
  * them: the image, and the mount options asked for each. */
 static void matrix_options(FILE *f, const struct report *r, size_t cfg)
 {
-    int image = 0;
+    int image = 0, zfs = 0;
     char val[200];
     for (size_t s = 0; s < r->nseries; s++) {
         json_t *m = r->series[s].cfg == cfg ? r->envs[r->series[s].env].matrix : NULL;
@@ -340,6 +377,13 @@ static void matrix_options(FILE *f, const struct report *r, size_t cfg)
             flag(f, "--image-size", val);
             flag(f, "--image-init", rp_str(m, "image_init", "sparse"));
             image = 1;
+        }
+        if (!zfs && zfs_of(r, s)) {
+            zfs = 1;
+            zfs_flag(f, r, cfg, "recordsize", "--zfs-recordsize");
+            zfs_flag(f, r, cfg, "primarycache", "--zfs-primarycache");
+            zfs_flag(f, r, cfg, "logbias", "--zfs-logbias");
+            zfs_flag(f, r, cfg, "compression", "--zfs-compression");
         }
         const char *opts = rp_str(m, "mount_options_asked", NULL);
         if (opts) {

@@ -157,6 +157,8 @@ static const struct {
     {"matrix", "--preset", "data-io", "--preset: one preset at a time"}, {"matrix", "--repeat", "2"},
     {"matrix", "--mount-opts", "ext4:noatime", "--mount-opts: ext4 given twice"},
     {"matrix", "--mkfs-opts", "ext4:-m 0", "--mkfs-opts: ext4 given twice"},
+    {"matrix", "--zfs-recordsize", "8k"}, {"matrix", "--zfs-primarycache", "all"},
+    {"matrix", "--zfs-logbias", "latency"}, {"matrix", "--zfs-compression", "off"},
     {"matrix", "--clients", "1"}, /* and bench's options, by bench's parser */
 };
 /* clang-format on */
@@ -211,11 +213,21 @@ END_TEST
 static const struct {
     const char *cmd, *flag, *value;
 } twice[] = {
-    {"bench", "--clients", "1,1"}, {"bench", "--clients", "01,1"}, {"bench", "--sync", "commit,commit"},
-    {"bench", "--engine", "commitlab,commitlab"}, {"bench", "--segment-size", "64k,65536"},
-    {"bench", "--cache", "1M,1024k"}, {"bench", "--read-ratio", "0.5,.5"}, {"bench", "--elr", "on,off,on"},
-    {"bench", "--lmdb-flags", "writemap,writemap"}, {"crash", "--model", "drop,drop"},
-    {"crash", "--clients", "2,2"}, {"crash", "--sync", "commit,group,commit"}, {"matrix", "--keys", "10,10"},
+    {"bench", "--clients", "1,1"},
+    {"bench", "--clients", "01,1"},
+    {"bench", "--sync", "commit,commit"},
+    {"bench", "--engine", "commitlab,commitlab"},
+    {"bench", "--segment-size", "64k,65536"},
+    {"bench", "--cache", "1M,1024k"},
+    {"bench", "--read-ratio", "0.5,.5"},
+    {"bench", "--elr", "on,off,on"},
+    {"bench", "--lmdb-flags", "writemap,writemap"},
+    {"crash", "--model", "drop,drop"},
+    {"crash", "--clients", "2,2"},
+    {"crash", "--sync", "commit,group,commit"},
+    {"matrix", "--keys", "10,10"},
+    {"matrix", "--zfs-recordsize", "8k,8192"},
+    {"matrix", "--zfs-primarycache", "all,metadata,all"},
 };
 
 START_TEST(test_value_named_twice)

@@ -87,7 +87,7 @@ expect_usage() {
         pass "$what"
     fi
 }
-expect_usage "unknown filesystem" "--fs" --fs ext4,zfs
+expect_usage "unknown filesystem" "--fs" --fs ext4,reiserfs
 expect_usage "no --fs" "--fs" --duration 1
 expect_usage "--dir refused" "--dir" --fs tmpfs --dir /tmp
 expect_usage "bad bench option" "--segments" --fs tmpfs --segments sometimes
