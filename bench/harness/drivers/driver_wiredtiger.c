@@ -17,10 +17,12 @@
  *
  * The commit path is WiredTiger's log: each commit's record is copied into
  * a slot of the in-memory log buffer that concurrent commits join; the
- * slot is closed and written as one write, and one sync covers every
- * record in it (group commit by slot consolidation, always on,
- * https://source.wiredtiger.com/3.2.1/tune_durability.html).  How the
- * knobs map is wt_accepts (--list-engines prints it):
+ * slot is closed and written as one write, and a sync covers every slot
+ * written before it (group commit, always on, no setting of its own:
+ * https://source.wiredtiger.com/3.2.1/tune_durability.html).  A commit
+ * that waits for its write closes its slot, so how many records a slot
+ * holds depends on how many joined before that; the counters below show
+ * it.  How the knobs map is wt_accepts (--list-engines prints it):
  *   --sync commit, group  transaction_sync=(enabled=true,method=fsync):
  *                         the commit returns once its slot is written and
  *                         synced (WiredTiger's file sync is fdatasync on
@@ -40,7 +42,13 @@
  *   --cache = cache_size, --segment-size = log=(file_max), --checkpoint-bytes
  *   = checkpoint=(log_size), each n/a outside WiredTiger's range;
  *   --segments fresh is WiredTiger's only way (a new file, the old ones
- *   removed: log=(archive)), recycle is n/a.
+ *   removed: log=(archive)), recycle is n/a.  The log does not
+ *   pre-allocate files (log=(prealloc=false), --prealloc 0, commitlab's
+ *   default): a file is made when the log switches to it.  WiredTiger's
+ *   default has its log server create and rename files in the background
+ *   from the moment the connection opens, which is also when crash --mode
+ *   cut starts its journal: a file made in between is one the cut cannot
+ *   account for, and the campaign fails on it.
  * Counters come from statistics=(fast): log sync operations (with
  * method=dsync, which syncs nothing, the slots written: each an O_DSYNC
  * write), log bytes written, slot closures (one write each: a write
