@@ -5,7 +5,7 @@
 BUILD    ?= build
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
-DEB_PACKAGES := build-essential cmake pkg-config liblmdb-dev liburing-dev check libjansson-dev librocksdb-dev libsqlite3-dev postgresql libpq-dev e2fsprogs xfsprogs btrfs-progs python3 clang clang-format libclang-rt-14-dev
+DEB_PACKAGES := build-essential cmake pkg-config liblmdb-dev liburing-dev check libjansson-dev librocksdb-dev libsqlite3-dev libwiredtiger-dev postgresql libpq-dev e2fsprogs xfsprogs btrfs-progs python3 clang clang-format libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps build demo test test-long test-asan test-tsan test-tsan-concurrency fuzz example install clean

@@ -21,6 +21,7 @@ provided() {
     check) pkg-config --exists check ;;
     libjansson-dev) pkg-config --exists jansson ;;
     libsqlite3-dev) pkg-config --exists sqlite3 ;;
+    libwiredtiger-dev) pkg-config --exists wiredtiger ;;
     librocksdb-dev) pkg-config --exists rocksdb || [ -f /usr/include/rocksdb/c.h ] || [ -f /usr/local/include/rocksdb/c.h ] ;;
     e2fsprogs) command -v mkfs.ext4 >/dev/null || [ -x /sbin/mkfs.ext4 ] ;;
     xfsprogs) command -v mkfs.xfs >/dev/null || [ -x /sbin/mkfs.xfs ] ;;

@@ -5,7 +5,8 @@
  * back with its exact value, and no other key exists (--verify).  Also a
  * short tpcb run per engine with 8 clients, whose --verify checks TPC-B's
  * consistency, --sync-latency paid by every engine's durable commits, and
- * each of RocksDB's write paths (--rocksdb-write).  commitlab's
+ * each of RocksDB's write paths (--rocksdb-write), and WiredTiger's
+ * commit path by its own counters and settings.  commitlab's
  * pipelined commits (--pipeline) with their phases and batch sizes, and
  * its refusals to open in the library's words: a database another
  * process holds, an option refused, a kernel that refuses RWF_DSYNC.
@@ -82,6 +83,10 @@ static int built(const char *engine)
     if (strcmp(engine, "sqlite") == 0)
         return 0;
 #endif
+#ifndef CL_HAVE_WIREDTIGER
+    if (strcmp(engine, "wiredtiger") == 0)
+        return 0;
+#endif
     (void)engine;
     return 1;
 }
@@ -119,6 +124,11 @@ START_TEST(test_rocksdb) { read_back("rocksdb"); }
 END_TEST
 START_TEST(test_sqlite) { read_back("sqlite"); }
 END_TEST
+START_TEST(test_wiredtiger)
+{
+    read_back("wiredtiger");
+}
+END_TEST
 
 /* tpcb with 8 clients on every engine: TPC-B's consistency condition
  * holds after the run (branch, teller and account balances and the history
@@ -126,8 +136,8 @@ END_TEST
  * no engine loses a balance update. */
 START_TEST(test_tpcb)
 {
-    const char *engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite"};
-    for (size_t i = 0; i < 4; i++) {
+    const char *engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite", "wiredtiger"};
+    for (size_t i = 0; i < sizeof engines / sizeof *engines; i++) {
         if (!built(engines[i]))
             continue;
         const char *args[] = {"bench", "--engine", engines[i], "--workload", "tpcb", "--sync", "commit",
@@ -147,9 +157,9 @@ END_TEST
  * "emulated". */
 START_TEST(test_sync_latency_every_engine)
 {
-    const char *engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite", "raw"};
+    const char *engines[] = {"commitlab", "lmdb", "rocksdb", "sqlite", "wiredtiger", "raw"};
     const char *syncs[] = {"commit", "none"};
-    for (size_t i = 0; i < 5; i++) {
+    for (size_t i = 0; i < sizeof engines / sizeof *engines; i++) {
         if (!built(engines[i]))
             continue;
         for (size_t k = 0; k < 2; k++) {
@@ -758,6 +768,105 @@ START_TEST(test_rocksdb_write_paths)
 }
 END_TEST
 
+/* WiredTiger's commit path as its own counters and its own record of its
+ * settings (WiredTiger.basecfg) say: at one client each durable commit
+ * is one log sync (an fdatasync, or with --sync-method dsync the O_DSYNC
+ * write of its slot), counted by WiredTiger's statistics in a quiet
+ * window and seen at the file calls too; --sync none syncs nothing but
+ * writes each commit to the file before it returns (method=none), which
+ * is what lets it claim to survive a kill; every commit's record is in a
+ * write group (a slot).  What WiredTiger cannot express is n/a, naming
+ * the flag. */
+START_TEST(test_wiredtiger_commit_path)
+{
+    if (!built("wiredtiger"))
+        return;
+    const char *args[] = {"bench",         "--engine",        "wiredtiger", "--sync", "commit,none",
+                          "--sync-method", "fdatasync,dsync", "--clients",  "1",      "--txns",
+                          "300",           "--warmup",        "0",          "--keys", "1000",
+                          "--no-preload",  "--verify",        "--quiet",    "--dir",  "d",
+                          "--out",         "wt.jsonl",        NULL};
+    struct cl_run r = run_cl(scratch, args);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    json_t *rows = load_jsonl(scratch, "wt.jsonl"), *o;
+    size_t i;
+    ck_assert_int_eq(json_array_size(rows), 4);
+    json_array_foreach(rows, i, o)
+    {
+        const char *sync = json_string_value(at(o, "config.sync"));
+        const char *method = json_string_value(at(o, "config.sync_method"));
+        const char *settings = json_string_value(at(o, "engine_settings"));
+        char what[64], want[64];
+        snprintf(what, sizeof what, "--sync %s --sync-method %s", sync, method);
+        ck_assert_msg(!strcmp(json_string_value(at(o, "status")), "ok"), "%s: %s", what,
+                      json_string_value(at(o, "reason")));
+        ck_assert_msg(json_is_true(at(o, "metrics.verified")), "%s: not verified", what);
+        int durable = !strcmp(sync, "commit");
+        snprintf(want, sizeof want, "method=%s", !durable ? "none" : !strcmp(method, "dsync") ? "dsync" : "fsync");
+        ck_assert_msg(settings && strstr(settings, want), "%s: settings '%s', want %s", what, settings, want);
+        json_int_t commits = json_integer_value(at(o, "metrics.engine_commits"));
+        json_int_t syncs = json_integer_value(at(o, "metrics.syncs"));
+        ck_assert_msg(commits == 300, "%s: %lld commits counted", what, (long long)commits);
+        double file_syncs = figure(o, "metrics.file_syncs_per_commit", what);
+        double file_writes = figure(o, "metrics.file_writes_per_commit", what);
+        if (durable) {
+            ck_assert_msg(syncs >= 300 && syncs <= 315, "%s: %lld log syncs for 300 commits at one client", what,
+                          (long long)syncs);
+            ck_assert_msg(file_syncs >= 1 - 1e-9, "%s: %g syncs per commit at its file calls", what, file_syncs);
+        } else {
+            ck_assert_msg(syncs == 0 && file_syncs == 0, "%s: %lld log syncs, %g at the file calls", what,
+                          (long long)syncs, file_syncs);
+        }
+        ck_assert_msg(file_writes >= 0.99, "%s: %g writes per commit: a commit returned before its write", what,
+                      file_writes);
+        json_t *g = at(o, "metrics.write_group");
+        json_int_t self = json_integer_value(json_object_get(g, "by_self"));
+        json_int_t leader = json_integer_value(json_object_get(g, "by_leader"));
+        ck_assert_msg(self > 0 && self + leader >= 300, "%s: write groups: %lld led, %lld by a leader", what,
+                      (long long)self, (long long)leader);
+    }
+    json_decref(rows);
+
+    /* WiredTiger's own record of what it was opened with */
+    const char *dsync[] = {
+        "bench",   "--engine", "wiredtiger", "--sync",   "commit", "--sync-method", "dsync", "--segment-size",
+        "1M",      "--txns",   "20",         "--warmup", "0",      "--keys",        "100",   "--no-preload",
+        "--reuse", "--quiet",  "--dir",      "b",        NULL};
+    r = run_cl(scratch, dsync);
+    ck_assert_msg(r.status == 0, "exit %d: %s%s", r.status, r.out, r.err);
+    run_free(&r);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/b/wiredtiger.db/WiredTiger.basecfg", scratch);
+    char *base = slurp(path);
+    ck_assert_msg(base && strstr(base, "method=dsync") && strstr(base, "enabled=true") &&
+                      strstr(base, "file_max=1048576") && strstr(base, "prealloc=false"),
+                  "WiredTiger.basecfg: %s", base ? base : "(none)");
+    free(base);
+
+    static const char *const na[][2] = {{"--sync-method", "fsync"}, {"--segments", "recycle"}, {"--cache", "512K"},
+                                        {"--segment-size", "64K"},  {"--prealloc", "2"},       {"--sync", "flusher"}};
+    for (size_t k = 0; k < sizeof na / sizeof *na; k++) {
+        const char *a[] = {"bench", "--engine", "wiredtiger", na[k][0],   na[k][1], "--txns",
+                           "10",    "--warmup", "0",          "--keys",   "100",    "--quiet",
+                           "--dir", "d",        "--out",      "na.jsonl", NULL};
+        r = run_cl(scratch, a);
+        ck_assert_msg(r.status == 0, "%s %s: exit %d: %s%s", na[k][0], na[k][1], r.status, r.out, r.err);
+        run_free(&r);
+    }
+    rows = load_jsonl(scratch, "na.jsonl");
+    ck_assert_int_eq(json_array_size(rows), sizeof na / sizeof *na);
+    json_array_foreach(rows, i, o)
+    {
+        const char *reason = json_string_value(at(o, "reason"));
+        ck_assert_msg(!strcmp(json_string_value(at(o, "status")), "n/a"), "%s %s ran", na[i][0], na[i][1]);
+        ck_assert_msg(reason && strstr(reason, na[i][0]) && !strchr(reason, '\n'), "%s %s: reason '%s'", na[i][0],
+                      na[i][1], reason);
+    }
+    json_decref(rows);
+}
+END_TEST
+
 /* A policy an engine cannot run is n/a, in the table and the JSON, with
  * the reason: never the engine's nearest policy under this one's name
  * (RocksDB under --sync flusher ran as sync=true, labelled "flusher"). */
@@ -797,6 +906,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_lmdb);
     tcase_add_test(tc, test_rocksdb);
     tcase_add_test(tc, test_sqlite);
+    tcase_add_test(tc, test_wiredtiger);
     tcase_add_test(tc, test_tpcb);
     tcase_add_test(tc, test_sync_latency_every_engine);
     tcase_add_test(tc, test_file_calls_every_engine);
@@ -808,6 +918,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, test_rwf_dsync_refused);
     tcase_add_test(tc, test_rocksdb_write_paths);
     tcase_add_test(tc, test_policy_not_substituted);
+    tcase_add_test(tc, test_wiredtiger_commit_path);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

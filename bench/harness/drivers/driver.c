@@ -24,7 +24,8 @@
  * the plugin ABI (driver_lmdb.c and the rest) that the adapter turns into
  * a driver at start-up. */
 static const struct cl_engine_plugin *const peer_tables[] = {
-    &bench_plugin_lmdb, &bench_plugin_rocksdb, &bench_plugin_sqlite, &bench_plugin_raw, &bench_plugin_postgres,
+    &bench_plugin_lmdb,       &bench_plugin_rocksdb, &bench_plugin_sqlite,
+    &bench_plugin_wiredtiger, &bench_plugin_raw,     &bench_plugin_postgres,
 };
 #define NPEERS (sizeof peer_tables / sizeof *peer_tables)
 static struct bench_driver peers[NPEERS];

@@ -189,8 +189,8 @@ extern const struct bench_driver bench_driver_commitlab;
 /* The built-in peers, tables of the plugin ABI (driver_lmdb.c and the
  * rest); a table whose open is NULL is an engine this binary was built
  * without (its notes say why). */
-extern const struct cl_engine_plugin bench_plugin_lmdb, bench_plugin_rocksdb, bench_plugin_sqlite, bench_plugin_raw,
-    bench_plugin_postgres;
+extern const struct cl_engine_plugin bench_plugin_lmdb, bench_plugin_rocksdb, bench_plugin_sqlite,
+    bench_plugin_wiredtiger, bench_plugin_raw, bench_plugin_postgres;
 /* NULL when no engine has that name: the built-in ones, then the plugins
  * loaded (bench_plugin_load).  May return a driver whose built == 0. */
 const struct bench_driver *bench_driver_find(const char *name);
@@ -198,7 +198,7 @@ const struct bench_driver *bench_driver_find(const char *name);
  * then the peers of driver.c's one table (filled before main). */
 extern const struct bench_driver *bench_drivers[];
 extern const size_t bench_ndrivers;
-/* "commitlab,lmdb,rocksdb,sqlite,raw": the built-in engines' names, the
+/* "commitlab,lmdb,rocksdb,sqlite,wiredtiger,raw,postgres": the built-in engines' names, the
  * words --engine accepts beside plugin:..., from the same table. */
 const char *bench_engine_words(void);
 /* Every driver, built or not, then every plugin loaded, and its rows as
