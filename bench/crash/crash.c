@@ -135,8 +135,6 @@ static int ok_engine(const char *s)
     const struct bench_driver *d = bench_driver_find(s);
     if (d && d->keeps_no_data)
         ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash", s);
-    if (d && strcmp(d->name, "postgres") == 0) /* its server's processes are not the ones a campaign kills or cuts */
-        ut_usage_error("crash", "--engine postgres: no crash campaign for a server engine yet (commitlab bench only)");
     return d && d->built;
 }
 
@@ -766,6 +764,29 @@ static int try_plugins(const struct crash_opts *co, size_t total, const char *di
     return 0;
 }
 
+/* Before the first crash: every PostgreSQL row's configuration checked
+ * as bench checks it (the server's binaries, the account, --pg-set), and
+ * its template cluster made once in the campaign's --dir, where the
+ * crashes' children find it (they are forked from this process): a crash
+ * copies it, never runs initdb.  0, or 2 with one line on stderr. */
+static int preflight_postgres(const struct crash_opts *co, size_t total)
+{
+    struct bench_config *cfgs = calloc(total ? total : 1, sizeof *cfgs);
+    size_t n = 0;
+    int rc = 0;
+    if (!cfgs)
+        return 2;
+    for (size_t idx = 0; idx < total; idx++) {
+        struct crash_config c;
+        if (config_at(co, idx, &c) && crash_server_engine(&c))
+            crash_bench_config(&c, co->dir, &cfgs[n++]);
+    }
+    if (n)
+        rc = bench_postgres_preflight("crash", cfgs, n);
+    free(cfgs);
+    return rc;
+}
+
 typedef int (*crash_fn)(const struct crash_config *, uint64_t, uint64_t, const char *, struct crash_outcome *,
                         uint64_t *);
 
@@ -1023,7 +1044,7 @@ int cmd_crash(int argc, char **argv)
     size_t total = co.sync.n * co.method.n * co.segments.n * co.init.n * co.prealloc.n * co.elr.n * co.model.n *
                    co.clients.n * co.engine.n * co.workload.n;
     if ((rc = bench_dirs_claim(&dirs, "crash", "--dir", co.dir)) != 0 || (rc = check_work_dirs(&dirs, &co, dir)) != 0 ||
-        (rc = try_plugins(&co, total, dir)) != 0) {
+        (rc = try_plugins(&co, total, dir)) != 0 || (rc = preflight_postgres(&co, total)) != 0) {
         bench_dirs_release(&dirs);
         free_opts(&co);
         return rc;
