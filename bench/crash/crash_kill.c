@@ -46,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -287,7 +288,7 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
         return 1;
     }
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         snprintf(o->na_why, sizeof o->na_why, "fork: %s", strerror(errno));
         o->na = 1;
@@ -297,6 +298,10 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
     }
     if (pid == 0) {
         close(fds[0]);
+        /* it waits for the kill after its last commit: never past the campaign's own end */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(3);
         run_child(c, &bc, fds[1], cut ? jdir : NULL);
     }
     close(fds[1]);
