@@ -23,6 +23,12 @@
  * first crash each plugin opens a fresh store once (try_plugins): one
  * that cannot is refused, exit 2, nothing run.
  *
+ * --engine postgres runs under --mode kill: each crash a private server
+ * (pg_server.c) killed whole with the clients (crash_kill.c), its template
+ * made once before the first crash (preflight_postgres); under --mode cut
+ * it is n/a (crash_cut_check), its files being written by the server's
+ * processes, which the undo journal does not follow.
+ *
  * SIGINT, SIGTERM or SIGHUP stops the campaign after the crash in
  * progress (each crash is whole: its children waited for, its directory
  * checked): the combination it was in gets its row and JSON line with the
@@ -423,6 +429,7 @@ static void usage(FILE *f)
             "                       for every engine\n"
             "  --engine LIST        commitlab (default); with --mode kill or cut also lmdb,\n"
             "                       rocksdb, sqlite (their --sync: commit = durable, none = not),\n"
+            "                       with --mode kill postgres (a private server, killed whole),\n"
             "                       and plugins: plugin:PATH.so, or plugin:NAME with --plugin-dir\n"
             "                       (held to what each claims its commits survive)\n"
             "  --plugin-dir DIR     where plugin:NAME is found: DIR/NAME.so, else DIR/commitlab-NAME.so,\n"
