@@ -161,7 +161,8 @@ static void __attribute__((noreturn)) run_child(const struct crash_config *c, co
     }
     for (unsigned i = 0; i < c->clients; i++)
         pthread_join(cls[i].th, NULL);
-    if (jdir || crash_server_engine(c)) { /* the power fails, or the server dies, after the last commit, before the close */
+    if (jdir ||
+        crash_server_engine(c)) { /* the power fails, or the server dies, after the last commit, before the close */
         send_msg(fd, MSG_DONE, 0, 0, NULL);
         for (;;)
             pause();
