@@ -355,6 +355,7 @@ def main():
         return 0
 
     scratch = tempfile.mkdtemp(prefix='doc-samples.', dir=os.path.abspath(a.dir))
+    os.chmod(scratch, 0o755)  # as root a PostgreSQL server runs as postgres, which must enter it
     failed = 0
     try:
         for doc, samples in parsed:

@@ -23,6 +23,12 @@
  * first crash each plugin opens a fresh store once (try_plugins): one
  * that cannot is refused, exit 2, nothing run.
  *
+ * --engine postgres runs under --mode kill: each crash a private server
+ * (pg_server.c) killed whole with the clients (crash_kill.c), its template
+ * made once before the first crash (preflight_postgres); under --mode cut
+ * it is n/a (crash_cut_check), its files being written by the server's
+ * processes, which the undo journal does not follow.
+ *
  * SIGINT, SIGTERM or SIGHUP stops the campaign after the crash in
  * progress (each crash is whole: its children waited for, its directory
  * checked): the combination it was in gets its row and JSON line with the
@@ -135,8 +141,6 @@ static int ok_engine(const char *s)
     const struct bench_driver *d = bench_driver_find(s);
     if (d && d->keeps_no_data)
         ut_usage_error("crash", "--engine %s keeps no data: there is nothing to recover after a crash", s);
-    if (d && strcmp(d->name, "postgres") == 0) /* its server's processes are not the ones a campaign kills or cuts */
-        ut_usage_error("crash", "--engine postgres: no crash campaign for a server engine yet (commitlab bench only)");
     return d && d->built;
 }
 
@@ -428,6 +432,7 @@ static void usage(FILE *f)
             "                       for every engine\n"
             "  --engine LIST        commitlab (default); with --mode kill or cut also lmdb,\n"
             "                       rocksdb, sqlite (their --sync: commit = durable, none = not),\n"
+            "                       with --mode kill postgres (a private server, killed whole),\n"
             "                       and plugins: plugin:PATH.so, or plugin:NAME with --plugin-dir\n"
             "                       (held to what each claims its commits survive)\n"
             "  --plugin-dir DIR     where plugin:NAME is found: DIR/NAME.so, else DIR/commitlab-NAME.so,\n"
@@ -773,6 +778,31 @@ static int try_plugins(const struct crash_opts *co, size_t total, const char *di
     return 0;
 }
 
+/* Before the first crash: every PostgreSQL row's configuration checked
+ * as bench checks it (the server's binaries, the account, --pg-set), and
+ * its template cluster made once in the campaign's --dir, where the
+ * crashes' children find it (they are forked from this process): a crash
+ * copies it, never runs initdb.  0, or 2 with one line on stderr. */
+static int preflight_postgres(const struct crash_opts *co, size_t total)
+{
+    struct bench_config *cfgs = calloc(total ? total : 1, sizeof *cfgs);
+    size_t n = 0;
+    int rc = 0;
+    if (!cfgs)
+        return 2;
+    for (size_t idx = 0; idx < total; idx++) {
+        struct crash_config c;
+        char why[300];
+        if (config_at(co, idx, &c) && crash_server_engine(&c) &&
+            !(c.mode == CRASH_CUT && crash_cut_check(&c, why, sizeof why))) /* n/a: runs no server */
+            crash_bench_config(&c, co->dir, &cfgs[n++]);
+    }
+    if (n)
+        rc = bench_postgres_preflight("crash", cfgs, n);
+    free(cfgs);
+    return rc;
+}
+
 typedef int (*crash_fn)(const struct crash_config *, uint64_t, uint64_t, const char *, struct crash_outcome *,
                         uint64_t *);
 
@@ -935,11 +965,12 @@ static int run_combination(struct bench_sweep *s, size_t idx, unsigned round)
      * so most crashes hit while clients commit and some after.  A run
      * timed on the real file system (kill, cut) lasts a few milliseconds
      * and varies with whatever else the machine does: the median of
-     * three runs is the span. */
+     * three runs is the span -- one for a server engine, whose run
+     * lasts hundreds of milliseconds and starts a server twice. */
     struct crash_outcome cal;
     uint64_t span = 0, spans[3] = {0, 0, 0};
     memset(&cal, 0, sizeof cal);
-    unsigned ncal = c.mode == CRASH_SIM ? 1 : 3;
+    unsigned ncal = c.mode == CRASH_SIM || crash_server_engine(&c) ? 1 : 3;
     for (unsigned k = 0; k < ncal && !t.na && !cal.cut_failed; k++) {
         spans[k] = 0;
         if (one(&c, co->seed, 0, dir, &cal, &spans[k])) {
@@ -1030,7 +1061,7 @@ int cmd_crash(int argc, char **argv)
     size_t total = co.sync.n * co.method.n * co.segments.n * co.init.n * co.prealloc.n * co.elr.n * co.model.n *
                    co.clients.n * co.engine.n * co.workload.n;
     if ((rc = bench_dirs_claim(&dirs, "crash", "--dir", co.dir)) != 0 || (rc = check_work_dirs(&dirs, &co, dir)) != 0 ||
-        (rc = try_plugins(&co, total, dir)) != 0) {
+        (rc = try_plugins(&co, total, dir)) != 0 || (rc = preflight_postgres(&co, total)) != 0) {
         bench_dirs_release(&dirs);
         free_opts(&co);
         return rc;

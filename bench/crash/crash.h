@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "bench_workload.h"
@@ -193,6 +194,14 @@ static inline void crash_size_name(uint64_t b, char *buf, size_t len)
         snprintf(buf, len, "%lluK", (unsigned long long)(b >> 10));
     else
         snprintf(buf, len, "%llu", (unsigned long long)b);
+}
+
+/* Whether c's engine is a server (PostgreSQL): its commits are made by
+ * the server's processes, which a crash kills with the committing child
+ * (bench_postgres_kill), and its directory holds the cluster. */
+static inline int crash_server_engine(const struct crash_config *c)
+{
+    return strcmp(c->drv->name, "postgres") == 0;
 }
 
 /* A hash of x: the benchmark's generator (splitmix64) one step from x. */

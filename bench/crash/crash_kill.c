@@ -21,6 +21,17 @@
  * other than the campaign's SIGKILL, in the committing child or in
  * recovery) is a failure named with its signal, never counted as a loss.
  *
+ * A server engine (PostgreSQL: crash_server_engine) commits in the
+ * server's processes, not the child's: the kill is the child's and, at
+ * once, every process of the server's cluster (bench_postgres_kill), so
+ * what the server held in its shared memory (unwritten WAL under
+ * synchronous_commit=off) is gone as the child's memory is; recovery
+ * starts the server again in the cluster the crash left (crash
+ * recovery), and the check reads it through it.  Having committed
+ * everything, the child says so and waits, as under --mode cut: a crash
+ * that does not fall while clients commit falls before the server's
+ * orderly shutdown, never after it.
+ *
  * --mode cut (crash_cut_one) adds the power failure: once the engine has
  * opened its database the child arms the undo journal
  * (bench/interpose/cut_journal.c) in <dir>.cut; having committed everything
@@ -35,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -149,7 +161,8 @@ static void __attribute__((noreturn)) run_child(const struct crash_config *c, co
     }
     for (unsigned i = 0; i < c->clients; i++)
         pthread_join(cls[i].th, NULL);
-    if (jdir) { /* the power fails after the last commit, before the close */
+    if (jdir ||
+        crash_server_engine(c)) { /* the power fails, or the server dies, after the last commit, before the close */
         send_msg(fd, MSG_DONE, 0, 0, NULL);
         for (;;)
             pause();
@@ -276,7 +289,7 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
         return 1;
     }
     fflush(NULL);
-    pid_t pid = fork();
+    pid_t parent = getpid(), pid = fork();
     if (pid < 0) {
         snprintf(o->na_why, sizeof o->na_why, "fork: %s", strerror(errno));
         o->na = 1;
@@ -286,12 +299,16 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
     }
     if (pid == 0) {
         close(fds[0]);
+        /* it waits for the kill after its last commit: never past the campaign's own end */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(3);
         run_child(c, &bc, fds[1], cut ? jdir : NULL);
     }
     close(fds[1]);
 
     struct msg m;
-    int r, ready = 0, killed = 0, done = 0, uring = 0;
+    int r, ready = 0, killed = 0, done = 0, uring = 0, server = crash_server_engine(c);
     uint64_t t_ready = 0, t_done = 0, deadline = 0;
     char err[240] = "";
     while ((r = read_msg(fds[0], &m, deadline)) != -1) {
@@ -303,6 +320,8 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
             if (cut)
                 uring = crash_cut_uses_uring(pid);
             kill(pid, SIGKILL);
+            if (server) /* the server's processes die with the clients */
+                bench_postgres_kill(dir);
             killed = 1;
             deadline = 0;
             continue;
@@ -325,6 +344,11 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
     close(fds[0]);
     int st;
     waitpid(pid, &st, 0);
+    if (server && bench_postgres_kill(dir)) { /* one the child left running: it died, or exited before its close */
+        o->recovery_failed = 1;
+        snprintf(o->why, sizeof o->why, "a process of the killed server outlived SIGKILL by 10 s");
+        return 0;
+    }
     if (!ready && (o->na || !(WIFSIGNALED(st) || err[0]))) { /* n/a from open, or nothing said */
         snprintf(o->na_why, sizeof o->na_why, "%s: %.160s", cut ? "open, or arming the cut" : "open",
                  err[0] ? err : "the child exited before opening");

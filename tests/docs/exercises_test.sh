@@ -139,6 +139,11 @@ EXPECT='
 14 crash|acks lost
 14 crash|unacked+
 14 crash|ok (may lose: no survival claimed)
+15 crash|postgres
+15 crash|acks lost
+15 crash|worst
+15 crash|with --interval 200
+15 crash|n/a
 '
 
 FAILS=0
@@ -153,6 +158,7 @@ if [ -n "$FULL" ]; then
 else
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/exercises_test.XXXXXX") || exit 1
 fi
+chmod 755 "$WORK" # as root a PostgreSQL server runs as postgres, which must enter it
 
 # Nothing of ours stays mounted or attached; in short mode nothing stays.
 cleanup() {
@@ -240,6 +246,16 @@ matrix_possible() {
     return 0
 }
 
+# Whether this machine can run a command of --engine postgres: the server's
+# binaries, libpq in the binary, and as root the postgres account (the
+# server runs as it).
+postgres_possible() {
+    case $("$BIN" bench --list-engines | grep '^postgres ') in
+    *"not built"* | *"no PostgreSQL server binaries"*) return 1 ;;
+    esac
+    [ "$(id -u)" -ne 0 ] || id postgres >/dev/null 2>&1
+}
+
 if [ -n "$FULL" ]; then
     {
         echo "date         $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -272,6 +288,11 @@ for n in $EXERCISES; do
         [ -z "$FULL" ] && cmd=$(shorten "$cmd")
         if [ "$kind" = matrix ] && ! matrix_possible "$cmd"; then
             echo "exercise $n: skipped: needs root, loop devices and mkfs for: $cmd"
+            skipped_kinds="$skipped_kinds $kind"
+            continue
+        fi
+        if grep -q -- '--engine postgres' <<<"$cmd" && ! postgres_possible; then
+            echo "exercise $n: skipped: needs PostgreSQL's server binaries and libpq for: $cmd"
             skipped_kinds="$skipped_kinds $kind"
             continue
         fi

@@ -15,8 +15,9 @@ Nothing long runs: each sample's commands run once more with the same
 flags, shortened where only the time or the count of repetitions changes
 (shorten() below), in a scratch directory removed at the end -- the header
 lines do not depend on how long a command measured.  A sample that needs
-root runs only as root with loop devices and each filesystem's mkfs;
-otherwise it is skipped, and said so.  Samples that shorten to the same
+root runs only as root with loop devices and each filesystem's mkfs, and
+one of --engine postgres only where the server and libpq are; otherwise
+it is skipped, and said so.  Samples that shorten to the same
 commands run once.
 
 Exit 0: every sample's headers match; 1: some differ, or a sample is
@@ -88,6 +89,23 @@ def matrix_possible(argv):
     return True
 
 
+def postgres_possible(binary):
+    """The server's binaries, libpq in the binary, and as root the postgres
+    account, which the server runs as."""
+    import pwd
+    import subprocess
+    out = subprocess.run([binary, 'bench', '--list-engines'], capture_output=True, text=True).stdout
+    line = next((l for l in out.split('\n') if l.startswith('postgres ')), '')
+    if not line or 'not built' in line or 'no PostgreSQL server binaries' in line:
+        return False
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam('postgres')
+        except KeyError:
+            return False
+    return True
+
+
 def main():
     if len(sys.argv) < 3:
         print('usage: samples_test.py COMMITLAB DOC.md...', file=sys.stderr)
@@ -116,6 +134,7 @@ def main():
         fail('no sample in %s' % ' '.join(sys.argv[2:]))
 
     scratch = tempfile.mkdtemp(prefix='samples_test.', dir=os.environ.get('TMPDIR', '/tmp'))
+    os.chmod(scratch, 0o755)  # as root a PostgreSQL server runs as postgres, which must enter it
     t_start = time.monotonic()
     try:
         for n, s in enumerate(samples):
@@ -140,6 +159,10 @@ def main():
                 continue
             if s.needs == 'needs root' and os.geteuid() != 0:
                 print('skipped %s: needs root: %s' % (s.where(), s.spec()))
+                continue
+            if any('postgres' in c[c.index('--engine') + 1].split(',') for c in commands if '--engine' in c) \
+                    and not postgres_possible(binary):
+                print('skipped %s: needs PostgreSQL\'s server binaries and libpq: %s' % (s.where(), s.spec()))
                 continue
             key = tuple(tuple(c) for c in commands)
             t0 = time.monotonic()

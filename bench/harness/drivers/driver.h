@@ -222,6 +222,16 @@ void bench_postgres_reap(const char *run_dir);
  * command made is left empty and removed. */
 void bench_postgres_remove_templates(void);
 
+/* A crash of the server in run_dir's cluster (commitlab crash --mode
+ * kill): its postmaster stopped (SIGSTOP, so it forks nothing more), then
+ * it and every process of the cluster (its children, and any postgres
+ * process running in the cluster directory) SIGKILLed at once, as a
+ * crash of the machine's processes leaves them: the WAL buffers and
+ * everything else in the server's shared memory are gone, the page cache
+ * is not.  Waits until they are gone: 0; -1 when one outlived 10 s.
+ * Anything but a marked cluster is left alone. */
+int bench_postgres_kill(const char *run_dir);
+
 /* ---- plugins (driver_plugin.c) ----------------------------------------------- */
 
 /* Checks plugin table p (its ABI version, its size, every member; plugin:

@@ -824,6 +824,78 @@ void bench_postgres_reap(const char *run_dir)
     remove_sockdir(sockdir);
 }
 
+/* The processes of the server of the cluster in data (real: its real
+ * path): the postmaster, and every postgres process whose parent it is
+ * or whose working directory is the cluster (a backend or auxiliary
+ * process runs in the data directory, also once its postmaster is gone).
+ * At most max pids in out; their count. */
+static size_t server_processes(pid_t postmaster, const char *real, pid_t *out, size_t max)
+{
+    size_t n = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d)) && n < max) {
+        if (!isdigit((unsigned char)e->d_name[0]))
+            continue;
+        pid_t pid = (pid_t)atol(e->d_name), ppid = 0;
+        char p[64], comm[64] = "", cwd[PATH_MAX], buf[512];
+        snprintf(p, sizeof p, "/proc/%ld/stat", (long)pid);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t r = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (r <= 0)
+            continue;
+        buf[r] = 0;
+        char *b = strchr(buf, '('), *c = strrchr(buf, ')');
+        if (!b || !c || c < b)
+            continue;
+        snprintf(comm, sizeof comm, "%.*s", (int)(c - b - 1), b + 1);
+        long pp = 0;
+        if (sscanf(c + 2, "%*c %ld", &pp) == 1)
+            ppid = (pid_t)pp;
+        if (strncmp(comm, "postgres", 8) != 0)
+            continue;
+        snprintf(p, sizeof p, "/proc/%ld/cwd", (long)pid);
+        ssize_t l = readlink(p, cwd, sizeof cwd - 1);
+        int here = l > 0 && (cwd[l] = 0, strcmp(cwd, real) == 0);
+        if (pid == postmaster || (postmaster > 0 && ppid == postmaster) || here)
+            out[n++] = pid;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+int bench_postgres_kill(const char *run_dir)
+{
+    char data[4200], mark[4300], real[PATH_MAX];
+    snprintf(data, sizeof data, "%.4100s/cluster", run_dir);
+    snprintf(mark, sizeof mark, "%s/" PG_MARK, data);
+    if (access(mark, F_OK) != 0 || !realpath(data, real))
+        return 0; /* not a cluster commitlab made: never touched */
+    pid_t pm = postmaster_of(data, NULL, 0);
+    if (pm > 0 && !our_postmaster(pm, real))
+        pm = 0; /* a stale postmaster.pid: its children, if any, are still found by their directory */
+    if (pm > 0)
+        kill(pm, SIGSTOP); /* it forks no process while the others are found */
+    pid_t pids[1024];
+    size_t n = server_processes(pm, real, pids, sizeof pids / sizeof *pids);
+    for (size_t i = 0; i < n; i++)
+        kill(pids[i], SIGKILL);
+    int gone = 1;
+    for (size_t i = 0; i < n; i++)
+        gone &= wait_gone(pids[i], 10);
+    /* a process forked as the others were found: none once the postmaster is gone */
+    n = server_processes(0, real, pids, sizeof pids / sizeof *pids);
+    for (size_t i = 0; i < n; i++)
+        kill(pids[i], SIGKILL);
+    for (size_t i = 0; i < n; i++)
+        gone &= wait_gone(pids[i], 10);
+    return gone ? 0 : -1;
+}
+
 /* Settings --pg-set may not name: they would make the server listen on
  * the network, or read or write outside its directory. */
 static int forbidden(const char *name)
