@@ -1,6 +1,6 @@
 /*
  * bench_cmd.c -- `commitlab bench`: the options parsed and expanded into
- * the cross product of runs (harness/bench_config.c, from the table of
+ * the cross product of runs (knobs/bench_config.c, from the table of
  * knobs, which also makes --help), run one after another
  * (harness/bench_sweep.c) with a table (or CSV) on stdout, JSON lines
  * appended to --out, and a progress line on stderr.  The runner is

@@ -134,7 +134,7 @@ int bench_sweep(const struct bench_config *cfgs, size_t n, const struct bench_sw
 void bench_repeat_summary(FILE *f, FILE *jsonl, const struct bench_config *cfgs, size_t n, unsigned repeat,
                           const struct bench_result *res);
 
-/* ---- the command line (bench_config.c) ------------------------------------- */
+/* ---- the command line (knobs/bench_config.c) ------------------------------- */
 
 /* The command line of bench (and of matrix, which takes bench's options):
  * bench_cli_parse exits 2 with a one-line message on a bad argument --

@@ -1,5 +1,5 @@
 /*
- * check_schema.c -- the table of knobs (bench/harness/bench_knobs.h), the
+ * check_schema.c -- the table of knobs (bench/knobs/bench_knobs.h), the
  * schema of a commitlab-bench/1 line's config object, against the harness
  * and the library, linked in: every default is a value its own knob
  * accepts; what bench_config_json writes for an unchanged knob, for every
