@@ -327,6 +327,9 @@ static void matrix_fs_list(FILE *f, const struct report *r, size_t cfg)
     int first = 1, zfs = 0;
     for (size_t s = 0; s < r->nseries; s++)
         if (r->series[s].cfg == cfg) {
+            json_t *m = r->envs[r->series[s].env].matrix;
+            if (m && json_is_true(rp_get(m, "native")))
+                continue; /* the native baseline: every matrix runs it, and "native ext4" is no --fs value */
             if (zfs_of(r, s) && zfs++)
                 continue; /* one --fs zfs for every dataset */
             fprintf(f, "%s", first ? "" : ",");

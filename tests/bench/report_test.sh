@@ -204,14 +204,28 @@ grep -q 'id="table-matrix"' all.html || fail "no filesystem matrix table"
 grep -q 'background:hsl(' all.html || fail "the matrix cells are not coloured"
 
 # ... and a real matrix file: filesystems by matrix.fs, its verdict lines,
-# and the matrix command with its own options
-"$bin" report matrix.jsonl -o matrix.html >out 2>err || { cat err; fail "matrix: exit $?"; }
+# and the matrix command with its own options -- the native baseline's
+# rows (every matrix runs them) not among the --fs values
+python3 - matrix.jsonl matrix-native.jsonl <<'PY' || fail "adding a native row to matrix.jsonl"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+rows = [json.loads(l) for l in lines]
+row = next(r for r in rows if (r.get("matrix") or {}).get("fs") == "ext4" and "metrics" in r)
+row = json.loads(json.dumps(row))
+row["matrix"].update(fs="native ext4", native=True, mkfs=None, mount_options_asked=None, image_size=None,
+                     image_init=None, loop_device=None)
+with open(sys.argv[2], "w") as f:
+    f.write("\n".join(lines + [json.dumps(row)]) + "\n")
+PY
+"$bin" report matrix-native.jsonl -o matrix.html >out 2>err || { cat err; fail "matrix: exit $?"; }
 python3 check.py matrix.html --has $charts \
     --text "commitlab commit segments=recycle, ext4" "tmpfs, commitlab: recycling" "ext4, commitlab: recycling" \
            "commitlab matrix --fs ext4,tmpfs --engine commitlab --sync commit --clients 1,4" \
            "--image-size 512M --image-init sparse --mount-opts ext4:noatime" "mkfs.ext4 -F" \
     || fail "matrix.html"
 grep -q 'id="table-matrix"' matrix.html || fail "no heat table for the matrix"
+! grep -o 'commitlab matrix --fs [^<]*' matrix.html | grep -q native ||
+    fail "a matrix command names the native baseline in --fs: $(grep -o 'commitlab matrix --fs [^<]*' matrix.html | grep native)"
 
 # 5. markdown, each chart an SVG file beside it
 mkdir md
