@@ -186,6 +186,11 @@ struct pdb {
     /* the server's processes' usage as last reported: counts that only
      * grow, though a backend's context switches go with it when it ends */
     struct pg_usage usage;
+    /* the segments the checkpoints recycled and removed, summed from the
+     * server's log up to log_off: each reading parses only the lines the
+     * server wrote since the last (checkpoint_segments) */
+    long log_off;
+    int64_t ckpt_removed, ckpt_recycled;
 };
 
 /* The one store open in this process, for describe (which has only the
@@ -551,23 +556,33 @@ static void flush_backends(struct pdb *d)
  * added, M removed, K recycled" lines (log_checkpoints, on in every
  * cluster commitlab starts).  A segment a backend creates when it needs
  * one is in no line, so "added" is not a count of new segments and is
- * not reported.  0, or -1 when the log cannot be read. */
-static int checkpoint_segments(const char *log, int64_t *removed, int64_t *recycled)
+ * not reported.  The log is read from where the last reading stopped
+ * (it is read once a second in the measured phase, and grows by a line
+ * per checkpoint); a line the server has not finished is read next time.
+ * d->mu held.  0, or -1 when the log cannot be read. */
+static int checkpoint_segments(struct pdb *d)
 {
+    char log[sizeof d->srv.data + 32];
+    snprintf(log, sizeof log, "%s/commitlab-server.log", d->srv.data);
     FILE *f = fopen(log, "r");
     if (!f)
         return -1;
+    if (fseek(f, d->log_off, SEEK_SET)) {
+        fclose(f);
+        return -1;
+    }
     char *line = NULL;
     size_t cap = 0;
+    ssize_t n;
     long long a, m, k;
-    *removed = *recycled = 0;
-    while (getline(&line, &cap, f) > 0) {
+    while ((n = getline(&line, &cap, f)) > 0 && line[n - 1] == '\n') {
+        d->log_off += (long)n;
         const char *p = strstr(line, "checkpoint complete:");
         if (!p || !(p = strstr(p, "; ")))
             continue;
         if (sscanf(p, "; %lld WAL file(s) added, %lld removed, %lld recycled", &a, &m, &k) == 3) {
-            *removed += m;
-            *recycled += k;
+            d->ckpt_removed += m;
+            d->ckpt_recycled += k;
         }
     }
     free(line);
@@ -596,12 +611,9 @@ static void pg_stats(struct cl_engine_db *db, struct cl_engine_stats *st)
         st->checkpoints = strtoll(PQgetvalue(r, 0, 3), NULL, 10);
     }
     PQclear(r);
-    char log[sizeof d->srv.data + 32];
-    snprintf(log, sizeof log, "%s/commitlab-server.log", d->srv.data);
-    int64_t removed, recycled;
-    if (CL_ENGINE_STATS_HAS(st, segments_removed) && checkpoint_segments(log, &removed, &recycled) == 0) {
-        st->segments_recycled = recycled;
-        st->segments_removed = removed;
+    if (CL_ENGINE_STATS_HAS(st, segments_removed) && checkpoint_segments(d) == 0) {
+        st->segments_recycled = d->ckpt_recycled;
+        st->segments_removed = d->ckpt_removed;
     }
     pthread_mutex_unlock(&d->mu);
     struct pg_usage u;
