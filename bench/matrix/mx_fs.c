@@ -59,6 +59,21 @@ const struct mx_fs_kind *mx_fs_find(const char *name)
 
 /* ---- running a tool ------------------------------------------------------ */
 
+/* PATH with /usr/sbin and /sbin after it, where mkfs, losetup and zpool
+ * are when a user's PATH leaves them out. */
+static void tool_path(char *buf, size_t len)
+{
+    const char *path = getenv("PATH");
+    snprintf(buf, len, "%s:/usr/sbin:/sbin", path ? path : "/usr/bin:/bin");
+}
+
+void mx_tool_path_set(void)
+{
+    char np[8192];
+    tool_path(np, sizeof np);
+    setenv("PATH", np, 1);
+}
+
 /* Runs argv (PATH plus /sbin and /usr/sbin), output captured into out;
  * returns the exit status, or -1 when it could not be started. */
 int mx_run_tool(char *const argv[], char *out, size_t outlen)
@@ -77,10 +92,7 @@ int mx_run_tool(char *const argv[], char *out, size_t outlen)
         dup2(pfd[1], 2);
         close(pfd[0]);
         close(pfd[1]);
-        const char *path = getenv("PATH");
-        char np[8192];
-        snprintf(np, sizeof np, "%s:/usr/sbin:/sbin", path ? path : "/usr/bin:/bin");
-        setenv("PATH", np, 1);
+        mx_tool_path_set();
         execvp(argv[0], argv);
         _exit(127);
     }
@@ -104,9 +116,8 @@ int mx_run_tool(char *const argv[], char *out, size_t outlen)
 /* 1 when name is an executable in PATH, /usr/sbin or /sbin. */
 int mx_have_tool(const char *name)
 {
-    const char *path = getenv("PATH");
     char buf[8192], full[8400];
-    snprintf(buf, sizeof buf, "%s:/usr/sbin:/sbin", path ? path : "/usr/bin:/bin");
+    tool_path(buf, sizeof buf);
     for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
         snprintf(full, sizeof full, "%s/%s", d, name);
         if (access(full, X_OK) == 0)

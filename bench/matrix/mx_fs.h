@@ -115,6 +115,8 @@ int mx_preflight(const struct mx_fs_kind *const *fs, size_t n, int images);
 /* Runs argv (PATH plus /sbin and /usr/sbin), its output in out: the exit
  * status, or -1 when it could not be started. */
 int mx_run_tool(char *const argv[], char *out, size_t outlen);
+/* In a child about to exec a tool: PATH as mx_run_tool searches it. */
+void mx_tool_path_set(void);
 /* 1 when name is an executable in PATH, /usr/sbin or /sbin. */
 int mx_have_tool(const char *name);
 int mx_is_mounted(const char *mnt);

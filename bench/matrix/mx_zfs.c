@@ -241,10 +241,7 @@ static int daemon_start(struct mx_zpool *p, char *err, size_t errlen)
         }
         if (nul >= 0)
             dup2(nul, 0);
-        const char *path = getenv("PATH");
-        char np[8192];
-        snprintf(np, sizeof np, "%s:/usr/sbin:/sbin", path ? path : "/usr/bin:/bin");
-        setenv("PATH", np, 1);
+        mx_tool_path_set();
         execlp("zfs-fuse", "zfs-fuse", "-n", "--no-kstat-mount", "-p", pidf, (char *)NULL);
         _exit(127);
     }
@@ -623,10 +620,7 @@ int mx_zfs_iostat_start(struct mx_zfs_iostat *io, const struct mx_zpool *p)
         int nul = open("/dev/null", O_WRONLY);
         if (nul >= 0)
             dup2(nul, 2);
-        const char *path = getenv("PATH");
-        char np[8192];
-        snprintf(np, sizeof np, "%s:/usr/sbin:/sbin", path ? path : "/usr/bin:/bin");
-        setenv("PATH", np, 1);
+        mx_tool_path_set();
         /* OpenZFS: exact integers (-p), no headers (-H); zfs-fuse 0.7.0
          * knows neither and prints rounded K/M/G */
         if (p->impl.kernel)
