@@ -185,6 +185,8 @@ run load_segv 2 bench --engine plugin:"$pd"/faulty/libfaulty6.so --txns 10
 one_line load_segv "killed the process with signal 11"
 run bad_row 2 bench --engine plugin:"$pd"/faulty/libfaulty8.so --txns 10
 one_line bad_row "(--wal-compression) is not a knob of this commitlab"
+run half_pipe 2 bench --engine plugin:"$pd"/faulty/libfaulty13.so --txns 10
+one_line half_pipe "its table has commit_async without sync_wait: pipelining needs both"
 run crash_version 2 crash --mode kill --engine plugin:"$pd"/faulty/libfaulty1.so
 one_line crash_version "engine ABI version 99"
 run crash_sim 2 crash --engine plugin:"$pd"/libapplog.so
