@@ -394,6 +394,8 @@ static const struct cl_engine_plugin plugin = {
     .commit = txn_commit,
     .abort = txn_abort,
     .stats = store_stats,
+    /* no commit_async and sync_wait: each commit blocks, and --pipeline
+     * beyond 1 is n/a (docs/plugins.md, "Pipelining") */
 };
 
 const struct cl_engine_plugin *commitlab_engine_plugin(void) { return &plugin; }

@@ -178,6 +178,13 @@ struct cl_engine_stats {
 
 /* ---- the table ---------------------------------------------------------- */
 
+/* The end of a transaction handed over by commit_async: rc CL_ENGINE_OK
+ * once it is as durable as the --sync row says; else CL_ENGINE_ERR, or
+ * CL_ENGINE_RETRY (the store aborted it: nothing of it happened), with
+ * its message in err (one line, valid during the call only; NULL when
+ * rc is CL_ENGINE_OK).  arg is the one commit_async was given. */
+typedef void cl_engine_done_fn(void *arg, int rc, const char *err);
+
 #define CL_ENGINE_RMW 1u           /* transactions that read and then write are
                                     * serialisable: no update lost (tpcb) */
 #define CL_ENGINE_KEEPS_NO_DATA 2u /* nothing to read back or recover (a floor) */
@@ -228,7 +235,37 @@ struct cl_engine_plugin {
      * hold only what its calls wrote (docs/crash.md section 7). */
     const char *const *shared_memory;
 
-    void *reserved[7];           /* NULL */
+    /* Pipelining (--pipeline N > 1): both, or neither (NULL: --pipeline
+     * beyond 1 is n/a, each commit blocks).  Were reserved: a plugin
+     * built before them has them NULL.
+     *
+     * commit_async ends a transaction begun with rdonly 0 as commit does,
+     * but returns once it has handed the transaction over: CL_ENGINE_OK,
+     * and done(arg, rc, err) is then called exactly once -- by any
+     * thread: the store's own, or the caller's inside a later call on this
+     * connection (begin, put, get, del, commit_async, sync_wait) -- once
+     * the transaction is durable or has failed; any other code: it was
+     * not handed over, as a failed commit (done is not called for it).  A
+     * connection's transactions are acknowledged in the order they were
+     * handed over.  commitlab begins the next transaction on the
+     * connection before the last is acknowledged, up to N awaiting their
+     * done, and never calls commit_async for a read-only one (that one
+     * ends with commit).
+     *
+     * sync_wait(c, most) returns once at most `most` of the transactions
+     * c handed over await their done: commitlab calls it with N - 1 when
+     * N await, and with 0 when it needs them all (at the ends of the
+     * measured phase, before conn_close).  A store whose acknowledgements
+     * the caller's thread must read (a server's replies on the
+     * connection's socket) reads them here; one that acknowledges on
+     * threads of its own waits for them.  CL_ENGINE_OK; or CL_ENGINE_ERR
+     * with c->err, having first called done with an error for each
+     * transaction it can no longer acknowledge (a connection lost), so
+     * that none is left waiting. */
+    int (*commit_async)(struct cl_engine_conn *c, cl_engine_done_fn *done, void *arg);
+    int (*sync_wait)(struct cl_engine_conn *c, uint32_t most);
+
+    void *reserved[5]; /* NULL */
 };
 
 /* The entry point a plugin exports. */

@@ -99,8 +99,9 @@ int crash_txn(struct bench_conn *conn, enum crash_workload wl, unsigned c, uint6
 void crash_check(struct bench_db *db, const struct crash_config *c, const struct crash_witness *w,
                  struct crash_outcome *o);
 
-/* A client of --pipeline N > 1: its commits handed to the engine with
- * cl_commit_async (bench_conn.ticket), up to N awaiting durability, each
+/* A client of --pipeline N > 1: its commits handed to the engine
+ * (bench_conn.ticket: commitlab's cl_commit_async, a plugin table's
+ * commit_async), up to N awaiting durability, each
  * acknowledged -- ack(arg, n), in the client's order -- only once the
  * engine says it is durable.  crash_pipe_txn runs the n-th transaction
  * once there is room; crash_pipe_drain waits for every acknowledgement

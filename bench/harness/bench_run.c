@@ -207,20 +207,27 @@ static void pipe_complete(struct pipe_ticket *tk, int rc, const char *err)
 
 static void pipe_done(struct bench_ticket *t, int rc)
 {
-    char err[96];
-    snprintf(err, sizeof err, "an asynchronous commit was not made durable: %s", cl_strerror(rc));
+    char err[BENCH_ERRLEN + 96];
+    if (t->err)
+        snprintf(err, sizeof err, "an asynchronous commit failed: %s", t->err);
+    else
+        snprintf(err, sizeof err, "an asynchronous commit was not made durable: %s", cl_strerror(rc));
     pipe_complete((struct pipe_ticket *)t, rc, rc ? err : NULL);
 }
 
 /* Waits until fewer than `room` of this client's transactions await
  * acknowledgement (0: until none does, driving the engine to make them
- * durable first). */
+ * durable first).  An engine whose acknowledgements this thread must read
+ * (ack_wait) reads them now; else they come on the engine's threads. */
 static void pipe_wait(struct client *c, uint64_t room)
 {
+    const struct bench_driver *d = c->sh->db->drv;
     pthread_mutex_lock(&c->pmu);
-    int pending = c->issued != c->acked;
+    uint64_t pending = c->issued - c->acked;
     pthread_mutex_unlock(&c->pmu);
-    if (!room && pending && c->sh->db->drv->sync_wait && c->sh->db->drv->sync_wait(&c->conn))
+    if (room && pending > room - 1 && d->ack_wait && d->ack_wait(&c->conn, (unsigned)(room - 1)))
+        set_failed(c->sh, c->conn.err);
+    if (!room && pending && d->sync_wait && d->sync_wait(&c->conn))
         set_failed(c->sh, c->conn.err);
     pthread_mutex_lock(&c->pmu);
     while (c->issued - c->acked > (room ? room - 1 : 0)) {

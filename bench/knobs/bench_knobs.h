@@ -186,8 +186,8 @@
     KNOB(PIPELINE, pipeline, uint32_t,                                                                               \
          .type = KT_UINT, .flag = "--pipeline", .key = "pipeline", .dflt = "1", .min = 1, .max = 4096,               \
          .flags = KF_LIST | KF_ENGINE | KF_DEFAULT_ANY, .owner = "commitlab", .group = KG_COMMIT,                    \
-         .help = "transactions each client keeps awaiting durability (cl_commit_async); 1: one blocking commit at a " \
-                 "time")                                                                                             \
+         .help = "transactions each client keeps awaiting durability (cl_commit_async; postgres: libpq pipeline "    \
+                 "mode); 1: one blocking commit at a time")                                                          \
     KNOB(MAX_BATCH, max_batch, uint64_t,                                                                             \
          .type = KT_SIZE, .flag = "--max-batch", .key = "max_batch", .option = "max_batch",                          \
          .flags = KF_LIST | KF_ENGINE, .owner = "commitlab", .group = KG_COMMIT)                                     \

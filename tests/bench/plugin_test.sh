@@ -14,7 +14,8 @@
 # exit() while it loads or opens refused in one line with its status,
 # nothing run, and one that prints while it loads or opens kept out of
 # the table; and a store that makes a call the cut cannot model failing
-# its cut campaign by that call's name.
+# its cut campaign by that call's name; a table without commit_async (the
+# example's) n/a under --pipeline 2, by name.
 set -u
 # The faulty plugins crash on purpose, and the test checks that commitlab
 # names the signal: a sanitizer's own SIGSEGV handler would turn that death
@@ -184,6 +185,8 @@ run load_segv 2 bench --engine plugin:"$pd"/faulty/libfaulty6.so --txns 10
 one_line load_segv "killed the process with signal 11"
 run bad_row 2 bench --engine plugin:"$pd"/faulty/libfaulty8.so --txns 10
 one_line bad_row "(--wal-compression) is not a knob of this commitlab"
+run half_pipe 2 bench --engine plugin:"$pd"/faulty/libfaulty13.so --txns 10
+one_line half_pipe "its table has commit_async without sync_wait: pipelining needs both"
 run crash_version 2 crash --mode kill --engine plugin:"$pd"/faulty/libfaulty1.so
 one_line crash_version "engine ABI version 99"
 run crash_sim 2 crash --engine plugin:"$pd"/libapplog.so
@@ -273,6 +276,15 @@ run tpcb_na 0 bench --engine plugin:"$pd"/faulty/libfaulty7.so --workload tpcb -
     --out na.jsonl
 grep -q '"status":"n/a","reason":"--workload tpcb: faulty declares no read-modify-write' na.jsonl ||
     fail "tpcb n/a: $(cat na.jsonl | head -c 400)"
+# a table without commit_async (the example, as every plugin built before
+# the member): --pipeline 1 runs, --pipeline 2 is n/a by name
+run pipe_na 0 bench --engine plugin:"$pd"/libapplog.so --pipeline 1,2 --txns 10 --warmup 0 --keys 100 --quiet \
+    --dir d --out pipe.jsonl
+jq_py 'import json,sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+assert [(o["config"]["pipeline"], o["status"]) for o in L] == [(1, "ok"), (2, "n/a")], L
+assert L[1]["reason"] == "--pipeline 2: its engine table has no commit_async: one blocking commit at a time", L[1]
+' pipe.jsonl || fail "pipeline n/a: $(head -c 800 pipe.jsonl)"
 
 if [ "$fails" -ne 0 ]; then
     echo "plugin: $fails failed"

@@ -10,7 +10,8 @@
 #     printed, not required); no row shows anything partly visible,
 #     foreign, or a failed recovery; a replayed crash keeps the cluster,
 #     whose log shows the server's crash recovery (the server was killed,
-#     not shut down);
+#     not shut down); pipelined (--pipeline 8: libpq's pipeline mode), no
+#     commit acknowledged by its sync point's result is lost;
 #  2. --mode cut: n/a by name (the server's processes write and sync
 #     its files, which the committing process's journal does not see),
 #     exit 0, nothing run;
@@ -100,6 +101,20 @@ grep -q "database system was not properly shut down; automatic recovery in progr
 none_left replay
 echo "kill: ${SECONDS}s"
 [ "$(ls d)" = "" ] || fail "kill: left in d: $(ls d)"
+# pipelined (libpq's pipeline mode, 8 in flight per client): a commit is
+# acknowledged only by its sync point's result, and none of those is lost
+"$bin" crash --engine postgres --mode kill --sync commit --pipeline 8 --clients 2 --txns 40 --iterations 1 --dir d \
+    --out pipe.jsonl --quiet >pipe.txt 2>err.txt || fail "kill --pipeline 8: exit $?: $(cat pipe.txt err.txt)"
+jsonl pipe.jsonl '
+assert len(L) == 1, len(L)
+o = L[0]
+assert o["pipeline"] == 8 and o["status"] == "ok", (o["pipeline"], o["reason"], o["first_failure"])
+assert o["crashes"] == 1 and o["acked_lost"] == 0, o
+for k in ("atomicity_violations", "foreign_values", "phantoms", "recovery_failures"):
+    assert o[k] == 0, (k, o[k])
+'
+none_left "kill --pipeline"
+echo "kill --pipeline: ${SECONDS}s"
 
 # 2. cut: n/a by name
 "$bin" crash --engine postgres --mode cut --sync none,commit --iterations 1 --dir d --out cut.jsonl --quiet \

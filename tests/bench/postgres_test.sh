@@ -16,7 +16,14 @@
 #  5. --pg-set listen_addresses=*, log_checkpoints (its lines are read)
 #     and a setting the server does not have: one line naming it, exit 2; a value the server
 #     refuses: its start fails, one line with its log, exit 2; nothing
-#     left running, and the --dir those commands made removed.
+#     left running, and the --dir those commands made removed;
+#  6. --reuse: each run with its own settings;
+#  7. --pipeline 16 (libpq pipeline mode) at 2 clients: ok, its JSON
+#     recording pipeline 16 and the settings with it, and --verify from an
+#     empty store finds every key its acknowledged commits wrote; a
+#     transaction failing after it was handed over (a serialisation failure
+#     under repeatable read) fails the run with the server's reason; tpcb
+#     n/a with the reason.
 # Exit 77 when python3, libpq or the server's binaries are missing.
 set -u
 bin=${1:?usage: postgres_test.sh COMMITLAB}
@@ -183,4 +190,40 @@ for o in L:
 '
 none_left "after --reuse"
 rm -rf d6
+
+# 7. --pipeline: libpq's pipeline mode, 16 transactions in flight per
+# connection, each acknowledged by its sync point's result; from an empty
+# store, so that --verify finds every key a commit wrote, and none other
+"$bin" bench --engine postgres --clients 2 --pipeline 16 --duration 0.5 --warmup 0.2 --keys 2000 --no-preload \
+    --verify --dir d7 --out pipe.jsonl --quiet >/dev/null 2>err.txt || fail "--pipeline 16: exit $?: $(cat err.txt)"
+jsonl pipe.jsonl '
+assert len(L) == 1, L
+o = L[0]
+m = o["metrics"]
+assert o["status"] == "ok", o["reason"]
+assert o["config"]["pipeline"] == 16 and o["config"]["clients"] == 2, o["config"]
+assert o["engine_settings"].endswith(" pipeline=16(PQenterPipelineMode)"), o["engine_settings"]
+s = dict(kv.split("=", 1) for kv in o["engine_settings"].split())
+assert s["synchronous_commit"] == "on" and s["fsync"] == "on", s
+assert m["txns"] > 0 and m["syncs_per_commit"] > 0, m
+assert m["verified"] is True, m["verified"]
+assert m["latency_us"]["p50"] > 0, m["latency_us"]
+'
+# a transaction that fails after it was handed over: its ticket fails the
+# run, with the server's reason (a serialisation failure cannot be run
+# again in its place); tpcb cannot be pipelined (its writes need its reads)
+"$bin" bench --engine postgres --clients 2 --pipeline 16 --duration 1 --warmup 0 --keys 4 \
+    --pg-set "default_transaction_isolation=repeatable read" --dir d7 --out pfail.jsonl --quiet >/dev/null 2>err.txt
+jsonl pfail.jsonl '
+assert len(L) == 1 and L[0]["status"] == "error", L
+r = L[0]["reason"]
+assert "cannot be run again in its place" in r and "could not serialize access" in r, r
+'
+"$bin" bench --engine postgres --workload tpcb --pipeline 4 --duration 0.2 --dir d7 --out ptpcb.jsonl --quiet \
+    >/dev/null 2>err.txt || fail "--pipeline with tpcb: exit $?: $(cat err.txt)"
+jsonl ptpcb.jsonl '
+assert len(L) == 1 and L[0]["status"] == "n/a", L
+assert L[0]["reason"].startswith("--pipeline 4 with --workload tpcb: each balance it writes"), L[0]["reason"]
+'
+none_left "after --pipeline"
 echo "ok"

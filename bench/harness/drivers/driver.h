@@ -59,11 +59,15 @@ struct bench_db {
  * first in the caller's own record of it.  A driver that times commits
  * (times_commits) fills phase_ns and sets timed before it calls done(t,
  * 0): the commit's phases, as bench_conn.phase_ns holds a blocking
- * commit's, the wait being the one until the acknowledgement. */
+ * commit's, the wait being the one until the acknowledgement.  A driver
+ * that has the failure's message points err at it before it calls
+ * done(t, rc != 0) (valid during the call); else err is NULL and rc is
+ * commitlab's code (cl_strerror). */
 struct bench_ticket {
     void (*done)(struct bench_ticket *t, int rc);
     uint64_t phase_ns[BENCH_PHASES];
     int timed;
+    const char *err;
 };
 
 struct bench_conn {
@@ -170,6 +174,15 @@ struct bench_driver {
      * Every client thread may call it at once; an error goes in the
      * calling connection's err, as a commit's does. */
     int (*sync_wait)(struct bench_conn *c);
+    /* Pipelining with an engine that acknowledges only while the caller
+     * drives it (a server's replies, read on the client's own thread:
+     * PostgreSQL's pipeline mode through a plugin's sync_wait): returns
+     * once at most `most` of this connection's commits handed over await
+     * acknowledgement, each acknowledged (done called) on the way, failed
+     * ones too.  The runner calls it when its ring of --pipeline tickets
+     * is full.  NULL: the engine acknowledges on threads of its own
+     * (commitlab's), and the runner just waits. */
+    int (*ack_wait)(struct bench_conn *c, unsigned most);
     /* Library version, or NULL. */
     const char *(*version)(const struct bench_driver *d);
 

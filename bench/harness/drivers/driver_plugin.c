@@ -187,10 +187,18 @@ static void pl_close(struct bench_db *db)
     db->impl = NULL;
 }
 
+/* A connection: the plugin's view of it first (c->impl points at pub),
+ * then what the adapter keeps of its transaction. */
+struct plug_conn {
+    struct cl_engine_conn pub;
+    int rdonly; /* the transaction was begun read-only: it ends with commit */
+};
+
 static int pl_conn_open(struct bench_conn *c)
 {
     struct plug_db *pd = c->db->impl;
-    struct cl_engine_conn *pc = calloc(1, sizeof *pc);
+    struct plug_conn *pcn = calloc(1, sizeof *pcn);
+    struct cl_engine_conn *pc = pcn ? &pcn->pub : NULL;
     if (!pc) {
         snprintf(c->err, sizeof c->err, "out of memory");
         return BENCH_ERR;
@@ -204,7 +212,7 @@ static int pl_conn_open(struct bench_conn *c)
         return BENCH_OK;
     }
     copy_err(c->err, pc->err, "conn_open");
-    free(pc);
+    free(pcn);
     return BENCH_ERR;
 }
 
@@ -214,7 +222,7 @@ static void pl_conn_close(struct bench_conn *c)
     if (!pc)
         return;
     c->db->drv->plugin->conn_close(pc);
-    free(pc);
+    free((struct plug_conn *)pc);
     c->impl = NULL;
 }
 
@@ -235,6 +243,7 @@ static int pl_begin(struct bench_conn *c, int rdonly)
 {
     struct cl_engine_conn *pc = c->impl;
     c->err[0] = pc->err[0] = 0;
+    ((struct plug_conn *)pc)->rdonly = rdonly;
     return conn_rc(c, pc, c->db->drv->plugin->begin(pc, rdonly), "begin");
 }
 
@@ -261,12 +270,57 @@ static int pl_del(struct bench_conn *c, const void *k, size_t kl)
     return conn_rc(c, pc, c->db->drv->plugin->del(pc, k, kl), "del");
 }
 
+/* A transaction handed over by commit_async, at its end: the ticket's
+ * acknowledgement, with the plugin's message and code as the harness's
+ * (RETRY too is a failure here: the transaction cannot be run again in
+ * its place, its successors having been handed over behind it). */
+static void pl_done(void *arg, int rc, const char *err)
+{
+    struct bench_ticket *t = arg;
+    char msg[BENCH_ERRLEN + 120];
+    if (rc == CL_ENGINE_OK) {
+        t->err = NULL;
+        t->done(t, 0);
+        return;
+    }
+    char one[BENCH_ERRLEN];
+    copy_err(one, err ? err : "", "commit_async");
+    snprintf(msg, sizeof msg, "%s%s",
+             rc == CL_ENGINE_RETRY ? "a pipelined transaction aborted by the store, which "
+                                     "cannot be run again in its place: "
+                                   : "",
+             one);
+    t->err = msg;
+    t->done(t, rc == CL_ENGINE_ERR || rc == CL_ENGINE_RETRY ? rc : CL_ENGINE_ERR);
+}
+
 static int pl_commit(struct bench_conn *c)
 {
     struct cl_engine_conn *pc = c->impl;
+    const struct cl_engine_plugin *p = c->db->drv->plugin;
     c->err[0] = pc->err[0] = 0;
-    int rc = conn_rc(c, pc, c->db->drv->plugin->commit(pc), "commit");
+    if (c->ticket && p->commit_async && !((struct plug_conn *)pc)->rdonly) {
+        int rc = conn_rc(c, pc, p->commit_async(pc, pl_done, c->ticket), "commit_async");
+        if (rc == BENCH_OK)
+            c->ticket = NULL; /* handed over: pl_done acknowledges it */
+        return rc == BENCH_NOTFOUND ? BENCH_ERR : rc;
+    }
+    int rc = conn_rc(c, pc, p->commit(pc), "commit");
     return rc == BENCH_NOTFOUND ? BENCH_ERR : rc;
+}
+
+static int pl_sync_wait(struct bench_conn *c)
+{
+    struct cl_engine_conn *pc = c->impl;
+    c->err[0] = pc->err[0] = 0;
+    return conn_rc(c, pc, c->db->drv->plugin->sync_wait(pc, 0), "sync_wait") ? BENCH_ERR : BENCH_OK;
+}
+
+static int pl_ack_wait(struct bench_conn *c, unsigned most)
+{
+    struct cl_engine_conn *pc = c->impl;
+    c->err[0] = pc->err[0] = 0;
+    return conn_rc(c, pc, c->db->drv->plugin->sync_wait(pc, most), "sync_wait") ? BENCH_ERR : BENCH_OK;
 }
 
 static void pl_abort(struct bench_conn *c)
@@ -382,7 +436,7 @@ static int all_zero(const void *p, size_t n)
 static struct bench_accept *adapt_rows(const struct cl_engine_plugin *p, char *err, size_t len)
 {
     size_t n = 0;
-    int syncs = 0;
+    int syncs = 0, pipes = 0, pipe_maps = 0;
     if (!p->accepts) {
         snprintf(err, len, "accepts is NULL: it says nothing of --sync, so no run could use it");
         return NULL;
@@ -393,7 +447,7 @@ static struct bench_accept *adapt_rows(const struct cl_engine_plugin *p, char *e
         snprintf(err, len, "accepts has no end row (knob NULL) within %d rows", PLUGIN_MAX_ROWS);
         return NULL;
     }
-    struct bench_accept *rows = calloc(n + 1, sizeof *rows);
+    struct bench_accept *rows = calloc(n + 2, sizeof *rows); /* and, maybe, --pipeline's */
     if (!rows) {
         snprintf(err, len, "out of memory");
         return NULL;
@@ -428,6 +482,8 @@ static struct bench_accept *adapt_rows(const struct cl_engine_plugin *p, char *e
             return NULL;
         }
         syncs += k == K_SYNC && a->maps;
+        pipes += k == K_PIPELINE;
+        pipe_maps += k == K_PIPELINE && a->maps;
         rows[i] = (struct bench_accept){k, a->value, a->maps, a->why, a->survives};
     }
     if (!syncs) {
@@ -435,6 +491,14 @@ static struct bench_accept *adapt_rows(const struct cl_engine_plugin *p, char *e
         free(rows);
         return NULL;
     }
+    if (pipe_maps && !p->commit_async) {
+        snprintf(err, len, "accepts --pipeline but has no commit_async and sync_wait to pipeline with");
+        free(rows);
+        return NULL;
+    }
+    if (!pipes && !p->commit_async) /* a table without them (one built before them): said so, by name */
+        rows[n++] = (struct bench_accept){K_PIPELINE, NULL, NULL,
+                                          "its engine table has no commit_async: one blocking commit at a time", 0};
     rows[n].knob = K_COUNT;
     return rows;
 }
@@ -499,6 +563,11 @@ int bench_plugin_adapt(const struct cl_engine_plugin *p, int loaded, struct benc
             snprintf(err, len, "its table has no %s", fn_names[i]);
             return -1;
         }
+    if (!p->commit_async != !p->sync_wait) {
+        snprintf(err, len, "its table has %s without %s: pipelining needs both",
+                 p->commit_async ? "commit_async" : "sync_wait", p->commit_async ? "sync_wait" : "commit_async");
+        return -1;
+    }
     struct bench_accept *rows = adapt_rows(p, err, len);
     if (!rows)
         return -1;
@@ -522,6 +591,8 @@ int bench_plugin_adapt(const struct cl_engine_plugin *p, int loaded, struct benc
         .commit = pl_commit,
         .abort = pl_abort,
         .stats = pl_stats,
+        .sync_wait = p->commit_async ? pl_sync_wait : NULL,
+        .ack_wait = p->commit_async ? pl_ack_wait : NULL,
         .version = pl_version,
         .plugin = p,
     };

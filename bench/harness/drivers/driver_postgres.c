@@ -18,7 +18,11 @@
  * serialisation failure is CL_ENGINE_RETRY.  A transaction is BEGIN ... COMMIT, except that BEGIN is
  * sent with the transaction's second statement: a transaction of one
  * put is that one statement in autocommit, one round trip, as pgbench
- * runs a one-statement script.
+ * runs a one-statement script.  With --pipeline N > 1 a connection is in
+ * libpq's pipeline mode instead, up to N transactions in flight, each its
+ * statements and a sync point (an implicit transaction, committed there),
+ * acknowledged when the sync point's result arrives; its results are read
+ * by the client's own thread (the section "pipeline mode" below).
  *
  * The knobs (the accept rows below; docs/bench.md has the table): --sync
  * commit, group, periodic and none are synchronous_commit, commit_delay
@@ -47,6 +51,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +87,11 @@ static const struct cl_engine_accept pg_accepts[] = {
     CL_ENGINE_MAPS("interval", NULL, "wal_writer_delay (with --sync periodic; at most 10000 ms)", 0),
     CL_ENGINE_MAPS("cache", NULL, "shared_buffers (at least 128k)", 0),
     CL_ENGINE_NOT("sync-latency", NULL, "the server syncs in its own processes, which the harness does not interpose"),
+    CL_ENGINE_MAPS("pipeline", NULL,
+                   "libpq pipeline mode: up to N transactions in flight per connection, acknowledged when the "
+                   "COMMIT's result arrives (each transaction its statements and a sync point: an implicit "
+                   "transaction, committed at the sync point, whose result is the commit's; 1: one at a time)",
+                   0),
     CL_ENGINE_END,
 };
 
@@ -159,14 +169,44 @@ static int settings_for(const struct cl_engine_config *cfg, char *out, size_t le
 static int pg_check(const struct cl_engine_config *cfg, char *why, size_t len)
 {
     char s[PG_SETTINGS_MAX];
+    if (cl_engine_u64(cfg, "pipeline") > 1 && cl_engine_is(cfg, "workload", "tpcb")) {
+        snprintf(why, len,
+                 "--pipeline %s with --workload tpcb: each balance it writes is the one its read just "
+                 "returned plus a delta, so a statement cannot be sent before the read before it returns, behind "
+                 "every transaction in flight: one transaction at a time, not a pipeline",
+                 cl_engine_str(cfg, "pipeline"));
+        return CL_ENGINE_NA;
+    }
     return settings_for(cfg, s, sizeof s, why, len);
 }
 
 /* ---- the store ---------------------------------------------------------------------- */
 
+/* A transaction of a pipelined connection whose sync point's result has
+ * not been read yet (pipeline mode, below). */
+struct ptxn {
+    unsigned stmts;          /* its statements whose results are still to read */
+    int sent;                /* a statement of it was sent */
+    int synced;              /* its sync point sent: it ends there */
+    int blocking;            /* ended by commit or abort, which wait for it (else by commit_async) */
+    cl_engine_done_fn *done; /* its acknowledgement (NULL: none) */
+    void *arg;
+    int rc; /* its first failure: CL_ENGINE_RETRY or CL_ENGINE_ERR, with err */
+    char err[CL_ENGINE_ERRLEN];
+};
+
+/* The statement whose result the caller waits for in pipeline mode (a
+ * get's value, a delete's count): the last one sent. */
+struct pwant {
+    int del;
+    void *buf;
+    size_t cap, *vl;
+    int rc, got;
+};
+
 struct pconn {
     PGconn *pc;
-    pthread_mutex_t mu; /* held from begin to commit or abort: stats may use an idle connection */
+    pthread_mutex_t mu; /* held from begin to commit or abort, and in sync_wait: stats may use an idle connection */
     int begun;          /* BEGIN sent */
     int rdonly;
     /* a put not yet sent: the transaction's first statement, sent alone
@@ -174,8 +214,25 @@ struct pconn {
     int deferred;
     unsigned char *dk, *dv;
     size_t dkl, dvl, dkcap, dvcap;
+    /* --pipeline N > 1: libpq's pipeline mode, the connection nonblocking.
+     * q: the transactions whose results are still to come, oldest first,
+     * the open one (not yet synced) last; handed: how many of them
+     * commit_async handed over.  need_null: a statement's result was read,
+     * the NULL that ends its results not yet.  broken: the connection
+     * failed, every later call says so with err. */
+    int piped;
+    struct ptxn *q;
+    size_t qcap, qhead, qn, handed;
+    int need_null;
+    struct pwant *want;
+    int blk_rc; /* the last blocking transaction's end, with blk_err */
+    char blk_err[CL_ENGINE_ERRLEN];
+    int broken;
+    char broken_err[CL_ENGINE_ERRLEN];
     struct pconn *next; /* the store's list of connections */
 };
+
+static void p_break(struct pconn *pc, const char *what);
 
 struct pdb {
     struct pg_server srv;
@@ -368,6 +425,13 @@ static int pg_conn_open(struct cl_engine_conn *c)
         if (rc)
             goto fail;
     }
+    if (cl_engine_u64(c->db->cfg, "pipeline") > 1) {
+        if (PQsetnonblocking(pc->pc, 1) || !PQenterPipelineMode(pc->pc)) {
+            result_err(c->err, "pipeline mode", NULL, pc->pc);
+            goto fail;
+        }
+        pc->piped = 1;
+    }
     pthread_mutex_lock(&d->mu);
     pc->next = d->conns;
     d->conns = pc;
@@ -394,8 +458,13 @@ static void pg_conn_close(struct cl_engine_conn *c)
             break;
         }
     pthread_mutex_unlock(&d->mu);
+    if (pc->qn) { /* none should be left (commitlab waits for them first): failed, not forgotten */
+        if (!pc->broken)
+            p_break(pc, "closed");
+    }
     PQfinish(pc->pc);
     pthread_mutex_destroy(&pc->mu);
+    free(pc->q);
     free(pc->dk);
     free(pc->dv);
     free(pc);
@@ -408,6 +477,347 @@ static PGresult *run(struct pconn *pc, const char *name, int n, const void *a, s
     const char *vals[2] = {a, b};
     int lens[2] = {(int)al, (int)bl}, fmts[2] = {1, 1};
     return PQexecPrepared(pc->pc, name, n, vals, lens, fmts, 1);
+}
+
+/* ---- pipeline mode (--pipeline N > 1) ------------------------------------------------
+ *
+ * A pipelined connection is in libpq's pipeline mode
+ * (https://www.postgresql.org/docs/15/libpq-pipeline-mode.html) for its
+ * life, and nonblocking, so that neither side stalls the other on a full
+ * socket.  A transaction is its statements, each sent as it comes
+ * (PQsendQueryPrepared), then a sync point (PQpipelineSync).  Without a
+ * BEGIN the statements up to a sync point are one implicit transaction,
+ * which the server commits when it reaches the sync point and before it
+ * answers it: the sync point's result (PGRES_PIPELINE_SYNC) is the
+ * commit's, and comes once the commit is as durable as
+ * synchronous_commit makes it.  So a pipelined transaction of one put is
+ * what the blocking path sends for it (one statement, its own
+ * transaction) and a longer one has no BEGIN and COMMIT to add: the
+ * pipelined and the blocking runs differ in the pipelining alone.  A
+ * failed statement aborts the rest up to the sync point (each then
+ * PGRES_PIPELINE_ABORTED), and nothing of the transaction happened; an
+ * abort sends ROLLBACK before the sync point (in an implicit transaction
+ * it rolls back what was sent).
+ *
+ * The client's own thread reads the results, in the order they come:
+ * what has come at each commit_async, and, waiting for them, in
+ * sync_wait (the harness calls it when its ring of N tickets is full, and
+ * at the measured phase's ends) and for a get or a delete, whose result
+ * the caller needs at once and which comes behind every result before it
+ * (a flush request makes the server send it before the next sync point).
+ * A transaction is acknowledged -- its done called -- when its sync
+ * point's result is read.  A serialisation failure or a deadlock in a
+ * transaction already handed over fails it on its acknowledgement with
+ * CL_ENGINE_RETRY; one known before it is handed over (a get saw it) is
+ * returned by commit_async, and commitlab runs that transaction again. */
+
+static struct ptxn *q_at(struct pconn *pc, size_t i)
+{
+    return &pc->q[(pc->qhead + i) % pc->qcap];
+}
+
+/* The open transaction (the last, not yet synced), or NULL. */
+static struct ptxn *q_open(struct pconn *pc)
+{
+    struct ptxn *t = pc->qn ? q_at(pc, pc->qn - 1) : NULL;
+    return t && !t->synced ? t : NULL;
+}
+
+static int q_push(struct pconn *pc)
+{
+    if (pc->qn == pc->qcap) {
+        size_t cap = pc->qcap ? 2 * pc->qcap : 16;
+        struct ptxn *q = malloc(cap * sizeof *q);
+        if (!q)
+            return -1;
+        for (size_t i = 0; i < pc->qn; i++)
+            q[i] = *q_at(pc, i);
+        free(pc->q);
+        pc->q = q;
+        pc->qcap = cap;
+        pc->qhead = 0;
+    }
+    memset(q_at(pc, pc->qn++), 0, sizeof *pc->q);
+    return 0;
+}
+
+/* The oldest transaction read to its end: acknowledged (done), or its end
+ * kept for the commit or abort that waits for it. */
+static void q_pop(struct pconn *pc)
+{
+    struct ptxn t = *q_at(pc, 0);
+    pc->qhead = (pc->qhead + 1) % pc->qcap;
+    pc->qn--;
+    if (t.done) {
+        pc->handed--;
+        t.done(t.arg, t.rc, t.rc ? t.err : NULL);
+    } else if (t.blocking) {
+        pc->blk_rc = t.rc;
+        memcpy(pc->blk_err, t.err, sizeof pc->blk_err);
+    }
+}
+
+/* The connection failed (what: where it was seen): every transaction
+ * still awaiting its results fails, and every later call says so. */
+static void p_break(struct pconn *pc, const char *what)
+{
+    if (!pc->broken) {
+        char one[200];
+        const char *m = PQerrorMessage(pc->pc);
+        snprintf(one, sizeof one, "%s", m && *m ? m : "the connection failed");
+        one[strcspn(one, "\n")] = 0;
+        CL_ENGINE_ERRF(pc->broken_err, "pipeline: %s: %s", what, one);
+        pc->broken = 1;
+    }
+    for (size_t i = 0; i < pc->qn; i++) {
+        struct ptxn *t = q_at(pc, i);
+        t->rc = CL_ENGINE_ERR;
+        memcpy(t->err, pc->broken_err, sizeof t->err);
+    }
+    while (pc->qn)
+        q_pop(pc);
+    if (pc->want) {
+        pc->want->rc = CL_ENGINE_ERR;
+        pc->want->got = 1;
+    }
+}
+
+/* A statement of t failed (r): its first failure is the transaction's. */
+static void t_fail(struct pconn *pc, struct ptxn *t, PGresult *r)
+{
+    if (t->rc)
+        return;
+    ExecStatusType st = PQresultStatus(r);
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    t->rc = state && (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0) ? CL_ENGINE_RETRY : CL_ENGINE_ERR;
+    if (st == PGRES_PIPELINE_ABORTED)
+        CL_ENGINE_ERRF(t->err, "pipeline: a statement was aborted with its transaction");
+    else
+        result_err(t->err, "pipeline", r, pc->pc);
+}
+
+/* The result the caller waits for (pc->want), from r. */
+static void p_wanted(struct pconn *pc, struct ptxn *t, PGresult *r)
+{
+    struct pwant *w = pc->want;
+    w->got = 1;
+    if (t->rc) {
+        w->rc = t->rc;
+    } else if (w->del) {
+        w->rc = strcmp(PQcmdTuples(r), "0") == 0 ? CL_ENGINE_NOTFOUND : CL_ENGINE_OK;
+    } else if (PQntuples(r) == 0) {
+        w->rc = CL_ENGINE_NOTFOUND;
+    } else {
+        size_t n = (size_t)PQgetlength(r, 0, 0);
+        memcpy(w->buf, PQgetvalue(r, 0, 0), n < w->cap ? n : w->cap);
+        *w->vl = n;
+        w->rc = CL_ENGINE_OK;
+    }
+}
+
+/* Takes every result that has come, in order, without waiting: each
+ * statement's (then the NULL that ends it), each sync point's, which
+ * ends its transaction.  0, or -1 when the connection failed. */
+static int p_take(struct pconn *pc)
+{
+    while (pc->qn) {
+        struct ptxn *t = q_at(pc, 0);
+        if (!pc->need_null && !t->synced && !t->stmts)
+            return 0; /* the open transaction: nothing of it is due */
+        if (PQisBusy(pc->pc)) {
+            if (PQstatus(pc->pc) != CONNECTION_BAD)
+                return 0;
+            p_break(pc, "read");
+            return -1;
+        }
+        PGresult *r = PQgetResult(pc->pc);
+        if (pc->need_null) {
+            pc->need_null = 0;
+            if (!r)
+                continue;
+            PQclear(r);
+            p_break(pc, "a statement with more than one result");
+            return -1;
+        }
+        ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+        if (t->stmts) {
+            if (!r) {
+                p_break(pc, "a statement's result missing");
+                return -1;
+            }
+            if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+                t_fail(pc, t, r);
+            if (--t->stmts == 0 && !t->synced && pc->want)
+                p_wanted(pc, t, r); /* the last statement sent: a get's, a delete's */
+            PQclear(r);
+            pc->need_null = 1;
+            continue;
+        }
+        PQclear(r);
+        if (st != PGRES_PIPELINE_SYNC) {
+            p_break(pc, "a sync point's result missing");
+            return -1;
+        }
+        q_pop(pc);
+    }
+    return 0;
+}
+
+/* Sends what libpq holds for the server, and reads what has come; with
+ * wait, first waits until there is something to read (or, while output
+ * remains, room to send it).  0, or -1 when the connection failed. */
+static int p_io(struct pconn *pc, int wait)
+{
+    int f = PQflush(pc->pc);
+    if (f < 0) {
+        p_break(pc, "send");
+        return -1;
+    }
+    if (wait) {
+        struct pollfd pfd = {PQsocket(pc->pc), (short)(POLLIN | (f ? POLLOUT : 0)), 0};
+        while (poll(&pfd, 1, -1) < 0)
+            if (errno != EINTR) {
+                p_break(pc, "poll");
+                return -1;
+            }
+    }
+    if (!PQconsumeInput(pc->pc)) {
+        p_break(pc, "read");
+        return -1;
+    }
+    return 0;
+}
+
+enum p_until { UNTIL_WANT, UNTIL_EMPTY, UNTIL_HANDED };
+
+/* Reads results, waiting for them, until: the wanted one came
+ * (UNTIL_WANT), every one did (UNTIL_EMPTY), or at most most of the
+ * transactions handed over await theirs (UNTIL_HANDED).  0, or -1 when
+ * the connection failed (every transaction then failed with it). */
+static int p_wait(struct pconn *pc, enum p_until until, size_t most)
+{
+    for (;;) {
+        if (p_take(pc))
+            return -1;
+        if (until == UNTIL_WANT ? pc->want->got : until == UNTIL_EMPTY ? pc->qn == 0 : pc->handed <= most)
+            return 0;
+        if (p_io(pc, 1))
+            return -1;
+    }
+}
+
+/* The connection's failure, in err. */
+static int p_broken(struct pconn *pc, char *err)
+{
+    memcpy(err, pc->broken_err, CL_ENGINE_ERRLEN);
+    return CL_ENGINE_ERR;
+}
+
+/* Sends a prepared statement of the open transaction. */
+static int p_send(struct pconn *pc, const char *name, int n, const void *a, size_t al, const void *b, size_t bl,
+                  char *err)
+{
+    const char *vals[2] = {a, b};
+    int lens[2] = {(int)al, (int)bl}, fmts[2] = {1, 1};
+    if (pc->broken)
+        return p_broken(pc, err);
+    if (!PQsendQueryPrepared(pc->pc, name, n, vals, lens, fmts, 1)) {
+        p_break(pc, "send");
+        return p_broken(pc, err);
+    }
+    q_open(pc)->stmts++;
+    q_open(pc)->sent = 1;
+    return 0;
+}
+
+/* A get or a delete: sent, then its result read behind every other. */
+static int p_ask(struct cl_engine_conn *c, const char *name, const void *k, size_t kl, struct pwant *w)
+{
+    struct pconn *pc = c->impl;
+    int rc = p_send(pc, name, 1, k, kl, NULL, 0, c->err);
+    if (rc)
+        return rc;
+    if (!PQsendFlushRequest(pc->pc)) {
+        p_break(pc, "send");
+        return p_broken(pc, c->err);
+    }
+    pc->want = w;
+    rc = p_wait(pc, UNTIL_WANT, 0);
+    pc->want = NULL;
+    if (rc)
+        return p_broken(pc, c->err);
+    if (w->rc == CL_ENGINE_ERR || w->rc == CL_ENGINE_RETRY)
+        memcpy(c->err, q_open(pc) ? q_open(pc)->err : pc->broken_err, CL_ENGINE_ERRLEN);
+    return w->rc;
+}
+
+/* Ends the open transaction at a sync point: done (commit_async), or
+ * blocking (commit, abort). */
+static int p_sync(struct pconn *pc, int blocking, cl_engine_done_fn *done, void *arg)
+{
+    struct ptxn *t = q_open(pc);
+    if (!PQpipelineSync(pc->pc)) {
+        p_break(pc, "send");
+        return -1;
+    }
+    t->synced = 1;
+    t->blocking = blocking;
+    t->done = done;
+    t->arg = arg;
+    pc->handed += done != NULL;
+    return 0;
+}
+
+static int pg_commit_async(struct cl_engine_conn *c, cl_engine_done_fn *done, void *arg)
+{
+    struct pconn *pc = c->impl;
+    struct ptxn *t = q_open(pc);
+    int rc = CL_ENGINE_OK;
+    if (pc->broken) {
+        rc = p_broken(pc, c->err);
+    } else if (t->rc) { /* failed already (a get saw it): ended here, not handed over */
+        rc = t->rc;
+        memcpy(c->err, t->err, CL_ENGINE_ERRLEN);
+        if (p_sync(pc, 0, NULL, NULL) == 0)
+            (void)(p_io(pc, 0) || p_take(pc));
+    } else if (p_sync(pc, 0, done, arg)) {
+        rc = p_broken(pc, c->err); /* (p_break failed it before it was handed over: not acknowledged) */
+    } else {
+        (void)(p_io(pc, 0) || p_take(pc)); /* what has come: acknowledged now; a failure fails the rest */
+    }
+    pthread_mutex_unlock(&pc->mu);
+    return rc;
+}
+
+static int pg_sync_wait(struct cl_engine_conn *c, uint32_t most)
+{
+    struct pconn *pc = c->impl;
+    pthread_mutex_lock(&pc->mu);
+    int rc = pc->broken || p_wait(pc, UNTIL_HANDED, most) ? p_broken(pc, c->err) : CL_ENGINE_OK;
+    pthread_mutex_unlock(&pc->mu);
+    return rc;
+}
+
+/* commit, and abort, of a pipelined connection: the open transaction
+ * ended at a sync point (abort: after a ROLLBACK), and waited for. */
+static int p_end(struct cl_engine_conn *c, int rollback)
+{
+    struct pconn *pc = c->impl;
+    struct ptxn *t = q_open(pc);
+    if (pc->broken)
+        return p_broken(pc, c->err);
+    if (rollback && t->sent) {
+        if (!PQsendQueryParams(pc->pc, "ROLLBACK", 0, NULL, NULL, NULL, NULL, 0)) {
+            p_break(pc, "send");
+            return p_broken(pc, c->err);
+        }
+        t->stmts++;
+    }
+    if (p_sync(pc, 1, NULL, NULL) || p_wait(pc, UNTIL_EMPTY, 0))
+        return p_broken(pc, c->err);
+    if (pc->blk_rc)
+        memcpy(c->err, pc->blk_err, CL_ENGINE_ERRLEN);
+    return pc->blk_rc;
 }
 
 static int send_put(struct cl_engine_conn *c, const void *k, size_t kl, const void *v, size_t vl)
@@ -443,6 +853,13 @@ static int pg_begin(struct cl_engine_conn *c, int rdonly)
     pthread_mutex_lock(&pc->mu);
     pc->begun = pc->deferred = 0;
     pc->rdonly = rdonly;
+    if (pc->piped && (pc->broken || q_push(pc))) { /* pipelined: the open transaction */
+        int rc = pc->broken ? p_broken(pc, c->err) : CL_ENGINE_ERR;
+        if (!pc->broken)
+            CL_ENGINE_ERRF(c->err, "out of memory");
+        pthread_mutex_unlock(&pc->mu);
+        return rc;
+    }
     return CL_ENGINE_OK;
 }
 
@@ -462,6 +879,8 @@ static int keep(unsigned char **buf, size_t *cap, const void *p, size_t n)
 static int pg_put(struct cl_engine_conn *c, const void *k, size_t kl, const void *v, size_t vl)
 {
     struct pconn *pc = c->impl;
+    if (pc->piped)
+        return p_send(pc, "put", 2, k, kl, v, vl, c->err);
     if (!pc->begun && !pc->deferred) { /* the first statement: kept until we know whether it is the only one */
         if (keep(&pc->dk, &pc->dkcap, k, kl) || keep(&pc->dv, &pc->dvcap, v, vl)) {
             CL_ENGINE_ERRF(c->err, "out of memory");
@@ -479,6 +898,10 @@ static int pg_put(struct cl_engine_conn *c, const void *k, size_t kl, const void
 static int pg_get(struct cl_engine_conn *c, const void *k, size_t kl, void *buf, size_t cap, size_t *vl)
 {
     struct pconn *pc = c->impl;
+    if (pc->piped) {
+        struct pwant w = {.buf = buf, .cap = cap, .vl = vl};
+        return p_ask(c, pc->rdonly ? "get" : "get_for_update", k, kl, &w);
+    }
     int rc = open_txn(c);
     if (rc)
         return rc;
@@ -499,6 +922,10 @@ static int pg_get(struct cl_engine_conn *c, const void *k, size_t kl, void *buf,
 static int pg_del(struct cl_engine_conn *c, const void *k, size_t kl)
 {
     struct pconn *pc = c->impl;
+    if (pc->piped) {
+        struct pwant w = {.del = 1};
+        return p_ask(c, "del", k, kl, &w);
+    }
     int rc = open_txn(c);
     if (rc)
         return rc;
@@ -513,6 +940,11 @@ static int pg_commit(struct cl_engine_conn *c)
 {
     struct pconn *pc = c->impl;
     int rc = 0;
+    if (pc->piped) {
+        rc = p_end(c, 0);
+        pthread_mutex_unlock(&pc->mu);
+        return rc;
+    }
     if (pc->deferred && !pc->begun) { /* one put: one statement, its own transaction */
         pc->deferred = 0;
         rc = send_put(c, pc->dk, pc->dkl, pc->dv, pc->dvl);
@@ -530,7 +962,9 @@ static void pg_abort(struct cl_engine_conn *c)
 {
     struct pconn *pc = c->impl;
     char err[CL_ENGINE_ERRLEN];
-    if (PQtransactionStatus(pc->pc) != PQTRANS_IDLE)
+    if (pc->piped)
+        (void)p_end(c, 1); /* c->err keeps the failure that made the caller abort */
+    else if (PQtransactionStatus(pc->pc) != PQTRANS_IDLE)
         simple(pc->pc, "ROLLBACK", err);
     pc->begun = pc->deferred = 0;
     pthread_mutex_unlock(&pc->mu);
@@ -545,7 +979,13 @@ static void flush_backends(struct pdb *d)
     for (struct pconn *pc = d->conns; pc; pc = pc->next) {
         if (pthread_mutex_trylock(&pc->mu) != 0)
             continue; /* in a transaction: its figures at the next reading */
-        simple(pc->pc, "SELECT pg_stat_force_next_flush()", err);
+        if (!pc->piped) {
+            simple(pc->pc, "SELECT pg_stat_force_next_flush()", err);
+        } else if (!pc->qn && !pc->broken && PQexitPipelineMode(pc->pc)) { /* pipelined, all read */
+            simple(pc->pc, "SELECT pg_stat_force_next_flush()", err);
+            if (!PQenterPipelineMode(pc->pc))
+                p_break(pc, "pipeline mode");
+        }
         pthread_mutex_unlock(&pc->mu);
     }
     simple(d->admin, "SELECT pg_stat_force_next_flush()", err);
@@ -632,6 +1072,7 @@ static void pg_stats(struct cl_engine_db *db, struct cl_engine_stats *st)
     }
 }
 
+/* The server's settings, then how the client sends (pipeline mode). */
 static void pg_describe(const struct cl_engine_config *cfg, char *buf, size_t len)
 {
     char s[PG_SETTINGS_MAX], why[200];
@@ -639,17 +1080,20 @@ static void pg_describe(const struct cl_engine_config *cfg, char *buf, size_t le
     if (open_settings[0]) { /* open: what the server runs with */
         snprintf(buf, len, "%s", open_settings);
         pthread_mutex_unlock(&open_mu);
-        return;
+    } else {
+        pthread_mutex_unlock(&open_mu);
+        if (settings_for(cfg, s, sizeof s, why, sizeof why)) {
+            snprintf(buf, len, "%s", why);
+            return;
+        }
+        for (char *p = s; *p; p++)
+            if (*p == '\n')
+                *p = p[1] ? ' ' : 0;
+        snprintf(buf, len, "%s", s);
     }
-    pthread_mutex_unlock(&open_mu);
-    if (settings_for(cfg, s, sizeof s, why, sizeof why)) {
-        snprintf(buf, len, "%s", why);
-        return;
-    }
-    for (char *p = s; *p; p++)
-        if (*p == '\n')
-            *p = p[1] ? ' ' : 0;
-    snprintf(buf, len, "%s", s);
+    size_t n = strlen(buf);
+    if (cl_engine_u64(cfg, "pipeline") > 1 && n < len)
+        snprintf(buf + n, len - n, " pipeline=%s(PQenterPipelineMode)", cl_engine_str(cfg, "pipeline"));
 }
 
 static const char *pg_version(void)
@@ -671,7 +1115,9 @@ const struct cl_engine_plugin bench_plugin_postgres = {
     .no_why = "no PostgreSQL setting maps to it",
     .notes = "a private server per run (initdb once per command, copied for each run), on a Unix socket in\n"
              "the run's directory, stopped at the run's end; one libpq connection per client; --pg-set for\n"
-             "any other setting; counters from pg_stat_wal, CPU of the server's processes included",
+             "any other setting; counters from pg_stat_wal, CPU of the server's processes included;\n"
+             "--pipeline: the client's thread reads the results, at each commit and when N are in flight; a\n"
+             "transaction failing after it was handed over (a deadlock, a serialisation failure) fails the run",
     .check = pg_check,
     .describe = pg_describe,
     .open = pg_open_db,
@@ -686,6 +1132,8 @@ const struct cl_engine_plugin bench_plugin_postgres = {
     .abort = pg_abort,
     .stats = pg_stats,
     .version = pg_version,
+    .commit_async = pg_commit_async,
+    .sync_wait = pg_sync_wait,
 };
 
 #else /* !CL_HAVE_LIBPQ */

@@ -28,6 +28,8 @@
  *  12 a library that writes to stdout in its constructor (printf, left in
  *     the stdio buffer), its entry point (write(2) on fd 1) and its open
  *     (printf and fflush): none of it may reach the result table
+ *  13 a table with commit_async and no sync_wait: refused (pipelining
+ *     needs both)
  */
 #include <commitlab_engine.h>
 #include <errno.h>
@@ -199,6 +201,15 @@ static const struct cl_engine_accept rows[] = {
     CL_ENGINE_END,
 };
 
+#if FAULT == 13
+static int f_commit_async(struct cl_engine_conn *c, cl_engine_done_fn *done, void *arg)
+{
+    (void)c;
+    done(arg, CL_ENGINE_OK, NULL);
+    return CL_ENGINE_OK;
+}
+#endif
+
 static const struct cl_engine_plugin table = {
     .abi_version = FAULT == 1 ? 99 : CL_ENGINE_ABI_VERSION,
     .size = FAULT == 2 ? 16 : sizeof(struct cl_engine_plugin),
@@ -215,6 +226,9 @@ static const struct cl_engine_plugin table = {
     .del = f_del,
     .commit = f_commit,
     .abort = f_abort,
+#if FAULT == 13
+    .commit_async = f_commit_async,
+#endif
 };
 
 #if FAULT == 3
