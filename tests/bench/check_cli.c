@@ -307,7 +307,7 @@ static const char *const documented[] = {
     "config.prealloc", "config.recycle_max", "config.cold_recycle", "config.checkpoint_bytes",
     "config.commit_delay_us", "config.commit_siblings", "config.interval_ms", "config.uring_depth",
     "config.uring_sync", "config.pipeline", "config.max_batch", "config.flusher_spin_us",
-    "config.sync_latency_us", "config.cache_bytes", "config.no_final_checkpoint", "config.wait", "config.wait_spin_us", "config.sync_latency_emulated", "config.lmdb_flags",
+    "config.sync_latency_us", "config.cache_bytes", "config.no_final_checkpoint", "config.wait", "config.wait_spin_us", "config.log_insert", "config.sync_latency_emulated", "config.lmdb_flags",
     "config.sqlite_sync", "config.rocksdb_write", "config.pg_set", "config.pg_bindir", "config.pg_user",
     "metrics.txns", "metrics.ops", "metrics.seconds", "metrics.tps", "metrics.latency_us.min",
     "metrics.latency_us.mean", "metrics.latency_us.p50", "metrics.latency_us.p90", "metrics.latency_us.p99",
