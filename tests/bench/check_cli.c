@@ -137,7 +137,7 @@ static const struct {
     {"bench", "--commit-delay", "0"}, {"bench", "--commit-siblings", "0"}, {"bench", "--interval", "200"},
     {"bench", "--uring-depth", "4"}, {"bench", "--uring-sync", "fsync"}, {"bench", "--pipeline", "1"},
     {"bench", "--max-batch", "0"}, {"bench", "--flusher-spin", "0"}, {"bench", "--wait", "block"},
-    {"bench", "--wait-spin", "0"}, {"bench", "--sync-latency", "0"},
+    {"bench", "--wait-spin", "0"}, {"bench", "--sync-latency", "0"}, {"bench", "--log-insert", "mutex"},
     {"bench", "--cache", "64M"}, {"bench", "--lmdb-flags", "writemap"}, {"bench", "--sqlite-sync", "full"},
     {"bench", "--rocksdb-write", "default"}, {"bench", "--pg-bindir", "/usr/bin"}, {"bench", "--pg-user", "postgres"},
     /* --pg-set is repeatable: a value holding the ';' that joins them is what is refused */
