@@ -18,7 +18,7 @@
 #include "wal_testlib.h"
 
 #define SEG WAL_MIN_SEGMENT
-#define RING (16u * 1024u) /* a slot holds 8 KiB: some transactions are appended alone */
+#define RING (16u * 1024u) /* a slot holds 8 KiB: some transactions are appended alone, a few grow the ring */
 #define THREADS 8
 #define PER 150
 #define ID(t, i) ((uint64_t)(t)*1000000u + (uint64_t)(i) + 1)
@@ -112,7 +112,7 @@ static size_t check_log(const char *dir, const struct genp *g, struct appender *
 static void hammer(enum cl_sync_policy p, uint64_t seed)
 {
     char *dir = tu_mkdtemp("slots-hammer");
-    struct genp g = {.seed = seed, .maxops = 6, .maxk = 48, .maxv = 2400};
+    struct genp g = {.seed = seed, .maxops = 8, .maxk = 48, .maxv = 3000};
     struct appender *ap = calloc(THREADS, sizeof *ap);
     pthread_t th[THREADS];
     struct wal *w = open_slots(dir, p, RING);
