@@ -36,6 +36,7 @@ static const char *const segments_names[] = {"fresh", "recycle", NULL};
 static const char *const seginit_names[] = {"zero", "sparse", "fallocate", NULL};
 static const char *const uring_sync_names[] = {"fsync", "rwf-dsync", NULL};
 static const char *const wait_names[] = {"block", "spin", "adaptive", NULL};
+static const char *const log_insert_names[] = {"mutex", "slots", NULL};
 
 /* OPT(field, policy, type, min, max, default, unit, names, help): one row. */
 #define OPT(field_, policy_, type_, lo, hi, dflt_, unit_, names_, help_)                                    \
@@ -86,6 +87,9 @@ static const struct cl_option_desc table[] = {
         "group, uring, flusher: how a committer waits for durability (block: sleep; spin: never sleep; "
         "adaptive: spin, yield, then sleep)"),
     OPT(wait_spin_us, ALL, NUMBER, 0, 100000, 0, "us", NULL, "wait adaptive: us to spin before yielding and sleeping"),
+    OPT(log_insert, ALL, ENUM, 0, CL_LOG_INSERT_SLOTS, CL_LOG_INSERT_MUTEX, "mode", log_insert_names,
+        "how records enter the log buffer (mutex: one appender at a time; slots: appenders join a slot with one "
+        "atomic add, its first member takes the log position once, each copies its own records)"),
 };
 
 #define NOPTIONS (sizeof table / sizeof *table)

@@ -206,6 +206,20 @@ enum cl_segment_init { CL_SEGINIT_ZERO = 0, CL_SEGINIT_SPARSE, CL_SEGINIT_FALLOC
  * cl_commit_async's callbacks are not concerned. */
 enum cl_wait { CL_WAIT_BLOCK = 0, CL_WAIT_SPIN, CL_WAIT_ADAPTIVE };
 
+/* How a commit's records enter the log buffer.  mutex: the appender takes
+ * the log's append mutex for its whole transaction and copies its records
+ * under it, one appender at a time.  slots: consolidated insertion, as
+ * WiredTiger's log slots and Aether's consolidation array do it -- an
+ * appender joins the open slot with one atomic add that reserves its bytes
+ * in it, the first to join takes the log position for the whole slot under
+ * the append mutex, and each member copies its own records into its range
+ * outside any lock.  The records, their LSNs and what is durable are the
+ * same either way.  The engine appends under its writer lock (C1), so
+ * through cl_commit a slot has one member: slots pay only where the log is
+ * appended to by several threads at once (docs/design.md, "The log
+ * buffer"). */
+enum cl_log_insert { CL_LOG_INSERT_MUTEX = 0, CL_LOG_INSERT_SLOTS };
+
 /* Every option has a range; cl_open refuses a value outside it with
  * CL_EINVAL, and cl_error_detail() names the option and its range
  * ("option uring_depth = 0 is out of range: 1..1024 chains").  Nothing is
@@ -249,6 +263,8 @@ struct cl_options {
                                       * sleeps, 0..100000, default 0: it yields at once (on a machine
                                       * with fewer cores than committers every us of spinning measured
                                       * cost throughput; see docs/design.md) (since 0.2) */
+    enum cl_log_insert log_insert;   /* how records enter the log buffer (enum cl_log_insert), default
+                                      * CL_LOG_INSERT_MUTEX (since 0.2) */
 };
 
 /* Fills *o with the defaults above. */

@@ -47,6 +47,20 @@ static uint64_t env_u64(const char *name, uint64_t dflt)
 }
 
 uint64_t tu_seed(uint64_t dflt) { return env_u64("CL_SEED", dflt); }
+int tu_log_insert(uint64_t turn)
+{
+    const char *e = getenv("CL_LOG_INSERT");
+    if (e && strcmp(e, "mutex") == 0)
+        return 0;
+    if (e && strcmp(e, "slots") == 0)
+        return 1;
+    if (e && *e) {
+        fprintf(stderr, "CL_LOG_INSERT=%s: expected mutex or slots\n", e);
+        abort();
+    }
+    return (int)(turn % 2);
+}
+
 uint64_t tu_iterations(uint64_t dflt)
 {
     const char *scale = getenv("CL_TEST_SCALE");

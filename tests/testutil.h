@@ -20,6 +20,10 @@ uint64_t tu_seed(uint64_t dflt);
  * $CL_TEST_SCALE (default 1: the short campaigns of `make test`; `make
  * test-long` runs them 8 times longer). */
 uint64_t tu_iterations(uint64_t dflt);
+/* The log_insert option (0 mutex, 1 slots) of a loop's turn-th round:
+ * $CL_LOG_INSERT ("mutex" or "slots") when set, to run a whole campaign
+ * with one, else the two in turn. */
+int tu_log_insert(uint64_t turn);
 
 /* splitmix64: a tiny deterministic PRNG. */
 static inline uint64_t tu_rand(uint64_t *s)

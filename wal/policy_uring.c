@@ -293,7 +293,7 @@ static int take_batch(struct wal *w, struct uring_state *us)
     struct uchain *c;
 
     pthread_mutex_lock(&w->mu);
-    target = w->end_lsn;
+    target = wal_ready_lsn_locked(w);
     txns = w->txns_appended;
     if (w->swq_len)
         sw = w->swq[w->swq_head];
@@ -418,7 +418,7 @@ static int lead(struct wal *w, struct uring_state *us, uint64_t lsn)
         pthread_mutex_lock(&us->ldr.mu);
         if (can_take) {
             pthread_mutex_lock(&w->mu);
-            int more = w->end_lsn > w->written_lsn;
+            int more = wal_ready_lsn_locked(w) > w->written_lsn;
             pthread_mutex_unlock(&w->mu);
             if (more) {
                 pthread_mutex_unlock(&us->ldr.mu);

@@ -315,6 +315,8 @@ struct wal_stats {
     uint64_t partial_wakeups;   /* flusher: advances that woke some sleepers and left later ones asleep */
     uint64_t leader_handoffs;   /* group, uring: a leader that had led for others' asynchronous commits
                                  * handed the lead to one of their committers (L5 in waitq.c) */
+    uint64_t slots;             /* log_insert slots: slots positioned (each took the log position once) */
+    uint64_t slot_joins;        /* log_insert slots: appends that joined a slot another appender led */
 };
 void wal_get_stats(struct wal *w, struct wal_stats *out);
 void wal_reset_max(struct wal *w); /* max_commits_per_sync starts afresh */

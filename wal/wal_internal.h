@@ -4,7 +4,9 @@
  *
  * Locks, in the order they are taken:
  *   append_mu  serialises appenders for a whole transaction, so one
- *              transaction's records are contiguous in the log;
+ *              transaction's records are contiguous in the log (under
+ *              log_insert slots: serialises the slots' leaders as each
+ *              takes its slot's place in the log, log_slot.c);
  *   io_mu      serialises every write and sync of segment files (the
  *              "writer"): whoever holds it may read the buffer between
  *              written_lsn and the end it snapshotted, without mu;
@@ -108,6 +110,45 @@ void wal_async_init(struct wal *w);
 void wal_async_finish(struct wal *w);
 void wal_async_destroy(struct wal *w);
 
+/* log_insert slots (log_slot.c): a slot gathers the transactions appended
+ * while its leader waits for append_mu.  state packs, for one atomic add
+ * per joiner: WAL_SLOT_CLOSED, the members joined (from bit
+ * WAL_SLOT_JOIN_SHIFT) and the bytes they reserved (below it). */
+#define WAL_SLOTS 16u             /* slots open, being positioned or being copied at once */
+#define WAL_SLOT_MEMBERS 64u      /* transactions one slot holds at most */
+#define WAL_SLOT_MAX (256u << 10) /* bytes one slot holds at most (WiredTiger's slot buffer) */
+#define WAL_SLOT_CLOSED (1ull << 63)
+#define WAL_SLOT_JOIN_SHIFT 40
+struct wal_log_slot {
+    uint64_t state;        /* atomic: closed | joined << WAL_SLOT_JOIN_SHIFT | bytes */
+    uint64_t seq;          /* its number, written while it is free, before it opens */
+    uint64_t start;        /* the leader's: the LSN of its first byte (once positioned) */
+    uint32_t nmembers;     /* the leader's: the members that joined in time (once positioned) */
+    int err;               /* the leader's: nonzero when no place was taken (once positioned) */
+    int positioned;        /* atomic: start, nmembers and err are set */
+    uint32_t copied;       /* atomic: members done copying */
+    int done;              /* mu: every member has copied */
+    int over;              /* atomic: over_members and over_bytes are set */
+    uint32_t over_members; /* the first joiner that did not fit: the members and bytes before it */
+    uint64_t over_bytes;
+    uint64_t member_end[WAL_SLOT_MEMBERS]; /* member i's: its commit end, as an offset in the slot */
+};
+struct wal_slots {
+    struct wal_log_slot slot[WAL_SLOTS]; /* slot k is slot[k % WAL_SLOTS] */
+    uint64_t cur;                        /* atomic: the number of the open slot */
+    uint64_t head;                       /* atomic, written under mu: the oldest slot not yet retired */
+    uint64_t positioned;                 /* mu: the slots below it have their place in the log */
+    uint64_t cap;                        /* bytes a slot holds at most: WAL_SLOT_MAX, or less for a small
+                                          * segment or buffer */
+};
+int wal_slots_init(struct wal *w);
+/* The log_slot.c append; CL_ETOOBIG when the transaction is larger than
+ * a slot holds (nothing done: the caller appends it alone). */
+int wal_slot_append(struct wal *w, uint64_t txn_id, const struct wal_op *ops, size_t n, uint64_t *commit_lsn);
+/* append_mu held, mu not: waits until every slot positioned has been
+ * copied and retired, so that what is appended next is counted after them. */
+void wal_slots_drain(struct wal *w);
+
 struct wal_segfile {
     uint64_t segno;
     struct vfs_file *f;          /* NULL when not open */
@@ -128,6 +169,7 @@ struct wal {
     size_t why_len;
 
     pthread_mutex_t append_mu, io_mu, mu;
+    struct wal_slots *slots; /* log_insert slots; NULL under mutex */
 
     /* the ring (mu; bytes in [written_lsn, end_lsn) are read by the io_mu holder) */
     uint8_t *buf;
@@ -177,6 +219,32 @@ void wal_say_why(struct wal *w, const char *fmt, ...) __attribute__((format(prin
 
 /* Marks the log broken with err (the first error sticks); returns err. */
 int wal_set_broken(struct wal *w, int err);
+
+/* mu held: the end of the bytes the writer may take: end_lsn, or under
+ * log_insert slots the start of the oldest slot whose members are still
+ * copying.  The transactions counted in txns_appended all end below it. */
+static inline uint64_t wal_ready_lsn_locked(const struct wal *w)
+{
+    const struct wal_slots *sl = w->slots;
+    uint64_t head = sl ? __atomic_load_n(&sl->head, __ATOMIC_RELAXED) : 0;
+    return sl && head < sl->positioned ? sl->slot[head % WAL_SLOTS].start : w->end_lsn;
+}
+
+/* One piece of a record's payload. */
+struct wal_part {
+    const void *p;
+    size_t n;
+};
+/* Encodes one record at lsn into the ring.  The caller owns the ring's
+ * range [lsn, lsn + its aligned size): under mu (mutex), or as a slot's
+ * member copying into its reserved range (slots). */
+void wal_put_record(struct wal *w, uint64_t lsn, enum wal_rec_type type, uint64_t txn_id, const struct wal_part *parts,
+                    int nparts, uint32_t plen);
+/* append_mu and mu held: the LSN where asz bytes of records go next, after
+ * a SWITCH record when they would not leave room for one in the current
+ * segment, with room made in the ring for them (may drop mu).  end_lsn is
+ * left for the caller to advance. */
+int wal_reserve_locked(struct wal *w, uint64_t asz, uint64_t *at);
 
 /* io_mu held: writes every byte buffered when called (at least up to lsn),
  * creating segments durably before any byte that needs them and syncing a

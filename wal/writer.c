@@ -5,10 +5,15 @@
  * writing buffered bytes to segments, syncing, the sticky broken state and
  * the statistics.  The engine calls wal_append_txn under its writer lock
  * and wal_commit after releasing it; the policy tables (policy.c) call
- * wal_write_locked and wal_sync_locked under io_mu.
+ * wal_write_locked and wal_sync_locked under io_mu.  With log_insert slots
+ * an append goes through log_slot.c instead, which reserves its range here
+ * (wal_reserve_locked) and copies its records outside mu
+ * (wal_put_record); the writer then writes only up to wal_ready_lsn_locked,
+ * below the first range still being copied.
  *
  * Invariants (CL_INVARIANT checks W1 wherever an LSN moves):
- *   W1 durable_lsn <= written_lsn <= end_lsn, and each only grows.
+ *   W1 durable_lsn <= written_lsn <= ready <= end_lsn, and each only
+ *      grows (ready: wal_ready_lsn_locked, the end of the bytes copied).
  *   W2 A record is appended whole at an 8-byte aligned LSN and leaves room
  *      for a SWITCH record before its segment's end; when it would not,
  *      a SWITCH record is appended and the record starts the next segment.
@@ -25,6 +30,7 @@
  *      written or synced; durable_lsn never moves past a failed sync.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,7 +293,7 @@ int wal_write_locked(struct wal *w, uint64_t lsn)
     if (w->written_lsn >= lsn)
         return 0;
     pthread_mutex_lock(&w->mu);
-    target = w->end_lsn;
+    target = wal_ready_lsn_locked(w);
     txns = w->txns_appended;
     pthread_mutex_unlock(&w->mu);
     return write_to(w, target, txns);
@@ -316,7 +322,7 @@ int wal_write_upto_locked(struct wal *w, uint64_t lsn, uint64_t limit)
         ok = ok && target >= lsn;
     }
     if (!ok) {
-        target = w->end_lsn;
+        target = wal_ready_lsn_locked(w);
         txns = w->txns_appended;
     }
     pthread_mutex_unlock(&w->mu);
@@ -412,18 +418,29 @@ static int flush_buffered(struct wal *w)
 }
 
 /* mu held (and append_mu): makes room in the ring for need bytes at
- * end_lsn, and for a switch-queue entry when want_swq.  May drop mu. */
+ * end_lsn, and for a switch-queue entry when want_swq.  May drop mu.
+ * Under log_insert slots the bytes of earlier slots may still be being
+ * copied: the writer cannot pass them yet, so this waits (yielding) for
+ * their members, which hold no lock while they copy. */
 static int make_room(struct wal *w, uint64_t need, int want_swq)
 {
     while (w->end_lsn + need - w->written_lsn > w->buf_cap ||
            (want_swq && w->swq_len == WAL_SWITCH_QUEUE)) {
         int rc;
+        uint64_t before = w->written_lsn;
         pthread_mutex_unlock(&w->mu);
         if (need > w->buf_cap) {
             /* A record larger than the ring: empty the ring and grow it. */
             pthread_mutex_lock(&w->io_mu);
             rc = wal_write_locked(w, UINT64_MAX);
             pthread_mutex_lock(&w->mu);
+            if (rc == 0 && w->written_lsn != w->end_lsn) {
+                pthread_mutex_unlock(&w->io_mu);
+                pthread_mutex_unlock(&w->mu);
+                sched_yield(); /* a slot still being copied: the ring is not empty yet */
+                pthread_mutex_lock(&w->mu);
+                continue;
+            }
             if (rc == 0) {
                 uint64_t cap = (need * 2 + 4095) & ~(uint64_t)4095;
                 uint8_t *nb = malloc((size_t)cap);
@@ -439,6 +456,11 @@ static int make_room(struct wal *w, uint64_t need, int want_swq)
         } else {
             rc = flush_buffered(w);
             pthread_mutex_lock(&w->mu);
+            if (rc == 0 && w->written_lsn == before && w->end_lsn + need - w->written_lsn > w->buf_cap) {
+                pthread_mutex_unlock(&w->mu);
+                sched_yield(); /* nothing written: earlier slots still being copied */
+                pthread_mutex_lock(&w->mu);
+            }
         }
         if (rc)
             return rc;
@@ -446,14 +468,8 @@ static int make_room(struct wal *w, uint64_t need, int want_swq)
     return 0;
 }
 
-struct part {
-    const void *p;
-    size_t n;
-};
-
-/* mu held: encodes one record at lsn into the ring. */
-static void put_record(struct wal *w, uint64_t lsn, enum wal_rec_type type, uint64_t txn_id,
-                       const struct part *parts, int nparts, uint32_t plen)
+void wal_put_record(struct wal *w, uint64_t lsn, enum wal_rec_type type, uint64_t txn_id, const struct wal_part *parts,
+                    int nparts, uint32_t plen)
 {
     uint8_t h[WAL_REC_HEADER];
     uint64_t asz = wal_align_up(WAL_REC_HEADER + (uint64_t)plen), at = lsn + WAL_REC_HEADER;
@@ -470,30 +486,39 @@ static void put_record(struct wal *w, uint64_t lsn, enum wal_rec_type type, uint
     ring_put(w, at, NULL, (size_t)(lsn + asz - at));
 }
 
-/* append_mu held: appends one record, preceded by a SWITCH when it does not
- * fit in the current segment. */
-static int append_record(struct wal *w, enum wal_rec_type type, uint64_t txn_id,
-                         const struct part *parts, int nparts, uint32_t plen, int is_commit)
+int wal_reserve_locked(struct wal *w, uint64_t asz, uint64_t *at)
 {
-    uint64_t asz = wal_align_up(WAL_REC_HEADER + (uint64_t)plen), pos;
+    uint64_t pos = w->end_lsn;
     int rc;
 
-    pthread_mutex_lock(&w->mu);
-    pos = w->end_lsn;
     if (wal_lsn_offset(pos, w->seg_size) + asz + WAL_REC_HEADER > w->seg_size) {
         rc = make_room(w, WAL_REC_HEADER, 1);
         if (rc)
-            goto out;
-        put_record(w, pos, WAL_REC_SWITCH, 0, NULL, 0, 0);
+            return rc;
+        wal_put_record(w, pos, WAL_REC_SWITCH, 0, NULL, 0, 0);
         w->swq[(w->swq_head + w->swq_len) % WAL_SWITCH_QUEUE] = pos + WAL_REC_HEADER;
         w->swq_len++;
         w->end_lsn = wal_segment_start_lsn(wal_lsn_segno(pos, w->seg_size) + 1, w->seg_size);
     }
     rc = make_room(w, asz, 0);
+    if (rc == 0)
+        *at = w->end_lsn;
+    return rc;
+}
+
+/* append_mu held: appends one record, preceded by a SWITCH when it does not
+ * fit in the current segment. */
+static int append_record(struct wal *w, enum wal_rec_type type, uint64_t txn_id, const struct wal_part *parts,
+                         int nparts, uint32_t plen, int is_commit)
+{
+    uint64_t asz = wal_align_up(WAL_REC_HEADER + (uint64_t)plen), pos;
+    int rc;
+
+    pthread_mutex_lock(&w->mu);
+    rc = wal_reserve_locked(w, asz, &pos);
     if (rc)
         goto out;
-    pos = w->end_lsn;
-    put_record(w, pos, type, txn_id, parts, nparts, plen);
+    wal_put_record(w, pos, type, txn_id, parts, nparts, plen);
     w->end_lsn = pos + asz;
     CL_INVARIANT("W1", w->written_lsn <= pos && wal_load64(&w->durable_lsn) <= w->written_lsn);
     if (is_commit) {
@@ -525,11 +550,21 @@ int wal_append_txn(struct wal *w, uint64_t txn_id, const struct wal_op *ops, siz
         if (ops[i].klen > UINT16_MAX || wal_align_up(WAL_REC_HEADER + plen) > max_rec)
             return CL_ETOOBIG;
     }
+    if (w->slots) {
+        rc = wal_slot_append(w, txn_id, ops, n, commit_lsn);
+        if (rc && rc != CL_ETOOBIG && !wal_broken(w))
+            wal_set_broken(w, rc);
+        if (rc != CL_ETOOBIG)
+            return rc;
+        rc = 0; /* larger than a slot holds: appended alone, below */
+    }
 
     pthread_mutex_lock(&w->append_mu);
+    if (w->slots)
+        wal_slots_drain(w); /* the slots positioned before it are counted first */
     for (size_t i = 0; i < n && rc == 0; i++) {
         const struct wal_op *op = &ops[i];
-        struct part parts[3];
+        struct wal_part parts[3];
         put_le16(hdr, (uint16_t)op->klen);
         parts[1].p = op->key;
         parts[1].n = op->klen;
@@ -548,7 +583,7 @@ int wal_append_txn(struct wal *w, uint64_t txn_id, const struct wal_op *ops, siz
         }
     }
     if (rc == 0) {
-        struct part p = { cbuf, WAL_COMMIT_LEN };
+        struct wal_part p = {cbuf, WAL_COMMIT_LEN};
         put_le32(cbuf, (uint32_t)n);
         rc = append_record(w, WAL_REC_COMMIT, txn_id, &p, 1, WAL_COMMIT_LEN, 1);
     }
@@ -676,6 +711,8 @@ void wal_get_stats(struct wal *w, struct wal_stats *out)
     out->waiter_spurious = wal_load64(&w->st.waiter_spurious);
     out->partial_wakeups = wal_load64(&w->st.partial_wakeups);
     out->leader_handoffs = wal_load64(&w->st.leader_handoffs);
+    out->slots = wal_load64(&w->st.slots);
+    out->slot_joins = wal_load64(&w->st.slot_joins);
 }
 
 void wal_reset_max(struct wal *w) { wal_store64(&w->st.max_commits_per_sync, 0); }
@@ -710,6 +747,7 @@ static void wal_free(struct wal *w)
     pthread_mutex_destroy(&w->mu);
     pthread_mutex_destroy(&w->io_mu);
     pthread_mutex_destroy(&w->append_mu);
+    free(w->slots);
     free(w->stage);
     free(w->tail_block);
     free(w->buf);
@@ -821,6 +859,8 @@ int wal_open(const struct wal_config *cfg, uint64_t start_segno, struct wal **ou
     }
     w->write_is_sync = w->open_flags != 0;
     w->tail_block_lsn = UINT64_MAX;
+    if (cfg->opt.log_insert == CL_LOG_INSERT_SLOTS && (rc = wal_slots_init(w)) != 0)
+        goto fail;
 
     /* The log starts at the first record of a fresh segment; everything
      * below it belongs to earlier logs and counts as durable. */

@@ -137,7 +137,7 @@ static const struct {
     {"bench", "--commit-delay", "0"}, {"bench", "--commit-siblings", "0"}, {"bench", "--interval", "200"},
     {"bench", "--uring-depth", "4"}, {"bench", "--uring-sync", "fsync"}, {"bench", "--pipeline", "1"},
     {"bench", "--max-batch", "0"}, {"bench", "--flusher-spin", "0"}, {"bench", "--wait", "block"},
-    {"bench", "--wait-spin", "0"}, {"bench", "--sync-latency", "0"},
+    {"bench", "--wait-spin", "0"}, {"bench", "--sync-latency", "0"}, {"bench", "--log-insert", "mutex"},
     {"bench", "--cache", "64M"}, {"bench", "--lmdb-flags", "writemap"}, {"bench", "--sqlite-sync", "full"},
     {"bench", "--rocksdb-write", "default"}, {"bench", "--pg-bindir", "/usr/bin"}, {"bench", "--pg-user", "postgres"},
     /* --pg-set is repeatable: a value holding the ';' that joins them is what is refused */
@@ -307,7 +307,7 @@ static const char *const documented[] = {
     "config.prealloc", "config.recycle_max", "config.cold_recycle", "config.checkpoint_bytes",
     "config.commit_delay_us", "config.commit_siblings", "config.interval_ms", "config.uring_depth",
     "config.uring_sync", "config.pipeline", "config.max_batch", "config.flusher_spin_us",
-    "config.sync_latency_us", "config.cache_bytes", "config.no_final_checkpoint", "config.wait", "config.wait_spin_us", "config.sync_latency_emulated", "config.lmdb_flags",
+    "config.sync_latency_us", "config.cache_bytes", "config.no_final_checkpoint", "config.wait", "config.wait_spin_us", "config.log_insert", "config.sync_latency_emulated", "config.lmdb_flags",
     "config.sqlite_sync", "config.rocksdb_write", "config.pg_set", "config.pg_bindir", "config.pg_user",
     "metrics.txns", "metrics.ops", "metrics.seconds", "metrics.tps", "metrics.latency_us.min",
     "metrics.latency_us.mean", "metrics.latency_us.p50", "metrics.latency_us.p90", "metrics.latency_us.p99",

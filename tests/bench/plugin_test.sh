@@ -98,7 +98,7 @@ grep -q '^  --sync commit -> one pwrite of the transaction.s record, then one fd
     fail "list: applog's --sync commit row"
 grep -q '^  --sync none -> one pwrite of the record, no sync \[an acknowledged commit survives: a kill\]' list.out ||
     fail "list: applog's --sync none row and its claim"
-tr '\n' ' ' <list.out | tr -s ' ' | grep -q -- '--cache: n/a (applog has one log file' || fail "list: applog's n/a knobs"
+tr '\n' ' ' <list.out | tr -s ' ' | grep -q -- '--cache\(, --[a-z-]*\)*: n/a (applog has one log file' || fail "list: applog's n/a knobs"
 grep -q '^applog_early loaded' list.out || fail "list: applog_early not listed"
 
 # the report draws the plugin's lines like any engine's

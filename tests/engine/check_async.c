@@ -206,10 +206,15 @@ static void free_clients(struct run *run)
     }
 }
 
+/* Each database the suite opens takes the next of mutex and slots
+ * (log_insert), or $CL_LOG_INSERT's. */
+static uint64_t opened;
+
 static void opts(struct cl_options *o, enum cl_sync_policy p)
 {
     cl_options_init(o);
     o->sync = p;
+    o->log_insert = (enum cl_log_insert)tu_log_insert(opened++);
     o->segment_size = 256 * 1024;
     o->cache_size = 64 * 4096;
     o->checkpoint_bytes = 128 * 1024; /* the checkpoint thread runs (and calls callbacks) too */

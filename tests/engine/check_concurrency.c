@@ -161,10 +161,12 @@ START_TEST(test_crash_while_threads_commit)
         struct targ ta[MAXT];
         char what[96];
 
-        snprintf(what, sizeof what, "(%s/%s wait %s, model %s)", cl_sync_policy_name(pols[cfg]),
-                 cl_sync_method_name(meths[cfg]), wait_names[wait], vfs_crash_model_name(model));
+        snprintf(what, sizeof what, "(%s/%s wait %s log_insert %s, model %s)", cl_sync_policy_name(pols[cfg]),
+                 cl_sync_method_name(meths[cfg]), wait_names[wait], tu_log_insert(seed / 45) ? "slots" : "mutex",
+                 vfs_crash_model_name(model));
         base_opts(&o, pols[cfg], meths[cfg]);
         o.wait = wait;
+        o.log_insert = (enum cl_log_insert)tu_log_insert(seed / 45); /* mutex, slots in turn */
         int rc = cl_open_vfs(dir, &o, fault, &sh.db, NULL);
         if (rc == CL_ENOTSUP && pols[cfg] == CL_SYNC_URING) { /* no io_uring here */
             vfs_destroy(fault);

@@ -23,6 +23,9 @@
  * records of their earlier lives, are written again before the crash.
  * The concurrent and pipelined campaigns take the three ways a committer
  * waits (cl_options.wait: block, spin, adaptive) in turn, by the seed.
+ * Every campaign takes the two ways records enter the log buffer
+ * (cl_options.log_insert: mutex, slots) in turn, by the seed;
+ * CL_LOG_INSERT=mutex or slots runs it with one.
  * A failure prints the seed; CL_SEED=<seed> CL_ITERATIONS=1 replays it.
  * The iteration count defaults to 84 crashes per configuration (36 of them,
  * about 3,000 crashes: `make test`'s short campaign); `make test-long`
@@ -208,6 +211,7 @@ static int iteration_open(struct iteration *it)
     o->cache_size = 32 * 4096;
     o->checkpoint_bytes = 0; /* checkpoints are taken by this thread, so the op count is deterministic */
     o->interval_ms = 1;      /* periodic: its thread syncs often (its timing is not seeded) */
+    o->log_insert = (enum cl_log_insert)tu_log_insert(it->seed / (nconfig * 3)); /* mutex, slots in turn */
     int rc = cl_open_vfs(it->dir, o, it->fault, &it->db, NULL);
     if (rc == CL_ENOTSUP && o->sync == CL_SYNC_URING) {
         uring_works = 0; /* io_uring refused here (ENOSYS/EPERM): those configurations are skipped */
@@ -512,6 +516,7 @@ static void kill_then_power_failure(uint64_t seed, enum vfs_crash_model model, s
     o.segment_size = 64 * 1024;
     o.cache_size = 16 * 4096;
     o.checkpoint_bytes = 0;
+    o.log_insert = (enum cl_log_insert)tu_log_insert(seed / 3); /* mutex, slots in turn */
     memset(&states[0], 0, sizeof states[0]);
     ck_assert_int_eq(cl_open_vfs(dir, &o, proc, &db, NULL), 0);
     vfs_fault_kill_at(proc, 1 + tu_range(&rs, 600));
@@ -641,6 +646,7 @@ static void crash_concurrent(uint64_t seed, const struct cc_config *cc, enum vfs
     o.elr = cc->elr;
     o.segments = cc->segments;
     o.wait = (enum cl_wait)((seed / (CC_NCONFIG * 3)) % 3); /* block, spin, adaptive in turn, by the seed */
+    o.log_insert = (enum cl_log_insert)tu_log_insert(seed / CC_NCONFIG); /* mutex, slots in turn */
     o.recycle_max = 2;
     o.segment_size = 64 * 1024;
     o.cache_size = 32 * 4096;
@@ -844,6 +850,7 @@ static void crash_pipelined(uint64_t seed, const struct pl_config *pc, enum vfs_
     o.uring_sync = pc->uring_sync;
     o.elr = pc->elr;
     o.wait = (enum cl_wait)((seed / (PL_NCONFIG * 3)) % 3); /* block, spin, adaptive in turn, by the seed */
+    o.log_insert = (enum cl_log_insert)tu_log_insert(seed / PL_NCONFIG); /* mutex, slots in turn */
     o.segment_size = 64 * 1024;
     o.cache_size = 32 * 4096;
     o.checkpoint_bytes = 96 * 1024; /* the background checkpoint runs, and may be crashed */

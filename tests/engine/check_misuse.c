@@ -290,6 +290,7 @@ START_TEST(test_option_edges)
         E(no_final_checkpoint, 0, 1),
         E(wait, 0, CL_WAIT_ADAPTIVE),
         E(wait_spin_us, 0, 100000),
+        E(log_insert, 0, CL_LOG_INSERT_SLOTS),
     };
     char *dir = tu_mkdtemp("misuse-opts");
     char *db_dir;

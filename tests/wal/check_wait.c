@@ -134,6 +134,11 @@ static int uring_here(void)
  * the syncs are let through one at a time.  Nobody returns before a
  * completed sync covered its commit, and the first sync, which covered
  * commit 1 alone, lets only committer 1 return. */
+/* Each log the suite opens takes the next of log_insert mutex and slots
+ * (or $CL_LOG_INSERT's): with slots, the 64 committers below append
+ * through slots that several of them join. */
+static uint64_t opened;
+
 static void none_woken_early(enum cl_sync_policy p, enum cl_wait how)
 {
     enum { N = 6 };
@@ -147,6 +152,7 @@ static void none_woken_early(enum cl_sync_policy p, enum cl_wait how)
     struct wal_config cfg = tl_config(dir, v, SEG, p, CL_METHOD_FDATASYNC, CL_SEGINIT_SPARSE, 0);
     cfg.opt.wait = how;
     cfg.opt.wait_spin_us = 50;
+    cfg.opt.log_insert = (enum cl_log_insert)tu_log_insert(opened++);
     struct wal *w = NULL;
     ck_assert_int_eq(wal_open(&cfg, 0, &w), 0);
     struct committer c[N];
@@ -217,6 +223,7 @@ static void sixty_four(enum cl_sync_policy p, enum cl_wait how, uint64_t per)
     struct wal_config cfg = tl_config(dir, NULL, 64u << 20, p, CL_METHOD_FDATASYNC, CL_SEGINIT_SPARSE, 0);
     cfg.opt.wait = how;
     cfg.opt.wait_spin_us = 50;
+    cfg.opt.log_insert = (enum cl_log_insert)tu_log_insert(opened++);
     struct wal *w = NULL;
     ck_assert_int_eq(wal_open(&cfg, 0, &w), 0);
     struct committer *c = calloc(N, sizeof *c);
