@@ -706,12 +706,6 @@ int crash_cut_uses_uring(pid_t pid)
 
 int crash_cut_check(const struct crash_config *c, char *why, size_t len)
 {
-    if (crash_server_engine(c)) {
-        snprintf(why, len,
-                 "--engine postgres under --mode cut: the server's processes write and sync its files, "
-                 "and the undo journal is kept by the committing process only (docs/crash.md section 7)");
-        return 1;
-    }
     if (c->drv == &bench_driver_commitlab && c->run.sync == CL_SYNC_URING) {
         snprintf(why, len, "--sync uring under --mode cut: commitlab's uring policy writes its log through io_uring, "
                            "which the cut's interposed calls cannot see");

@@ -917,10 +917,14 @@ static int scan(int dfd, const char *rel)
     return rc;
 }
 
-/* Shared writable mappings made before arming, of files now tracked. */
-static void scan_maps(void)
+/* Shared writable mappings made before arming, of files now tracked, in
+ * the process whose maps is path ("/proc/self/maps", or another's).  In
+ * this process each is CUT_MAPPED, as a mapping made afterwards; in a
+ * server's process (pid) a CUT_UNSUPPORTED record, as a mapping made
+ * there afterwards is (cut_mmap), which fails the run at the kill. */
+static void scan_maps(const char *path, long pid)
 {
-    int fd = real_openat(AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    int fd = real_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
     FILE *m = fd >= 0 ? real_fdopen(fd, "r") : NULL;
     if (!m) {
         if (fd >= 0)
@@ -935,12 +939,41 @@ static void scan_maps(void)
             perms[1] != 'w' || perms[3] != 's')
             continue;
         struct cut_file *f = file_find(makedev(ma, mi), (ino_t)in);
-        if (f && !f->mapped) {
+        if (f && pid) {
+            char text[200];
+            int n = snprintf(text, sizeof text,
+                             "a shared writable mapping of a file of the database directory (file %u) in process %ld: "
+                             "the cut cannot see what the mapping writes",
+                             f->id, pid);
+            jappend_b(0, CUT_UNSUPPORTED, 0, 0, 0, 0, 0, 0, text, n > 0 && (size_t)n < sizeof text ? (size_t)n : 0,
+                      NULL, 0);
+        } else if (f && !f->mapped) {
             f->mapped = 1;
             jappend(CUT_MAPPED, 0, f->id, 0, 0, 0, 0, NULL, 0, NULL, 0);
         }
     }
     fclose(m);
+}
+
+/* A server's processes are not this one: every process's mappings (the
+ * server's are among them; /proc shows them to root, or to their own
+ * account). */
+static void scan_all_maps(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[64];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        long pid = atol(e->d_name);
+        if (pid == (long)getpid())
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+        scan_maps(path, pid);
+    }
+    closedir(d);
 }
 
 int bench_cut_prepare(const char *jdir, uint64_t max, int server, uid_t uid, gid_t gid, char *err, size_t len)
@@ -1073,8 +1106,9 @@ int bench_cut_arm(const char *dbdir, const char *jdir, uint64_t max, const char 
         snprintf(err, len, "%.200s: %s", dbdir, strerror(-rc));
         goto out;
     }
-    if (!S->server)
-        scan_maps();
+    scan_maps("/proc/self/maps", 0);
+    if (S->server)
+        scan_all_maps();
 out:
     if (dfd >= 0)
         close(dfd);
