@@ -875,6 +875,46 @@ START_TEST(test_sync_order)
 }
 END_TEST
 
+/* A server's files: a process that maps one shared and writable before
+ * the journal is armed (in another process) fails the run by name. */
+START_TEST(test_server_mapping)
+{
+    fresh();
+    make_file("a", 'A', 8192);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char err[200], c;
+        int ready[2];
+        if (bench_cut_prepare(jdir, CUT_MAX_DEFAULT, 1, (uid_t)-1, (gid_t)-1, err, sizeof err) || pipe(ready))
+            _exit(3);
+        pid_t mapper = fork();
+        if (mapper == 0) {
+            int fd = openf("a", O_RDWR);
+            if (mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED ||
+                write(ready[1], "x", 1) != 1)
+                _exit(5);
+            pause();
+            _exit(0);
+        }
+        if (mapper < 0 || read(ready[0], &c, 1) != 1 || bench_cut_arm(db, jdir, CUT_MAX_DEFAULT, NULL, err, sizeof err))
+            _exit(6);
+        kill(mapper, SIGKILL);
+        waitpid(mapper, NULL, 0);
+        raise(SIGKILL);
+        _exit(4);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the child did not die of SIGKILL: %d", status);
+    struct crash_cut_stats st;
+    char why[300];
+    ck_assert_int_eq(crash_cut_rollback(db, jdir, 0, &st, why, sizeof why), -1);
+    ck_assert_msg(strstr(why, "a shared writable mapping of a file of the database directory"), "%s", why);
+}
+END_TEST
+
 /* io_uring held at the kill fails the run after the check passed. */
 START_TEST(test_uring_held)
 {
@@ -906,6 +946,7 @@ int main(void)
     tcase_add_test(tc, test_uring_held);
     tcase_add_test(tc, test_processes);
     tcase_add_test(tc, test_sync_order);
+    tcase_add_test(tc, test_server_mapping);
     suite_add_tcase(s, tc);
     int rc = tu_run_suite(s);
     if (root) {
