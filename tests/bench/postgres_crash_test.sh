@@ -11,10 +11,7 @@
 #     foreign, or a failed recovery; a replayed crash keeps the cluster,
 #     whose log shows the server's crash recovery (the server was killed,
 #     not shut down);
-#  2. --mode cut: n/a by name (the server's processes write and sync
-#     its files, which the committing process's journal does not see),
-#     exit 0, nothing run;
-#  3. SIGKILL of commitlab while a crash's server runs: the server
+#  2. SIGKILL of commitlab while a crash's server runs: the server
 #     outlives it, and the next command in the same --dir stops it before
 #     anything else; SIGTERM of that command while its crash runs: exit 143
 #     once that crash is whole;
@@ -100,20 +97,9 @@ grep -q "database system was not properly shut down; automatic recovery in progr
 none_left replay
 echo "kill: ${SECONDS}s"
 [ "$(ls d)" = "" ] || fail "kill: left in d: $(ls d)"
+# (--mode cut: postgres_cut_test.sh)
 
-# 2. cut: n/a by name
-"$bin" crash --engine postgres --mode cut --sync none,commit --iterations 1 --dir d --out cut.jsonl --quiet \
-    >cut.txt 2>err.txt || fail "cut: exit $?: $(cat cut.txt err.txt)"
-jsonl cut.jsonl '
-assert len(L) == 2, len(L)
-for o in L:
-    assert o["status"] == "n/a" and o["crashes"] == 0, o
-    assert "--engine postgres under --mode cut" in o["reason"], o["reason"]
-'
-none_left cut
-echo "cut: ${SECONDS}s"
-
-# 3. SIGKILL of commitlab while a crash's server runs, then SIGTERM of the
+# 2. SIGKILL of commitlab while a crash's server runs, then SIGTERM of the
 # next command in the same --dir while its crash runs
 # wait_server DIR: until a crash's server runs under DIR/crash (at most 60 s)
 wait_server() {
