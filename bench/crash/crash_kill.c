@@ -37,7 +37,11 @@
  * (bench/interpose/cut_journal.c) in <dir>.cut; having committed everything
  * it says so and waits, so the cut also falls before the engine's close;
  * after the kill crash_cut.c rolls the directory back to its last synced
- * state, and only then does the second child recover and check.
+ * state, and only then does the second child recover and check.  For a
+ * server the child first makes the journal for the server's account and
+ * starts the server with the interposer preloaded (cut_server_prepare),
+ * so that every process of the server journals into it once the child
+ * arms it; the recovery's server starts without it.
  */
 #include <errno.h>
 #include <limits.h>

@@ -63,10 +63,24 @@
  * is held only below the size the calls left it.  A 64-bit hash may
  * collide; it is no defence against an engine that means to deceive.
  *
+ * Several processes, one journal (a server's: bench_cut_prepare, CUT_ENV;
+ * the library libcommitlab-cut.so, preloaded, is these three files): the
+ * journal's state lives in a shared mapping of JOURNAL_DIR/state -- the
+ * sequence, the bound, the tracked files and directories by (dev, ino),
+ * each file's synced size, last recorded size and count of syncs, and
+ * the locks, process-shared and robust (a kill may fall with one held).
+ * Every process appends to the one journal file (O_APPEND) under the
+ * journal's lock, which hands out the sequence, so the records of all of
+ * them have one order.  What stays a process's own: its descriptors (of
+ * the journal, of each file's hard link, opened on first use) and the
+ * ranges it knows are recorded since a file's last sync, which a sync by
+ * any process voids (the file's count of syncs).
+ *
  * Invariants: a file's undo records and its write are made under its own
  * lock, and a sync takes its snapshot under that lock, so no write to the
- * file is half done when the snapshot is taken; every change of a name is
- * made under one lock, which a directory's sync takes its snapshot under.
+ * file is half done when the snapshot is taken, whichever processes write
+ * and sync it; every change of a name is made under one lock, which a
+ * directory's sync takes its snapshot under.
  * Locks nest names -> file -> journal.  A record is whole in the journal
  * before the call it describes runs, and a file's first hashes are in it
  * before any other thread can find the file.  Anything this file cannot journal

@@ -8,7 +8,9 @@
  * The journal is one append-only file, JOURNAL_DIR/journal, beside a hard
  * link JOURNAL_DIR/f<id> to every file of the database directory it
  * tracks, so the parent finds each file whatever its names became, and a
- * file the engine unlinked can be linked back.  Every record is written
+ * file the engine unlinked can be linked back, and JOURNAL_DIR/state, the
+ * journal's state shared by every process that journals (a server's
+ * processes, which join it: CUT_ENV).  Every record is written
  * whole (one writev) before the call it describes proceeds, so a record
  * cut off by the kill is the last one, and the call it describes never
  * ran; its hash does not match, and the reader stops there.
