@@ -70,7 +70,7 @@ struct extent {
 struct file_state {
     int known;
     uint64_t dev, ino, synced;
-    uint64_t sync_snap;       /* the snapshot of the sync whose size synced is (racing syncs: the latest) */
+    uint64_t sync_snap; /* the snapshot of the sync whose size synced is (racing syncs: the latest) */
     struct extent *ext;
     size_t n, cap;
     /* What it holds at the kill, as the journaled calls left it. */

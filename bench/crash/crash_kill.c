@@ -170,8 +170,8 @@ static int cut_preload_path(char *out, size_t len)
  * it), and both named in the environment the server starts with
  * (LD_PRELOAD, CUT_ENV), which its processes inherit.  0, or -1 with one
  * line in err. */
-static int cut_server_prepare(const struct crash_config *c, const struct bench_config *bc, const char *jdir,
-                              char *err, size_t len)
+static int cut_server_prepare(const struct crash_config *c, const struct bench_config *bc, const char *jdir, char *err,
+                              size_t len)
 {
     char lib[PATH_MAX + 64], real[PATH_MAX], copy[PATH_MAX + 64], env[2 * PATH_MAX + 64];
     uid_t uid;

@@ -142,9 +142,9 @@ struct cut_file {
  * voids them (gen). */
 struct cut_local {
     uint64_t gen;
-    struct cut_iv *cov;  /* ranges recorded since the last sync, sorted, disjoint */
+    struct cut_iv *cov; /* ranges recorded since the last sync, sorted, disjoint */
     size_t ncov, capcov;
-    int rfd;             /* reads the old bytes (never O_DIRECT); open when have_rfd */
+    int rfd; /* reads the old bytes (never O_DIRECT); open when have_rfd */
     int have_rfd;
 };
 
@@ -164,8 +164,8 @@ enum { CUT_OFF, CUT_ARMING, CUT_ON };
  * file, and each file one lock. */
 struct cut_shm {
     uint32_t magic;
-    int server;                    /* a server's processes journal, not the one that armed it */
-    _Atomic int armed;             /* CUT_OFF, CUT_ARMING (calls wait), CUT_ON */
+    int server;        /* a server's processes journal, not the one that armed it */
+    _Atomic int armed; /* CUT_OFF, CUT_ARMING (calls wait), CUT_ON */
     pthread_mutex_t names_mu, jmu, table_mu;
     uint64_t next_seq, jbytes, jmax;
     _Atomic uint32_t nfiles, ndirs;

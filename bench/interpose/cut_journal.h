@@ -42,8 +42,8 @@
 
 #define CUT_MAGIC 0x31545543u /* "CUT1" */
 #define CUT_JOURNAL_NAME "journal"
-#define CUT_STATE_NAME "state" /* the shared state of the processes that journal (cut_journal.c) */
-#define CUT_ENV "COMMITLAB_CUT_JOURNAL" /* a process started with it set to JOURNAL_DIR joins that journal */
+#define CUT_STATE_NAME "state"                 /* the shared state of the processes that journal (cut_journal.c) */
+#define CUT_ENV "COMMITLAB_CUT_JOURNAL"        /* a process started with it set to JOURNAL_DIR joins that journal */
 #define CUT_PRELOAD_NAME "libcommitlab-cut.so" /* the interposer as a library, for a server's processes */
 #define CUT_MAX_DEFAULT (256ull << 20)
 
