@@ -23,11 +23,12 @@
  * first crash each plugin opens a fresh store once (try_plugins): one
  * that cannot is refused, exit 2, nothing run.
  *
- * --engine postgres runs under --mode kill: each crash a private server
- * (pg_server.c) killed whole with the clients (crash_kill.c), its template
- * made once before the first crash (preflight_postgres); under --mode cut
- * it is n/a (crash_cut_check), its files being written by the server's
- * processes, which the undo journal does not follow.
+ * --engine postgres runs under --mode kill and --mode cut: each crash a
+ * private server (pg_server.c) killed whole with the clients
+ * (crash_kill.c), its template made once before the first crash
+ * (preflight_postgres); under --mode cut every process of the server
+ * runs with the interposer preloaded and journals into the child's one
+ * undo journal (crash_kill.c's cut_server_prepare, cut_journal.c).
  *
  * SIGINT, SIGTERM or SIGHUP stops the campaign after the crash in
  * progress (each crash is whole: its children waited for, its directory

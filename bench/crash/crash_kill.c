@@ -37,9 +37,14 @@
  * (bench/interpose/cut_journal.c) in <dir>.cut; having committed everything
  * it says so and waits, so the cut also falls before the engine's close;
  * after the kill crash_cut.c rolls the directory back to its last synced
- * state, and only then does the second child recover and check.
+ * state, and only then does the second child recover and check.  For a
+ * server the child first makes the journal for the server's account and
+ * starts the server with the interposer preloaded (cut_server_prepare),
+ * so that every process of the server journals into it once the child
+ * arms it; the recovery's server starts without it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -136,6 +141,68 @@ static void *client_main(void *arg)
     return NULL;
 }
 
+/* The interposer as a library (CUT_PRELOAD_NAME): beside this program,
+ * or where it is installed.  0 with its path in out, or -1. */
+static int cut_preload_path(char *out, size_t len)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(out, len, "%.4000s/" CUT_PRELOAD_NAME, exe);
+            if (access(out, R_OK) == 0)
+                return 0;
+        }
+    }
+#ifdef CL_CUT_PRELOAD_INSTALLED
+    snprintf(out, len, "%s", CL_CUT_PRELOAD_INSTALLED);
+    if (access(out, R_OK) == 0)
+        return 0;
+#endif
+    return -1;
+}
+
+/* A server's cut, before the server starts: the journal made for its
+ * account, the interposer copied beside it (where that account can read
+ * it), and both named in the environment the server starts with
+ * (LD_PRELOAD, CUT_ENV), which its processes inherit.  0, or -1 with one
+ * line in err. */
+static int cut_server_prepare(const struct crash_config *c, const struct bench_config *bc, const char *jdir, char *err,
+                              size_t len)
+{
+    char lib[PATH_MAX + 64], real[PATH_MAX], copy[PATH_MAX + 64], env[2 * PATH_MAX + 64];
+    uid_t uid;
+    gid_t gid;
+    if (cut_preload_path(lib, sizeof lib)) {
+        snprintf(err, len, "no " CUT_PRELOAD_NAME " beside this program to preload into the server's processes");
+        return -1;
+    }
+    if (bench_postgres_account(bc, &uid, &gid, err, len))
+        return -1;
+    if (!realpath(jdir, real)) {
+        snprintf(err, len, "%.100s: %s", jdir, strerror(errno));
+        return -1;
+    }
+    if (bench_cut_prepare(real, c->cut_max, 1, uid, gid, err, len))
+        return -1;
+    snprintf(copy, sizeof copy, "%.4000s/" CUT_PRELOAD_NAME, real);
+    int rc = ut_copy_file(lib, copy);
+    if (rc || chmod(copy, 0644)) {
+        snprintf(err, len, "%.100s: %s", copy, strerror(rc ? -rc : errno));
+        return -1;
+    }
+    const char *old = getenv("LD_PRELOAD");
+    snprintf(env, sizeof env, "%s%s%s", copy, old && *old ? ":" : "", old ? old : "");
+    if (setenv("LD_PRELOAD", env, 1) || setenv(CUT_ENV, real, 1)) {
+        snprintf(err, len, "setenv: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* The child that commits; never returns.  jdir: the cut's journal, or NULL. */
 static void __attribute__((noreturn)) run_child(const struct crash_config *c, const struct bench_config *bc,
                                                 int fd, const char *jdir)
@@ -143,12 +210,16 @@ static void __attribute__((noreturn)) run_child(const struct crash_config *c, co
     struct bench_db db = {.drv = c->drv, .cfg = bc};
     struct kill_client cls[CRASH_MAX_CLIENTS];
     snprintf(db.path, sizeof db.path, "%s", bc->dir);
+    char err[200];
+    if (jdir && crash_server_engine(c) && cut_server_prepare(c, bc, jdir, err, sizeof err)) {
+        send_msg(fd, MSG_ERROR, 1, 0, err); /* cannot be cut here: n/a */
+        _exit(3);
+    }
     int rc = c->drv->open(&db);
     if (rc) {
         send_msg(fd, MSG_ERROR, rc == BENCH_NA ? 1 : 0, 0, db.err);
         _exit(3);
     }
-    char err[200];
     if (jdir && bench_cut_arm(bc->dir, jdir, c->cut_max, c->drv->plugin ? c->drv->plugin->shared_memory : NULL,
                               err, sizeof err)) {
         send_msg(fd, MSG_ERROR, 1, 0, err); /* cannot be cut here: n/a */

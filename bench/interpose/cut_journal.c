@@ -63,10 +63,24 @@
  * is held only below the size the calls left it.  A 64-bit hash may
  * collide; it is no defence against an engine that means to deceive.
  *
+ * Several processes, one journal (a server's: bench_cut_prepare, CUT_ENV;
+ * the library libcommitlab-cut.so, preloaded, is these three files): the
+ * journal's state lives in a shared mapping of JOURNAL_DIR/state -- the
+ * sequence, the bound, the tracked files and directories by (dev, ino),
+ * each file's synced size, last recorded size and count of syncs, and
+ * the locks, process-shared and robust (a kill may fall with one held).
+ * Every process appends to the one journal file (O_APPEND) under the
+ * journal's lock, which hands out the sequence, so the records of all of
+ * them have one order.  What stays a process's own: its descriptors (of
+ * the journal, of each file's hard link, opened on first use) and the
+ * ranges it knows are recorded since a file's last sync, which a sync by
+ * any process voids (the file's count of syncs).
+ *
  * Invariants: a file's undo records and its write are made under its own
  * lock, and a sync takes its snapshot under that lock, so no write to the
- * file is half done when the snapshot is taken; every change of a name is
- * made under one lock, which a directory's sync takes its snapshot under.
+ * file is half done when the snapshot is taken, whichever processes write
+ * and sync it; every change of a name is made under one lock, which a
+ * directory's sync takes its snapshot under.
  * Locks nest names -> file -> journal.  A record is whole in the journal
  * before the call it describes runs, and a file's first hashes are in it
  * before any other thread can find the file.  Anything this file cannot journal
@@ -107,39 +121,65 @@ struct cut_iv {
     uint64_t a, b;
 };
 
+/* A tracked file, in the shared state: every process that journals sees
+ * the same one for an inode. */
 struct cut_file {
     uint32_t id;
-    dev_t dev;
-    ino_t ino;
-    pthread_mutex_t mu;
-    uint64_t synced;     /* the size a cut returns the file to, as this process knows it */
-    struct cut_iv *cov;  /* ranges recorded since the last sync, sorted, disjoint */
-    size_t ncov, capcov;
-    int rfd;             /* reads the old bytes (never O_DIRECT) */
+    uint64_t dev, ino;
+    pthread_mutex_t mu;  /* process-shared and robust: a kill may fall with it held */
+    uint64_t synced;     /* the size a cut returns the file to */
+    uint64_t gen;        /* counts the syncs of the file: a process's covered ranges of an older one are void */
     int mapped;          /* mapped shared and writable */
     int shared;          /* the engine's shared memory (CUT_F_SHARED): neither hashed nor checked */
     uint64_t size;       /* the size its last CUT_HASHES recorded */
     int stream;          /* opened by an appending stdio stream (CUT_STREAM recorded) */
 };
 
-struct cut_dir {
-    uint32_t id;
-    dev_t dev;
-    ino_t ino;
-    char *rel; /* below the database directory; "" for itself */
+/* What one process keeps of a tracked file.  Its covered ranges are
+ * ranges whose synced bytes some record since the file's last sync
+ * already holds (a fact about the journal, whoever wrote the record), so
+ * a process forked with its parent's keeps them; a sync by any process
+ * voids them (gen). */
+struct cut_local {
+    uint64_t gen;
+    struct cut_iv *cov; /* ranges recorded since the last sync, sorted, disjoint */
+    size_t ncov, capcov;
+    int rfd; /* reads the old bytes (never O_DIRECT); open when have_rfd */
+    int have_rfd;
 };
 
-static _Atomic int armed;
-static pthread_mutex_t names_mu = PTHREAD_MUTEX_INITIALIZER, jmu = PTHREAD_MUTEX_INITIALIZER,
-                       table_mu = PTHREAD_MUTEX_INITIALIZER;
+#define CUT_REL_MAX 1024
+
+struct cut_dir {
+    uint32_t id;
+    uint64_t dev, ino;
+    char rel[CUT_REL_MAX]; /* below the database directory; "" for itself */
+};
+
+enum { CUT_OFF, CUT_ARMING, CUT_ON };
+
+/* The journal's state, in a shared mapping of JOURNAL_DIR/state: one for
+ * all the processes that journal (a server's, which attach to it at their
+ * start, CUT_ENV), so their records have one sequence, each inode one
+ * file, and each file one lock. */
+struct cut_shm {
+    uint32_t magic;
+    int server;        /* a server's processes journal, not the one that armed it */
+    _Atomic int armed; /* CUT_OFF, CUT_ARMING (calls wait), CUT_ON */
+    pthread_mutex_t names_mu, jmu, table_mu;
+    uint64_t next_seq, jbytes, jmax;
+    _Atomic uint32_t nfiles, ndirs;
+    _Atomic uint32_t slots[CUT_SLOTS]; /* file ids by (dev, ino) */
+    struct cut_file files[CUT_MAX_FILES + 1];
+    struct cut_dir dirs[CUT_MAX_DIRS + 1];
+};
+#define CUT_SHM_MAGIC 0x4d485343u /* "CSHM" */
+
+static struct cut_shm *_Atomic shm;
 static int jfd = -1, jdirfd = -1;
-static uint64_t next_seq = 1, jbytes, jmax;
-static struct cut_file *files[CUT_MAX_FILES + 1];
-static _Atomic(struct cut_file *) slots[CUT_SLOTS];
-static _Atomic uint32_t nfiles;
-static struct cut_dir dirs[CUT_MAX_DIRS + 1];
-static _Atomic uint32_t ndirs;
+static struct cut_local local[CUT_MAX_FILES + 1];
 static const char *const *shared_names; /* the engine's shared memory: fnmatch patterns of a file's name */
+static __thread int arming;             /* this thread arms: its own calls never wait for it */
 
 /* ---- the real calls --------------------------------------------------------- */
 
@@ -159,6 +199,8 @@ static ssize_t (*real_sendfile)(int, int, off_t *, size_t);
 static ssize_t (*real_splice)(int, off_t *, int, off_t *, size_t, unsigned);
 static ssize_t (*real_writev)(int, const struct iovec *, int);
 
+static void cut_attach(void);
+
 __attribute__((constructor)) static void cut_resolve(void)
 {
     real_openat = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat");
@@ -177,10 +219,54 @@ __attribute__((constructor)) static void cut_resolve(void)
     real_sendfile = (ssize_t(*)(int, int, off_t *, size_t))dlsym(RTLD_NEXT, "sendfile");
     real_splice = (ssize_t(*)(int, off_t *, int, off_t *, size_t, unsigned))dlsym(RTLD_NEXT, "splice");
     real_writev = (ssize_t(*)(int, const struct iovec *, int))dlsym(RTLD_NEXT, "writev");
+    cut_attach();
 }
 #define RESOLVED(p) ((p) ? (void)0 : cut_resolve())
 
-int bench_cut_armed(void) { return atomic_load_explicit(&armed, memory_order_acquire); }
+/* Nonzero once armed.  While another process arms the journal (a
+ * server's, CUT_ARMING) a call waits until it is armed, so that no call
+ * runs half before and half after the files are tracked. */
+int bench_cut_armed(void)
+{
+    struct cut_shm *S = atomic_load_explicit(&shm, memory_order_acquire);
+    if (!S)
+        return 0;
+    int a = atomic_load_explicit(&S->armed, memory_order_acquire);
+    while (a == CUT_ARMING && !arming) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+        a = atomic_load_explicit(&S->armed, memory_order_acquire);
+    }
+    return a == CUT_ON;
+}
+
+#define S (atomic_load_explicit(&shm, memory_order_relaxed))
+
+/* The shared state's locks are robust: a process killed holding one (the
+ * kill of a server's processes, or a process that could not journal and
+ * ended itself) leaves it to the next, which goes on (what the dead one
+ * was doing is the parent's to find: its record is the journal's last,
+ * or the record saying why it ended). */
+static void lock(pthread_mutex_t *m)
+{
+    if (pthread_mutex_lock(m) == EOWNERDEAD)
+        pthread_mutex_consistent(m);
+}
+#define unlock(m) pthread_mutex_unlock(m)
+
+static int mutex_init_shared(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t a;
+    int rc = pthread_mutexattr_init(&a);
+    if (!rc)
+        rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    if (!rc)
+        rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    if (!rc)
+        rc = pthread_mutex_init(m, &a);
+    pthread_mutexattr_destroy(&a);
+    return rc;
+}
 
 /* ---- the journal ------------------------------------------------------------ */
 
@@ -223,29 +309,29 @@ static uint64_t jappend_b(int bounded, uint16_t type, uint16_t flags, uint32_t i
     r.len = (uint32_t)(sizeof r + n1 + n2);
     uint64_t h = cut_hash(p1, n1, CUT_HASH_SEED); /* the payload outside the lock: the header has the seq */
     h = cut_hash(p2, n2, h);
-    pthread_mutex_lock(&jmu);
-    if (bounded && jbytes + r.len > jmax) {
-        uint64_t need = jbytes + r.len;
-        pthread_mutex_unlock(&jmu);
-        jappend_b(0, CUT_OVERFLOW, 0, 0, 0, jmax, need, 0, NULL, 0, NULL, 0);
+    lock(&S->jmu);
+    if (bounded && S->jbytes + r.len > S->jmax) {
+        uint64_t need = S->jbytes + r.len;
+        unlock(&S->jmu);
+        jappend_b(0, CUT_OVERFLOW, 0, 0, 0, S->jmax, need, 0, NULL, 0, NULL, 0);
         die();
     }
-    r.seq = next_seq++;
+    r.seq = S->next_seq++;
     r.hash = cut_hash(&r, sizeof r, h);
     struct iovec iov[3] = {{&r, sizeof r}, {(void *)p1, n1}, {(void *)p2, n2}};
     if (write_all(jfd, iov, 1 + (n1 > 0) + (n2 > 0)))
         die(); /* nothing can be recorded any more: the parent sees a process that died by itself */
-    jbytes += r.len;
-    pthread_mutex_unlock(&jmu);
+    S->jbytes += r.len;
+    unlock(&S->jmu);
     return r.seq;
 }
 #define jappend(...) jappend_b(1, __VA_ARGS__)
 
 static uint64_t snapshot(void)
 {
-    pthread_mutex_lock(&jmu);
-    uint64_t s = next_seq;
-    pthread_mutex_unlock(&jmu);
+    lock(&S->jmu);
+    uint64_t s = S->next_seq;
+    unlock(&S->jmu);
     return s;
 }
 
@@ -275,10 +361,11 @@ static size_t slot_of(dev_t dev, ino_t ino)
 static struct cut_file *file_find(dev_t dev, ino_t ino)
 {
     for (size_t i = slot_of(dev, ino);; i = (i + 1) & (CUT_SLOTS - 1)) {
-        struct cut_file *f = atomic_load_explicit(&slots[i], memory_order_acquire);
-        if (!f)
+        uint32_t id = atomic_load_explicit(&S->slots[i], memory_order_acquire);
+        if (!id)
             return NULL;
-        if (f->dev == dev && f->ino == ino)
+        struct cut_file *f = &S->files[id];
+        if (f->dev == (uint64_t)dev && f->ino == (uint64_t)ino)
             return f;
     }
 }
@@ -295,10 +382,10 @@ static struct cut_file *fd_file(int fd, struct stat *st)
 
 static struct cut_dir *dir_find(dev_t dev, ino_t ino)
 {
-    uint32_t n = atomic_load_explicit(&ndirs, memory_order_acquire);
+    uint32_t n = atomic_load_explicit(&S->ndirs, memory_order_acquire);
     for (uint32_t i = 1; i <= n; i++)
-        if (dirs[i].dev == dev && dirs[i].ino == ino)
-            return &dirs[i];
+        if (S->dirs[i].dev == (uint64_t)dev && S->dirs[i].ino == (uint64_t)ino)
+            return &S->dirs[i];
     return NULL;
 }
 
@@ -324,13 +411,13 @@ static struct cut_file *track_file(int srcfd, const char *src, const struct stat
                                    const char *name_in_dir)
 {
     char name[32], proc[64];
-    pthread_mutex_lock(&table_mu);
+    lock(&S->table_mu);
     struct cut_file *f = file_find(st->st_dev, st->st_ino);
     if (f) {
-        pthread_mutex_unlock(&table_mu);
+        unlock(&S->table_mu);
         return f;
     }
-    uint32_t id = atomic_load(&nfiles) + 1;
+    uint32_t id = atomic_load(&S->nfiles) + 1;
     if (id > CUT_MAX_FILES)
         unsupported("more than %d files in the database directory", CUT_MAX_FILES);
     snprintf(name, sizeof name, "f%u", id);
@@ -343,50 +430,81 @@ static struct cut_file *track_file(int srcfd, const char *src, const struct stat
     }
     if (rc)
         unsupported("link: a file of the database directory into the journal's directory: %s", strerror(errno));
-    f = calloc(1, sizeof *f);
-    if (!f)
-        unsupported("out of memory");
+    f = &S->files[id];
+    memset(f, 0, sizeof *f);
     f->id = id;
-    f->dev = st->st_dev;
-    f->ino = st->st_ino;
+    f->dev = (uint64_t)st->st_dev;
+    f->ino = (uint64_t)st->st_ino;
     f->synced = synced;
-    pthread_mutex_init(&f->mu, NULL);
-    f->rfd = real_openat(jdirfd, name, O_RDONLY | O_CLOEXEC);
-    if (f->rfd < 0)
+    if (mutex_init_shared(&f->mu))
+        unsupported("a process-shared mutex: %s", strerror(errno));
+    struct cut_local *l = &local[id];
+    l->ncov = 0;
+    l->gen = 0;
+    l->rfd = real_openat(jdirfd, name, O_RDONLY | O_CLOEXEC);
+    if (l->rfd < 0)
         unsupported("open %s in the journal's directory: %s", name, strerror(errno));
+    l->have_rfd = 1;
     f->shared = is_shared(name_in_dir);
     jappend(CUT_FILE, f->shared ? CUT_F_SHARED : 0, id, 0, (uint64_t)st->st_dev, (uint64_t)st->st_ino, synced, NULL,
             0, NULL, 0);
     if (!f->shared)
         record_hashes(f, 0, UINT64_MAX, NULL);
-    files[id] = f;
-    size_t i = slot_of(f->dev, f->ino);
-    while (atomic_load(&slots[i]))
+    size_t i = slot_of(st->st_dev, st->st_ino);
+    while (atomic_load(&S->slots[i]))
         i = (i + 1) & (CUT_SLOTS - 1);
-    atomic_store_explicit(&slots[i], f, memory_order_release);
-    atomic_store(&nfiles, id);
-    pthread_mutex_unlock(&table_mu);
+    atomic_store_explicit(&S->slots[i], id, memory_order_release);
+    atomic_store(&S->nfiles, id);
+    unlock(&S->table_mu);
     return f;
+}
+
+/* This process's part of f, under f's lock: its descriptor to read the
+ * old bytes (opened on first use: a file another process tracked), and
+ * its covered ranges, void once any process synced the file since. */
+static struct cut_local *loc(struct cut_file *f)
+{
+    struct cut_local *l = &local[f->id];
+    if (!l->have_rfd) {
+        char name[32];
+        snprintf(name, sizeof name, "f%u", f->id);
+        l->rfd = real_openat(jdirfd, name, O_RDONLY | O_CLOEXEC);
+        if (l->rfd < 0)
+            unsupported("open %s in the journal's directory: %s", name, strerror(errno));
+        l->have_rfd = 1;
+    }
+    if (l->gen != f->gen) {
+        l->ncov = 0;
+        l->gen = f->gen;
+    }
+    return l;
+}
+
+static void file_lock(struct cut_file *f)
+{
+    lock(&f->mu);
+    loc(f);
 }
 
 static struct cut_dir *track_dir(const struct stat *st, const char *rel)
 {
-    pthread_mutex_lock(&table_mu);
+    lock(&S->table_mu);
     struct cut_dir *d = dir_find(st->st_dev, st->st_ino);
     if (!d) {
-        uint32_t id = atomic_load(&ndirs) + 1;
+        uint32_t id = atomic_load(&S->ndirs) + 1;
         if (id > CUT_MAX_DIRS)
             unsupported("more than %d directories in the database directory", CUT_MAX_DIRS);
-        d = &dirs[id];
+        if (strlen(rel) >= CUT_REL_MAX)
+            unsupported("a directory's path in the database directory longer than %d bytes", CUT_REL_MAX - 1);
+        d = &S->dirs[id];
         d->id = id;
-        d->dev = st->st_dev;
-        d->ino = st->st_ino;
-        if (!(d->rel = strdup(rel)))
-            unsupported("out of memory");
+        d->dev = (uint64_t)st->st_dev;
+        d->ino = (uint64_t)st->st_ino;
+        snprintf(d->rel, sizeof d->rel, "%s", rel);
         jappend(CUT_DIR, 0, id, 0, (uint64_t)st->st_dev, (uint64_t)st->st_ino, 0, rel, strlen(rel), NULL, 0);
-        atomic_store_explicit(&ndirs, id, memory_order_release);
+        atomic_store_explicit(&S->ndirs, id, memory_order_release);
     }
-    pthread_mutex_unlock(&table_mu);
+    unlock(&S->table_mu);
     return d;
 }
 
@@ -394,34 +512,34 @@ static struct cut_dir *track_dir(const struct stat *st, const char *rel)
 
 static void cov_reserve(struct cut_file *f, size_t n)
 {
-    if (n <= f->capcov)
+    if (n <= local[f->id].capcov)
         return;
-    size_t cap = f->capcov ? f->capcov * 2 : 16;
+    size_t cap = local[f->id].capcov ? local[f->id].capcov * 2 : 16;
     while (cap < n)
         cap *= 2;
-    struct cut_iv *v = realloc(f->cov, cap * sizeof *v);
+    struct cut_iv *v = realloc(local[f->id].cov, cap * sizeof *v);
     if (!v)
         unsupported("out of memory");
-    f->cov = v;
-    f->capcov = cap;
+    local[f->id].cov = v;
+    local[f->id].capcov = cap;
 }
 
 /* Removes [a, b) from the covered ranges. */
 static void cov_remove(struct cut_file *f, uint64_t a, uint64_t b)
 {
-    struct cut_iv *v = f->cov;
-    size_t n = f->ncov, i = 0;
+    struct cut_iv *v = local[f->id].cov;
+    size_t n = local[f->id].ncov, i = 0;
     while (i < n && v[i].b <= a)
         i++;
     if (i == n || v[i].a >= b)
         return;
     if (v[i].a < a && v[i].b > b) { /* [a, b) inside one range: split it */
         cov_reserve(f, n + 1);
-        v = f->cov;
+        v = local[f->id].cov;
         memmove(&v[i + 2], &v[i + 1], (n - i - 1) * sizeof *v);
         v[i + 1] = (struct cut_iv){b, v[i].b};
         v[i].b = a;
-        f->ncov = n + 1;
+        local[f->id].ncov = n + 1;
         return;
     }
     if (v[i].a < a)
@@ -432,30 +550,30 @@ static void cov_remove(struct cut_file *f, uint64_t a, uint64_t b)
     if (j < n && v[j].a < b)
         v[j].a = b;
     memmove(&v[i], &v[j], (n - j) * sizeof *v);
-    f->ncov = n - (j - i);
+    local[f->id].ncov = n - (j - i);
 }
 
 /* Adds [a, b), merging. */
 static void cov_add(struct cut_file *f, uint64_t a, uint64_t b)
 {
     cov_remove(f, a, b);
-    cov_reserve(f, f->ncov + 1);
-    struct cut_iv *v = f->cov;
+    cov_reserve(f, local[f->id].ncov + 1);
+    struct cut_iv *v = local[f->id].cov;
     size_t i = 0;
-    while (i < f->ncov && v[i].b <= a)
+    while (i < local[f->id].ncov && v[i].b <= a)
         i++;
-    memmove(&v[i + 1], &v[i], (f->ncov - i) * sizeof *v);
+    memmove(&v[i + 1], &v[i], (local[f->id].ncov - i) * sizeof *v);
     v[i] = (struct cut_iv){a, b};
-    f->ncov++;
-    if (i + 1 < f->ncov && v[i + 1].a == b) { /* merge with the touching neighbours */
+    local[f->id].ncov++;
+    if (i + 1 < local[f->id].ncov && v[i + 1].a == b) { /* merge with the touching neighbours */
         v[i].b = v[i + 1].b;
-        memmove(&v[i + 1], &v[i + 2], (f->ncov - i - 2) * sizeof *v);
-        f->ncov--;
+        memmove(&v[i + 1], &v[i + 2], (local[f->id].ncov - i - 2) * sizeof *v);
+        local[f->id].ncov--;
     }
     if (i > 0 && v[i - 1].b == a) {
         v[i - 1].b = v[i].b;
-        memmove(&v[i], &v[i + 1], (f->ncov - i - 1) * sizeof *v);
-        f->ncov--;
+        memmove(&v[i], &v[i + 1], (local[f->id].ncov - i - 1) * sizeof *v);
+        local[f->id].ncov--;
     }
 }
 
@@ -471,7 +589,7 @@ static void record_gap(struct cut_file *f, uint64_t x, uint64_t y)
         for (uint64_t p = x; p < e;) {
             size_t n = e - p < cap ? (size_t)(e - p) : cap, got = 0;
             while (got < n) {
-                ssize_t r = pread(f->rfd, buf + got, n - got, (off_t)(p + got));
+                ssize_t r = pread(local[f->id].rfd, buf + got, n - got, (off_t)(p + got));
                 if (r < 0 && errno == EINTR)
                     continue;
                 if (r < 0)
@@ -497,8 +615,8 @@ static void record_change(struct cut_file *f, uint64_t a, uint64_t b)
     if (a >= b)
         return;
     uint64_t x = a;
-    for (size_t i = 0; i < f->ncov && x < b; i++) {
-        struct cut_iv c = f->cov[i];
+    for (size_t i = 0; i < local[f->id].ncov && x < b; i++) {
+        struct cut_iv c = local[f->id].cov[i];
         if (c.b <= x)
             continue;
         if (c.a >= b)
@@ -586,7 +704,7 @@ static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi, const st
     if (w) {
         size = w->off + w->n > f->size ? w->off + w->n : f->size;
     } else {
-        if (fstat(f->rfd, &st))
+        if (fstat(local[f->id].rfd, &st))
             unsupported("fstat of a file of the database directory: %s", strerror(errno));
         size = (uint64_t)st.st_size;
     }
@@ -607,7 +725,7 @@ static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi, const st
         while (b + k < last && k < sizeof buf / CUT_BLOCK && !wrote_whole(w, b + k))
             k++;
         while (got < k * CUT_BLOCK) {
-            ssize_t r = pread(f->rfd, buf + got, k * CUT_BLOCK - got, (off_t)(b * CUT_BLOCK + got));
+            ssize_t r = pread(local[f->id].rfd, buf + got, k * CUT_BLOCK - got, (off_t)(b * CUT_BLOCK + got));
             if (r < 0 && errno == EINTR)
                 continue;
             if (r < 0)
@@ -630,12 +748,12 @@ static void record_hashes(struct cut_file *f, uint64_t lo, uint64_t hi, const st
 /* A file written by an appending stdio stream from here on (CUT_STREAM). */
 static void mark_stream(struct cut_file *f)
 {
-    pthread_mutex_lock(&f->mu);
+    file_lock(f);
     if (!f->stream && !f->shared) {
         f->stream = 1;
         jappend(CUT_STREAM, 0, f->id, 0, 0, 0, 0, NULL, 0, NULL, 0);
     }
-    pthread_mutex_unlock(&f->mu);
+    unlock(&f->mu);
 }
 
 /* ---- the hooks of sync_latency.c's writes and syncs ------------------------------------ */
@@ -649,7 +767,7 @@ void bench_cut_write_begin(int fd, int64_t off, size_t n, int rwf, struct bench_
     struct cut_file *f = fd_file(fd, &st);
     if (!f)
         return;
-    pthread_mutex_lock(&f->mu);
+    file_lock(f);
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0)
         fl = 0;
@@ -683,8 +801,9 @@ void bench_cut_write_end(struct bench_cut_op *op, ssize_t rc, const struct iovec
         cov_remove(f, op->off, op->off + (uint64_t)rc);
         if (op->off + (uint64_t)rc > f->synced)
             f->synced = op->off + (uint64_t)rc;
+        local[f->id].gen = ++f->gen; /* the other processes' covered ranges may hold this range: void them */
     }
-    pthread_mutex_unlock(&f->mu);
+    unlock(&f->mu);
 }
 
 void bench_cut_sync_begin(int fd, struct bench_cut_op *op)
@@ -697,16 +816,16 @@ void bench_cut_sync_begin(int fd, struct bench_cut_op *op)
         struct cut_dir *d = dir_find(st.st_dev, st.st_ino);
         if (!d)
             return;
-        pthread_mutex_lock(&names_mu);
+        lock(&S->names_mu);
         op->snap = snapshot();
-        pthread_mutex_unlock(&names_mu);
+        unlock(&S->names_mu);
         op->dir = d;
         return;
     }
     struct cut_file *f = S_ISREG(st.st_mode) ? file_find(st.st_dev, st.st_ino) : NULL;
     if (!f)
         return;
-    pthread_mutex_lock(&f->mu);
+    file_lock(f);
     if (f->mapped)
         unsupported("fsync of a file written through a shared writable mapping (file %u): the cut cannot see what "
                     "the mapping wrote",
@@ -719,9 +838,10 @@ void bench_cut_sync_begin(int fd, struct bench_cut_op *op)
          * succeeds what it covers is durable; if it fails, the records
          * before it still lead back to the older synced state. */
         f->synced = op->size;
-        f->ncov = 0;
+        local[f->id].gen = ++f->gen; /* every process's covered ranges void */
+        local[f->id].ncov = 0;
     }
-    pthread_mutex_unlock(&f->mu);
+    unlock(&f->mu);
 }
 
 void bench_cut_sync_end(struct bench_cut_op *op, int rc)
@@ -811,10 +931,14 @@ static int scan(int dfd, const char *rel)
     return rc;
 }
 
-/* Shared writable mappings made before arming, of files now tracked. */
-static void scan_maps(void)
+/* Shared writable mappings made before arming, of files now tracked, in
+ * the process whose maps is path ("/proc/self/maps", or another's).  In
+ * this process each is CUT_MAPPED, as a mapping made afterwards; in a
+ * server's process (pid) a CUT_UNSUPPORTED record, as a mapping made
+ * there afterwards is (cut_mmap), which fails the run at the kill. */
+static void scan_maps(const char *path, long pid)
 {
-    int fd = real_openat(AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    int fd = real_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
     FILE *m = fd >= 0 ? real_fdopen(fd, "r") : NULL;
     if (!m) {
         if (fd >= 0)
@@ -829,7 +953,15 @@ static void scan_maps(void)
             perms[1] != 'w' || perms[3] != 's')
             continue;
         struct cut_file *f = file_find(makedev(ma, mi), (ino_t)in);
-        if (f && !f->mapped) {
+        if (f && pid) {
+            char text[200];
+            int n = snprintf(text, sizeof text,
+                             "a shared writable mapping of a file of the database directory (file %u) in process %ld: "
+                             "the cut cannot see what the mapping writes",
+                             f->id, pid);
+            jappend_b(0, CUT_UNSUPPORTED, 0, 0, 0, 0, 0, 0, text, n > 0 && (size_t)n < sizeof text ? (size_t)n : 0,
+                      NULL, 0);
+        } else if (f && !f->mapped) {
             f->mapped = 1;
             jappend(CUT_MAPPED, 0, f->id, 0, 0, 0, 0, NULL, 0, NULL, 0);
         }
@@ -837,47 +969,166 @@ static void scan_maps(void)
     fclose(m);
 }
 
+/* A server's processes are not this one: every process's mappings (the
+ * server's are among them; /proc shows them to root, or to their own
+ * account). */
+static void scan_all_maps(void)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char path[64];
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        long pid = atol(e->d_name);
+        if (pid == (long)getpid())
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+        scan_maps(path, pid);
+    }
+    closedir(d);
+}
+
+int bench_cut_prepare(const char *jdir, uint64_t max, int server, uid_t uid, gid_t gid, char *err, size_t len)
+{
+    RESOLVED(real_openat);
+    if (S) {
+        snprintf(err, len, "the cut's journal is already made in this process");
+        return -EBUSY;
+    }
+    int sfd = -1;
+    void *p = MAP_FAILED;
+    const char *what = CUT_JOURNAL_NAME;
+    jdirfd = real_openat(AT_FDCWD, jdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (jdirfd < 0 ||
+        (jfd = real_openat(jdirfd, CUT_JOURNAL_NAME, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600)) < 0)
+        goto fail;
+    what = CUT_STATE_NAME;
+    if ((sfd = real_openat(jdirfd, CUT_STATE_NAME, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0 ||
+        real_ftruncate(sfd, (off_t)sizeof(struct cut_shm)) ||
+        (p = real_mmap(NULL, sizeof(struct cut_shm), PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0)) == MAP_FAILED)
+        goto fail;
+    /* a server's processes run as its own account: theirs to write */
+    if (uid != (uid_t)-1 && (fchown(jdirfd, uid, gid) || fchown(jfd, uid, gid) || fchown(sfd, uid, gid)))
+        goto fail;
+    struct cut_shm *m = p;
+    m->magic = CUT_SHM_MAGIC;
+    m->server = server;
+    m->next_seq = 1;
+    m->jmax = max;
+    errno = mutex_init_shared(&m->names_mu);
+    if (!errno)
+        errno = mutex_init_shared(&m->jmu);
+    if (!errno)
+        errno = mutex_init_shared(&m->table_mu);
+    if (errno)
+        goto fail;
+    close(sfd);
+    atomic_store_explicit(&shm, m, memory_order_release);
+    return 0;
+fail:;
+    int e = errno;
+    snprintf(err, len, "%.200s/%s: %s", jdir, what, strerror(e));
+    if (p != MAP_FAILED)
+        munmap(p, sizeof(struct cut_shm));
+    if (sfd >= 0)
+        close(sfd);
+    if (jfd >= 0)
+        close(jfd);
+    if (jdirfd >= 0)
+        close(jdirfd);
+    jfd = jdirfd = -1;
+    return -e;
+}
+
+/* A process started with CUT_ENV in its environment (a server's, the
+ * library preloaded) joins the journal that names: at its start, before
+ * it could make a call the journal must see, so the processes it forks
+ * have it too.  What cannot join says so on stderr (the server's log);
+ * its calls then go unjournaled, which the check of unseen writes finds. */
+static void cut_attach(void)
+{
+    const char *jdir = getenv(CUT_ENV);
+    if (!jdir || !*jdir || S)
+        return;
+    int dfd = real_openat(AT_FDCWD, jdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int sfd = dfd >= 0 ? real_openat(dfd, CUT_STATE_NAME, O_RDWR | O_CLOEXEC) : -1;
+    int j = dfd >= 0 ? real_openat(dfd, CUT_JOURNAL_NAME, O_WRONLY | O_APPEND | O_CLOEXEC) : -1;
+    void *p = sfd >= 0 && j >= 0 ? real_mmap(NULL, sizeof(struct cut_shm), PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0)
+                                 : MAP_FAILED;
+    int e = errno;
+    if (sfd >= 0)
+        close(sfd);
+    if (p == MAP_FAILED || ((struct cut_shm *)p)->magic != CUT_SHM_MAGIC) {
+        fprintf(stderr, "commitlab cut: cannot join the undo journal in %s: %s\n", jdir,
+                p == MAP_FAILED ? strerror(e) : "not a journal's state");
+        if (p != MAP_FAILED)
+            munmap(p, sizeof(struct cut_shm));
+        if (j >= 0)
+            close(j);
+        if (dfd >= 0)
+            close(dfd);
+        return;
+    }
+    jdirfd = dfd;
+    jfd = j;
+    atomic_store_explicit(&shm, (struct cut_shm *)p, memory_order_release);
+}
+
 int bench_cut_arm(const char *dbdir, const char *jdir, uint64_t max, const char *const *shared, char *err,
                   size_t len)
 {
     struct stat st;
     RESOLVED(real_openat);
-    if (bench_cut_armed()) {
+    if (!S) {
+        int rc = bench_cut_prepare(jdir, max, 0, (uid_t)-1, (gid_t)-1, err, len);
+        if (rc)
+            return rc;
+    } else if (atomic_load(&S->armed) != CUT_OFF) {
         snprintf(err, len, "the cut's journal is already armed in this process");
         return -EBUSY;
     }
-    jmax = max;
     shared_names = shared;
-    jdirfd = real_openat(AT_FDCWD, jdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (jdirfd < 0 ||
-        (jfd = real_openat(jdirfd, CUT_JOURNAL_NAME, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644)) < 0) {
-        int e = errno;
-        snprintf(err, len, "%.200s/%s: %s", jdir, CUT_JOURNAL_NAME, strerror(e));
-        return -e;
+    arming = 1;
+    atomic_store_explicit(&S->armed, CUT_ARMING, memory_order_release);
+    if (S->server) {
+        /* A call of a server's process that found the journal off just
+         * before runs on unjournaled: let it end before the files are
+         * tracked (what it wrote is then in the state synced below; one
+         * that ran on past that is a change the check of unseen writes
+         * finds).  Every later call waits until the journal is on. */
+        struct timespec ts = {0, 100000000};
+        nanosleep(&ts, NULL);
     }
+    int rc = 0;
     int dfd = real_openat(AT_FDCWD, dbdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0 || fstat(dfd, &st)) {
-        int e = errno;
-        snprintf(err, len, "%.200s: %s", dbdir, strerror(e));
-        return -e;
+        rc = -errno;
+        snprintf(err, len, "%.200s: %s", dbdir, strerror(-rc));
+        goto out;
     }
     /* What is there now is the durable state a cut goes back to: make it so. */
     if (syncfs(dfd)) {
-        int e = errno;
-        snprintf(err, len, "syncfs %.200s: %s", dbdir, strerror(e));
-        close(dfd);
-        return -e;
+        rc = -errno;
+        snprintf(err, len, "syncfs %.200s: %s", dbdir, strerror(-rc));
+        goto out;
     }
     track_dir(&st, "");
-    int rc = scan(dfd, "");
-    close(dfd);
+    rc = scan(dfd, "");
     if (rc) {
         snprintf(err, len, "%.200s: %s", dbdir, strerror(-rc));
-        return rc;
+        goto out;
     }
-    scan_maps();
-    atomic_store_explicit(&armed, 1, memory_order_release);
-    return 0;
+    scan_maps("/proc/self/maps", 0);
+    if (S->server)
+        scan_all_maps();
+out:
+    if (dfd >= 0)
+        close(dfd);
+    atomic_store_explicit(&S->armed, rc ? CUT_OFF : CUT_ON, memory_order_release);
+    arming = 0;
+    return rc;
 }
 
 /* ---- names ------------------------------------------------------------ */
@@ -940,7 +1191,7 @@ static void open_begin(int dirfd, const char *path, int flags, struct open_op *o
         unsupported("open(O_TMPFILE) in the database directory: a file with no name the cut could track");
     if (!(op->d = parent_of(dirfd, path, buf, sizeof buf, &name)))
         return;
-    pthread_mutex_lock(&names_mu);
+    lock(&S->names_mu);
     struct cut_file *f = existing(dirfd, path, &st, &exists);
     if (!exists && (flags & O_CREAT)) {
         jappend(CUT_CREATE, 0, op->d->id, 0, 0, 0, 0, name, strlen(name), NULL, 0);
@@ -949,7 +1200,7 @@ static void open_begin(int dirfd, const char *path, int flags, struct open_op *o
     } else if (exists && S_ISREG(st.st_mode) && !f) {
         unsupported("open: %s in the database directory was made by a call the cut does not see", name);
     } else if (f && (flags & O_TRUNC) && (flags & O_ACCMODE) != O_RDONLY) {
-        pthread_mutex_lock(&f->mu);
+        file_lock(f);
         record_change(f, 0, f->synced);
         record_changing(f, 0, (uint64_t)st.st_size, 0);
         op->trunc = f;
@@ -962,12 +1213,12 @@ static void open_end(struct open_op *op, int fd)
         return;
     if (op->trunc) {
         record_hashes(op->trunc, 0, 0, NULL); /* the size it left */
-        pthread_mutex_unlock(&op->trunc->mu);
+        unlock(&op->trunc->mu);
     }
     struct stat st;
     if (fd >= 0 && op->created && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
         track_file(fd, "", &st, 0, op->name);
-    pthread_mutex_unlock(&names_mu);
+    unlock(&S->names_mu);
 }
 
 static int cut_openat(int dirfd, const char *path, int flags, mode_t mode)
@@ -1094,7 +1345,7 @@ static int cut_unlink(int dirfd, const char *path, int flags)
         return real_unlinkat(dirfd, path, flags);
     struct stat st;
     int exists;
-    pthread_mutex_lock(&names_mu);
+    lock(&S->names_mu);
     struct cut_file *f = existing(dirfd, path, &st, &exists);
     if (exists && (flags & AT_REMOVEDIR) && S_ISDIR(st.st_mode))
         jappend(CUT_RMDIR, 0, d->id, 0, 0, 0, 0, name, strlen(name), NULL, 0);
@@ -1104,7 +1355,7 @@ static int cut_unlink(int dirfd, const char *path, int flags)
         unsupported("unlink of %s in the database directory, which the cut does not track", name);
     int rc = real_unlinkat(dirfd, path, flags);
     int e = errno;
-    pthread_mutex_unlock(&names_mu);
+    unlock(&S->names_mu);
     errno = e;
     return rc;
 }
@@ -1132,7 +1383,7 @@ static int cut_rename(int od, const char *op, int nd, const char *np, unsigned f
         unsupported("renameat2(RENAME_EXCHANGE) in the database directory");
     struct stat s1, s2;
     int e1, e2;
-    pthread_mutex_lock(&names_mu);
+    lock(&S->names_mu);
     struct cut_file *moved = existing(od, op, &s1, &e1), *replaced = existing(nd, np, &s2, &e2);
     if (e1 && !moved)
         unsupported("rename of %s in the database directory: a directory, or a file the cut does not track", on);
@@ -1143,7 +1394,7 @@ static int cut_rename(int od, const char *op, int nd, const char *np, unsigned f
                 strlen(on) + 1, nn, strlen(nn));
     int rc = real_renameat2(od, op, nd, np, flags);
     int e = errno;
-    pthread_mutex_unlock(&names_mu);
+    unlock(&S->names_mu);
     errno = e;
     return rc;
 }
@@ -1161,7 +1412,7 @@ static int cut_link(int od, const char *op, int nd, const char *np, int flags)
         return real_linkat(od, op, nd, np, flags);
     struct stat st;
     int exists;
-    pthread_mutex_lock(&names_mu);
+    lock(&S->names_mu);
     if (!existing(od, op, &st, &exists) && exists)
         unsupported("link of a file the cut does not track into the database directory (%s)", name);
     existing(nd, np, &st, &exists);
@@ -1169,7 +1420,7 @@ static int cut_link(int od, const char *op, int nd, const char *np, int flags)
         jappend(CUT_CREATE, 0, d->id, 0, 0, 0, 0, name, strlen(name), NULL, 0);
     int rc = real_linkat(od, op, nd, np, flags);
     int e = errno;
-    pthread_mutex_unlock(&names_mu);
+    unlock(&S->names_mu);
     errno = e;
     return rc;
 }
@@ -1186,7 +1437,7 @@ static int cut_mkdir(int dirfd, const char *path, mode_t mode)
         return real_mkdirat(dirfd, path, mode);
     struct stat st;
     int exists;
-    pthread_mutex_lock(&names_mu);
+    lock(&S->names_mu);
     existing(dirfd, path, &st, &exists);
     if (!exists)
         jappend(CUT_MKDIR, 0, d->id, 0, 0, 0, 0, name, strlen(name), NULL, 0);
@@ -1197,7 +1448,7 @@ static int cut_mkdir(int dirfd, const char *path, mode_t mode)
         snprintf(rel, sizeof rel, "%s%s%s", d->rel, *d->rel ? "/" : "", name);
         track_dir(&st, rel);
     }
-    pthread_mutex_unlock(&names_mu);
+    unlock(&S->names_mu);
     errno = e;
     return rc;
 }
@@ -1212,7 +1463,7 @@ static int cut_ftruncate(int fd, off_t size)
     struct cut_file *f;
     if (!bench_cut_armed() || size < 0 || !(f = fd_file(fd, NULL)))
         return real_ftruncate(fd, size);
-    pthread_mutex_lock(&f->mu);
+    file_lock(f);
     struct stat st;
     uint64_t old = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : f->synced, to = (uint64_t)size;
     if (to < f->synced)
@@ -1221,7 +1472,7 @@ static int cut_ftruncate(int fd, off_t size)
     int rc = real_ftruncate(fd, size);
     int e = errno;
     record_hashes(f, to, old, NULL); /* cut shorter: the block it now ends in */
-    pthread_mutex_unlock(&f->mu);
+    unlock(&f->mu);
     errno = e;
     return rc;
 }
@@ -1242,7 +1493,7 @@ static int cut_fallocate(int fd, int mode, off_t off, off_t len)
      * and the size a cut cuts back; the size it leaves is recorded. */
     int zeroes = (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) != 0;
     uint64_t a = (uint64_t)off, end = a + (uint64_t)len;
-    pthread_mutex_lock(&f->mu);
+    file_lock(f);
     uint64_t old = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : f->synced;
     if (zeroes)
         record_change(f, a, end < old ? end : old); /* beyond the end nothing is seen to change */
@@ -1250,7 +1501,7 @@ static int cut_fallocate(int fd, int mode, off_t off, off_t len)
     int rc = real_fallocate(fd, mode, off, len);
     int e = errno;
     record_hashes(f, zeroes ? a : 0, zeroes ? end : 0, NULL);
-    pthread_mutex_unlock(&f->mu);
+    unlock(&f->mu);
     errno = e;
     return rc;
 }
@@ -1268,12 +1519,12 @@ static int cut_posix_fallocate(int fd, off_t off, off_t len)
     struct cut_file *f;
     if (!bench_cut_armed() || off < 0 || len <= 0 || !(f = fd_file(fd, &st)))
         return real_posix_fallocate(fd, off, len);
-    pthread_mutex_lock(&f->mu);
+    file_lock(f);
     uint64_t end = (uint64_t)off + (uint64_t)len, old = fstat(fd, &st) == 0 ? (uint64_t)st.st_size : f->synced;
     record_changing(f, (uint64_t)off, 0, end < old ? old : end);
     int rc = real_posix_fallocate(fd, off, len);
     record_hashes(f, 0, 0, NULL);
-    pthread_mutex_unlock(&f->mu);
+    unlock(&f->mu);
     return rc; /* an error number, not errno */
 }
 int posix_fallocate(int fd, off_t off, off_t len) { return cut_posix_fallocate(fd, off, len); }
@@ -1295,12 +1546,12 @@ static void *cut_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
          * written through the mapping and never synced; the engines rebuild
          * it at their next open.  A mapped file that is then synced is
          * refused (bench_cut_sync_begin, bench_cut_msync). */
-        pthread_mutex_lock(&f->mu);
+        file_lock(f);
         if (!f->mapped) {
             f->mapped = 1;
             jappend(CUT_MAPPED, 0, f->id, 0, 0, 0, 0, NULL, 0, NULL, 0);
         }
-        pthread_mutex_unlock(&f->mu);
+        unlock(&f->mu);
     }
     void *p = real_mmap(addr, len, prot, flags, fd, off);
     int e = errno;

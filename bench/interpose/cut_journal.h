@@ -8,7 +8,9 @@
  * The journal is one append-only file, JOURNAL_DIR/journal, beside a hard
  * link JOURNAL_DIR/f<id> to every file of the database directory it
  * tracks, so the parent finds each file whatever its names became, and a
- * file the engine unlinked can be linked back.  Every record is written
+ * file the engine unlinked can be linked back, and JOURNAL_DIR/state, the
+ * journal's state shared by every process that journals (a server's
+ * processes, which join it: CUT_ENV).  Every record is written
  * whole (one writev) before the call it describes proceeds, so a record
  * cut off by the kill is the last one, and the call it describes never
  * ran; its hash does not match, and the reader stops there.
@@ -40,6 +42,9 @@
 
 #define CUT_MAGIC 0x31545543u /* "CUT1" */
 #define CUT_JOURNAL_NAME "journal"
+#define CUT_STATE_NAME "state"                 /* the shared state of the processes that journal (cut_journal.c) */
+#define CUT_ENV "COMMITLAB_CUT_JOURNAL"        /* a process started with it set to JOURNAL_DIR joins that journal */
+#define CUT_PRELOAD_NAME "libcommitlab-cut.so" /* the interposer as a library, for a server's processes */
 #define CUT_MAX_DEFAULT (256ull << 20)
 
 enum cut_type {
@@ -147,6 +152,17 @@ static inline uint64_t cut_block_hash(const unsigned char *p)
  * Once per process: a child of `crash --mode cut`, never the campaign. */
 int bench_cut_arm(const char *dbdir, const char *jdir, uint64_t max, const char *const *shared, char *err,
                   size_t len);
+
+/* Makes the journal in jdir (a fresh, empty directory): the file
+ * journal, and the state every process that journals shares (a mapping
+ * of jdir/state: the sequence, the tracked files and their locks), owned
+ * by uid and gid when not -1.  server: the files are a server's, whose
+ * processes join the journal at their start (CUT_ENV, with the interposer
+ * preloaded) and journal their calls once another process arms it; a
+ * shared writable mapping of one of its files then fails the run.
+ * bench_cut_arm makes the journal itself when this was not called.  0, or
+ * -errno with err filled.  Once per process. */
+int bench_cut_prepare(const char *jdir, uint64_t max, int server, uid_t uid, gid_t gid, char *err, size_t len);
 
 /* Nonzero once armed. */
 int bench_cut_armed(void);

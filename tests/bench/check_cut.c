@@ -13,7 +13,10 @@
  * mapping's, a file made past the interposed calls -- fail the cut,
  * naming the file, before anything is rolled back; the engine's declared
  * shared memory, stdio streams that append, allocations, and a kill
- * inside a journaled call do not.
+ * inside a journaled call do not.  Several processes that share the
+ * journal (forked by the armed one, as a server's are) have one order: a
+ * sync by any of them keeps every earlier write to the file, whoever made
+ * it, and no later one; racing syncs keep the later snapshot's size.
  */
 #include <check.h>
 #include <errno.h>
@@ -742,6 +745,176 @@ START_TEST(test_inside_a_call)
 }
 END_TEST
 
+/* ---- several processes, one journal --------------------------------------------- */
+
+/* Runs fn in a child of the armed process (a server's processes share
+ * the journal so, by its shared state) and waits for it. */
+static void in_child(void (*fn)(void))
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        _exit(20);
+    if (pid == 0) {
+        fn();
+        _exit(0);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+        _exit(21);
+}
+
+static void sync_a(void)
+{
+    int fd = openf("a", O_RDONLY);
+    if (fsync(fd))
+        _exit(13);
+    close(fd);
+}
+
+static void write_a_tail(void)
+{
+    int fd = openf("a", O_WRONLY);
+    fill(fd, 'd', 4096, 4096);
+    close(fd);
+}
+
+static void write_b(void)
+{
+    int fd = openf("b", O_WRONLY);
+    fill(fd, 'y', 0, 4096);
+    close(fd);
+}
+
+static void body_processes(void)
+{
+    int fd = openf("a", O_WRONLY);
+    fill(fd, 'b', 0, 4096); /* its synced bytes recorded by this process */
+    in_child(sync_a);       /* another process's fsync: durable */
+    fill(fd, 'c', 0, 4096); /* after it: undone, though this process recorded the range before */
+    in_child(write_a_tail); /* another process's write, never synced: undone */
+    close(fd);
+    in_child(write_b); /* another process's write, then this one's fsync: durable */
+    fd = openf("b", O_RDONLY);
+    if (fsync(fd))
+        _exit(13);
+    close(fd);
+}
+
+/* A sync of a file by any process makes every process's earlier writes
+ * to it durable, and only those. */
+START_TEST(test_processes)
+{
+    fresh();
+    make_file("a", 'A', 8192);
+    make_file("b", 'B', 8192);
+    struct crash_cut_stats st;
+    char why[300];
+    ck_assert_msg(cut(body_processes, CUT_MAX_DEFAULT, &st, why, sizeof why) == 0, "%s", why);
+    expect_size("a", 8192);
+    expect_range("a", 0, 4096, 'b');
+    expect_range("a", 4096, 8192, 'A');
+    expect_size("b", 8192);
+    expect_range("b", 0, 4096, 'y');
+    expect_range("b", 4096, 8192, 'B');
+}
+END_TEST
+
+static void body_grow_twice(void)
+{
+    int fd = openf("a", O_WRONLY);
+    fill(fd, 'b', 0, 8192);
+    if (fsync(fd))
+        _exit(13);
+    fill(fd, 'c', 8192, 4096);
+    if (fsync(fd))
+        _exit(13);
+    close(fd);
+}
+
+/* Appends a copy of the journal's first record of type at its end. */
+static void repeat_first(uint16_t type)
+{
+    char p[4300];
+    snprintf(p, sizeof p, "%s/%s", jdir, CUT_JOURNAL_NAME);
+    int fd = open(p, O_RDWR | O_APPEND);
+    ck_assert_int_ge(fd, 0);
+    struct stat sb;
+    ck_assert_int_eq(fstat(fd, &sb), 0);
+    for (off_t o = 0; o + (off_t)sizeof(struct cut_rec) <= sb.st_size;) {
+        struct cut_rec r;
+        ck_assert_int_eq(pread(fd, &r, sizeof r, o), (ssize_t)sizeof r);
+        if (r.type == type) {
+            char *buf = malloc(r.len);
+            ck_assert_ptr_nonnull(buf);
+            ck_assert_int_eq(pread(fd, buf, r.len, o), (ssize_t)r.len);
+            ck_assert_int_eq(write(fd, buf, r.len), (ssize_t)r.len);
+            free(buf);
+            close(fd);
+            return;
+        }
+        o += r.len;
+    }
+    ck_abort_msg("no record of type %u in the journal", type);
+}
+
+/* Two syncs of a file racing (two processes', or two threads'): the one
+ * that started first may return, and be journaled, last.  The size the
+ * file keeps is the later snapshot's. */
+START_TEST(test_sync_order)
+{
+    fresh();
+    make_file("a", 'A', 4096);
+    run_killed(body_grow_twice, CUT_MAX_DEFAULT);
+    repeat_first(CUT_SYNC); /* the first sync's record, journaled after the second's */
+    struct crash_cut_stats st;
+    char why[300];
+    ck_assert_msg(crash_cut_rollback(db, jdir, 0, &st, why, sizeof why) == 0, "%s", why);
+    expect_size("a", 12288);
+    expect_range("a", 0, 8192, 'b');
+    expect_range("a", 8192, 12288, 'c');
+}
+END_TEST
+
+/* A server's files: a process that maps one shared and writable before
+ * the journal is armed (in another process) fails the run by name. */
+START_TEST(test_server_mapping)
+{
+    fresh();
+    make_file("a", 'A', 8192);
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char err[200], c;
+        int ready[2];
+        if (bench_cut_prepare(jdir, CUT_MAX_DEFAULT, 1, (uid_t)-1, (gid_t)-1, err, sizeof err) || pipe(ready))
+            _exit(3);
+        pid_t mapper = fork();
+        if (mapper == 0) {
+            int fd = openf("a", O_RDWR);
+            if (mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED ||
+                write(ready[1], "x", 1) != 1)
+                _exit(5);
+            pause();
+            _exit(0);
+        }
+        if (mapper < 0 || read(ready[0], &c, 1) != 1 || bench_cut_arm(db, jdir, CUT_MAX_DEFAULT, NULL, err, sizeof err))
+            _exit(6);
+        kill(mapper, SIGKILL);
+        waitpid(mapper, NULL, 0);
+        raise(SIGKILL);
+        _exit(4);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the child did not die of SIGKILL: %d", status);
+    struct crash_cut_stats st;
+    char why[300];
+    ck_assert_int_eq(crash_cut_rollback(db, jdir, 0, &st, why, sizeof why), -1);
+    ck_assert_msg(strstr(why, "a shared writable mapping of a file of the database directory"), "%s", why);
+}
+END_TEST
+
 /* io_uring held at the kill fails the run after the check passed. */
 START_TEST(test_uring_held)
 {
@@ -771,6 +944,9 @@ int main(void)
     tcase_add_test(tc, test_not_held);
     tcase_add_test(tc, test_inside_a_call);
     tcase_add_test(tc, test_uring_held);
+    tcase_add_test(tc, test_processes);
+    tcase_add_test(tc, test_sync_order);
+    tcase_add_test(tc, test_server_mapping);
     suite_add_tcase(s, tc);
     int rc = tu_run_suite(s);
     if (root) {

@@ -11,11 +11,9 @@
 #     foreign, or a failed recovery; a replayed crash keeps the cluster,
 #     whose log shows the server's crash recovery (the server was killed,
 #     not shut down); pipelined (--pipeline 8: libpq's pipeline mode), no
-#     commit acknowledged by its sync point's result is lost;
-#  2. --mode cut: n/a by name (the server's processes write and sync
-#     its files, which the committing process's journal does not see),
-#     exit 0, nothing run;
-#  3. SIGKILL of commitlab while a crash's server runs: the server
+#     commit acknowledged by its sync point's result is lost (--mode cut:
+#     postgres_cut_test.sh);
+#  2. SIGKILL of commitlab while a crash's server runs: the server
 #     outlives it, and the next command in the same --dir stops it before
 #     anything else; SIGTERM of that command while its crash runs: exit 143
 #     once that crash is whole;
@@ -116,19 +114,7 @@ for k in ("atomicity_violations", "foreign_values", "phantoms", "recovery_failur
 none_left "kill --pipeline"
 echo "kill --pipeline: ${SECONDS}s"
 
-# 2. cut: n/a by name
-"$bin" crash --engine postgres --mode cut --sync none,commit --iterations 1 --dir d --out cut.jsonl --quiet \
-    >cut.txt 2>err.txt || fail "cut: exit $?: $(cat cut.txt err.txt)"
-jsonl cut.jsonl '
-assert len(L) == 2, len(L)
-for o in L:
-    assert o["status"] == "n/a" and o["crashes"] == 0, o
-    assert "--engine postgres under --mode cut" in o["reason"], o["reason"]
-'
-none_left cut
-echo "cut: ${SECONDS}s"
-
-# 3. SIGKILL of commitlab while a crash's server runs, then SIGTERM of the
+# 2. SIGKILL of commitlab while a crash's server runs, then SIGTERM of the
 # next command in the same --dir while its crash runs
 # wait_server DIR: until a crash's server runs under DIR/crash (at most 60 s)
 wait_server() {

@@ -143,7 +143,7 @@ EXPECT='
 15 crash|acks lost
 15 crash|worst
 15 crash|with --interval 200
-15 crash|n/a
+15 crash|a power failure
 '
 
 FAILS=0

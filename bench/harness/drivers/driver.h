@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "bench_config.h"
 #include "bench_schema.h"
@@ -244,6 +245,10 @@ void bench_postgres_remove_templates(void);
  * is not.  Waits until they are gone: 0; -1 when one outlived 10 s.
  * Anything but a marked cluster is left alone. */
 int bench_postgres_kill(const char *run_dir);
+/* The account the server of cfg runs as (--pg-user; as root, postgres):
+ * 0 with its uid and gid, each -1 when the server runs as this process's
+ * own; -1 with one line in err. */
+int bench_postgres_account(const struct bench_config *cfg, uid_t *uid, gid_t *gid, char *err, size_t len);
 
 /* ---- plugins (driver_plugin.c) ----------------------------------------------- */
 

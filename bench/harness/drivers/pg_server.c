@@ -1020,6 +1020,16 @@ static int check_pg_set(const char *cmd, const struct pg_who *w, const char *set
     return rc;
 }
 
+int bench_postgres_account(const struct bench_config *cfg, uid_t *uid, gid_t *gid, char *err, size_t len)
+{
+    struct pg_who w;
+    if (who_for(cfg->pg_bindir, cfg->pg_user, &w, err, len))
+        return -1;
+    *uid = w.drop ? w.uid : (uid_t)-1;
+    *gid = w.drop ? w.gid : (gid_t)-1;
+    return 0;
+}
+
 int bench_postgres_preflight(const char *cmd, const struct bench_config *cfgs, size_t n)
 {
     const struct bench_driver *d = bench_driver_find("postgres");
