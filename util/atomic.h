@@ -16,4 +16,16 @@ static inline void cl_atomic_max64(uint64_t *p, uint64_t v)
         ;
 }
 
+/* One pause of a spinning wait: tells the processor the loop spins (x86
+ * PAUSE, Arm YIELD), so it spends less power and yields the core's
+ * resources to its sibling thread. */
+static inline void cl_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 #endif /* CL_ATOMIC_H */

@@ -79,6 +79,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic.h"
 #include "endian.h"
 #include "invariant.h"
 #include "wal_internal.h"
@@ -89,19 +90,10 @@
 #define BYTES(s) ((s)&BYTES_MASK)
 #define SPINS 64u
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 static inline void backoff(unsigned *i)
 {
     if ((*i)++ < SPINS)
-        cpu_relax();
+        cl_cpu_relax();
     else
         sched_yield();
 }

@@ -75,18 +75,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "atomic.h"
 #include "clock.h"
 #include "invariant.h"
 #include "wal_internal.h"
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
 
 int wal_spin_until(struct wal *w, uint32_t us, int (*done)(struct wal *, uint64_t), uint64_t arg)
 {
@@ -98,7 +90,7 @@ int wal_spin_until(struct wal *w, uint32_t us, int (*done)(struct wal *, uint64_
             return 1;
         if ((i & 63) == 63 && until != UINT64_MAX && cl_now_ns() >= until)
             return 0;
-        cpu_relax();
+        cl_cpu_relax();
     }
 }
 
