@@ -359,6 +359,8 @@ static int crash_one(const struct crash_config *c, uint64_t seed, uint64_t span,
         o->na = 1;
         return 1;
     }
+    if (crash_server_engine(c))
+        bench_postgres_adopt(); /* the server outlives the child killed below: its processes are reaped here */
     fflush(NULL);
     pid_t parent = getpid(), pid = fork();
     if (pid < 0) {

@@ -17,6 +17,11 @@
 #     outlives it, and the next command in the same --dir stops it before
 #     anything else; SIGTERM of that command while its crash runs: exit 143
 #     once that crash is whole;
+#  3. under an ancestor that adopts orphans and never reaps them (as a
+#     container's first process may): the killed server's processes are
+#     reaped by commitlab itself, none left a zombie of that ancestor,
+#     and the crash is whole (a zombie passes kill(pid, 0) and
+#     postmaster.pid's check, so the restart after the kill fails);
 #  after each: no postgres process whose working directory is under the
 #  test's directory.
 # Exit 77 when not root (the server runs as the postgres account), or
@@ -144,4 +149,32 @@ rc=$?
 [ $rc -eq 143 ] || fail "SIGTERM: exit $rc, want 143: $(cat term.txt)"
 grep -q "interrupted by SIGTERM" term.txt || fail "SIGTERM: no note of the stop: $(cat term.txt)"
 none_left "SIGKILL, then SIGTERM of the next command"
+
+# 3. an ancestor that is given orphans (PR_SET_CHILD_SUBREAPER) and never
+# reaps them: every zombie left its child is a process commitlab did not reap
+python3 - "$bin" crash --engine postgres --mode kill --sync commit --clients 2 --txns 10 --iterations 2 --dir z \
+    --out z.jsonl --quiet >zombies.txt 2>&1 <<'PY' || fail "orphans: $(cat zombies.txt)"
+import ctypes, os, subprocess, sys
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(36, 1, 0, 0, 0) == 0, "PR_SET_CHILD_SUBREAPER: errno %d" % ctypes.get_errno()
+try:
+    rc = subprocess.run(sys.argv[1:], timeout=120).returncode
+except subprocess.TimeoutExpired:
+    rc = "timed out after 120 s"
+zombies = []
+for p in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        st = open("/proc/%s/stat" % p).read()
+    except OSError:
+        continue
+    comm, rest = st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+    if rest[0] == "Z" and int(rest[1]) == os.getpid():
+        zombies.append("%s (%s)" % (p, comm))
+print("exit %s; zombies left to the ancestor: %s" % (rc, ", ".join(zombies) or "none"))
+sys.exit(0 if rc == 0 and not zombies else 1)
+PY
+jsonl z.jsonl '
+assert len(L) == 1 and L[0]["status"] == "ok" and L[0]["crashes"] == 2 and L[0]["acked_lost"] == 0, L
+'
+none_left orphans
 echo "ok: ${SECONDS}s"

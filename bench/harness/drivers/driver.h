@@ -245,6 +245,12 @@ void bench_postgres_remove_templates(void);
  * is not.  Waits until they are gone: 0; -1 when one outlived 10 s.
  * Anything but a marked cluster is left alone. */
 int bench_postgres_kill(const char *run_dir);
+/* This process made the subreaper of its descendants (prctl
+ * PR_SET_CHILD_SUBREAPER), so that a server's processes orphaned by their
+ * parent's death, or by pg_ctl's exit, become its children and are reaped
+ * as they are stopped or killed, whatever the system's init does with
+ * orphans.  Called before forking a process that starts a server. */
+void bench_postgres_adopt(void);
 /* The account the server of cfg runs as (--pg-user; as root, postgres):
  * 0 with its uid and gid, each -1 when the server runs as this process's
  * own; -1 with one line in err. */

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -449,15 +450,30 @@ static int our_postmaster(pid_t pid, const char *data)
     return strncmp(comm, "postgres", 8) == 0 && strcmp(cwd, real) == 0;
 }
 
-/* Waits up to secs for pid to go; 1 when it went. */
+/* This process made the reaper of the server's processes.  pg_ctl
+ * starts the postmaster as a daemon, so when it dies it is reparented to
+ * init; where init does not reap (a container's first process often
+ * does not), a killed postmaster stays a zombie, which kill(pid, 0) finds
+ * alive and which postmaster.pid's own check takes for a running server:
+ * every kill then waits out its timeout, and the restart after it fails.
+ * As their subreaper this process inherits them and wait_gone reaps them. */
+void bench_postgres_adopt(void)
+{
+    (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+/* Waits up to secs for pid to go, reaping it when it is this process's
+ * child (see bench_postgres_adopt); 1 when it went. */
 static int wait_gone(pid_t pid, double secs)
 {
     for (int i = 0; i < (int)(secs * 100); i++) {
+        waitpid(pid, NULL, WNOHANG);
         if (!alive(pid))
             return 1;
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
+    waitpid(pid, NULL, WNOHANG);
     return !alive(pid);
 }
 
@@ -617,6 +633,7 @@ int pg_server_start(struct pg_server *s, const struct cl_engine_config *cfg, con
     struct pg_who w;
     char tmpl[4400], real[PATH_MAX];
     memset(s, 0, sizeof *s);
+    bench_postgres_adopt();
     if (who_for(cl_engine_str(cfg, "pg-bindir"), cl_engine_str(cfg, "pg-user"), &w, err, len))
         return -1;
     unsigned mb = pg_segment_mb(pg_segment_size(cfg));
@@ -875,6 +892,7 @@ int bench_postgres_kill(const char *run_dir)
     snprintf(mark, sizeof mark, "%s/" PG_MARK, data);
     if (access(mark, F_OK) != 0 || !realpath(data, real))
         return 0; /* not a cluster commitlab made: never touched */
+    bench_postgres_adopt();
     pid_t pm = postmaster_of(data, NULL, 0);
     if (pm > 0 && !our_postmaster(pm, real))
         pm = 0; /* a stale postmaster.pid: its children, if any, are still found by their directory */
@@ -1040,6 +1058,7 @@ int bench_postgres_preflight(const char *cmd, const struct bench_config *cfgs, s
         struct pg_who w;
         if (strcmp(cfg->engine, "postgres") != 0)
             continue;
+        bench_postgres_adopt();
         if (!d || !d->built) {
             fprintf(stderr,
                     "commitlab %s: --engine postgres: not built into this binary (libpq was not found); %s, "
