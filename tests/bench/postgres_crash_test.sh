@@ -58,7 +58,7 @@ cd "$work" || exit 1
 
 none_left() {
     local left
-    for _ in $(seq 50); do # a killed server's processes are reaped by init
+    for _ in $(seq 50); do # a killed server's processes take a moment to be reaped
         left=$(ours)
         [ -z "$left" ] && return 0
         sleep 0.1

@@ -8,9 +8,10 @@
 #     loses some (the WAL it writes at each commit is never synced, and a
 #     cut drops it, where a kill keeps it); no row shows anything partly
 #     visible, foreign, or a failed recovery;
-#  2. a replayed cut keeps its journal and cluster: the journal holds
-#     syncs (the committing process syncs nothing: the server's processes
-#     journaled them), and the server's log shows its crash recovery;
+#  2. a replayed cut keeps its journal and cluster: the server's log
+#     shows its crash recovery, and the journal of the first of seeds 1-8
+#     whose cut came after a commit's WAL flush holds syncs (the committing
+#     process syncs nothing: the server's processes journaled them);
 #  after each: no postgres process under the test's directory, no process
 #  started with the journal in its environment, and nothing left in the
 #  campaign's --dir.
@@ -50,7 +51,7 @@ cd "$work" || exit 1
 
 none_left() {
     local left
-    for _ in $(seq 50); do # a killed server's processes are reaped by init
+    for _ in $(seq 50); do # a killed server's processes take a moment to be reaped
         left=$(ours)
         [ -z "$left" ] && return 0
         sleep 0.1
@@ -82,11 +83,12 @@ none_left cut
 [ ! -e d ] || fail "cut: left in d: $(ls -a d)"
 echo "cut: ${SECONDS}s"
 
-# 2. a replay keeps the journal: the server's processes wrote it
-"$bin" crash --engine postgres --mode cut --sync commit --clients 2 --txns 15 --replay 1 --dir r --quiet \
-    >replay.txt 2>&1 || fail "replay: exit $?: $(cat replay.txt)"
-[ -s r/crash.cut/journal ] || fail "replay: no journal kept: $(cat replay.txt)"
-python3 - r/crash.cut/journal <<'PY' || fail "replay: the journal holds no sync"
+# 2. a replay keeps the journal: the server's processes wrote it.  A
+# cut drawn before the first commit's WAL flush finds no sync to journal
+# (the moment is a seed's share of a timed run, which this machine's load
+# stretches), so the seeds are tried in turn until one cut came after one
+syncs() { # JOURNAL: its CUT_SYNC records
+    python3 - "$1" <<'PY'
 import struct, sys
 b = open(sys.argv[1], "rb").read()
 i = syncs = 0
@@ -96,11 +98,20 @@ while i + 64 <= len(b):
         break
     syncs += typ == 4  # CUT_SYNC
     i += ln
-assert syncs > 0, "no CUT_SYNC record"
-print("replay: %d syncs journaled" % syncs)
+print(syncs)
 PY
-grep -q "database system was not properly shut down; automatic recovery in progress" \
-    r/crash/cluster/commitlab-server.log ||
-    fail "replay: no crash recovery in the server's log: $(cat r/crash/cluster/commitlab-server.log)"
+}
+for seed in 1 2 3 4 5 6 7 8; do
+    "$bin" crash --engine postgres --mode cut --sync commit --clients 2 --txns 15 --replay $seed --dir r$seed --quiet \
+        >replay.txt 2>&1 || fail "replay $seed: exit $?: $(cat replay.txt)"
+    [ -s r$seed/crash.cut/journal ] || fail "replay $seed: no journal kept: $(cat replay.txt)"
+    n=$(syncs r$seed/crash.cut/journal) || fail "replay $seed: the journal cannot be read"
+    grep -q "database system was not properly shut down; automatic recovery in progress" \
+        r$seed/crash/cluster/commitlab-server.log ||
+        fail "replay $seed: no crash recovery in the server's log: $(cat r$seed/crash/cluster/commitlab-server.log)"
+    [ "$n" -gt 0 ] && break
+done
+[ "$n" -gt 0 ] || fail "replay: no journal of seeds 1-8 holds a sync"
+echo "replay: $n syncs journaled (seed $seed)"
 none_left replay
 echo "ok: ${SECONDS}s"
