@@ -72,7 +72,10 @@ struct list {
 
 struct crash_opts {
     struct list sync, method, segments, init, prealloc, elr, model, clients, engine, workload;
-    enum crash_mode mode;
+    enum crash_mode mode;     /* the campaign running: one of modes (set_mode) */
+    enum crash_mode modes[3]; /* --mode's list, in its order */
+    size_t nmodes;
+    const char *model_arg; /* --model's list (sim's crash models) */
     uint64_t iterations, seed, replay;
     int have_replay, lying, quiet, model_given, iterations_given;
     unsigned txns, jobs;
@@ -425,12 +428,13 @@ static void usage(FILE *f)
             "process is killed (--mode kill) at a random moment, recovery runs, and every\n"
             "acknowledged commit, every transaction's atomicity and every value is checked.\n"
             "\n"
-            "  --mode sim|kill|cut  sim (default): simulated power failures on commitlab's\n"
+            "  --mode LIST          sim (default): simulated power failures on commitlab's\n"
             "                       fault-injecting file layer; kill: a child process commits\n"
             "                       on the real file system and is SIGKILLed (the page cache\n"
             "                       survives), for every engine; cut: the same kill, then every\n"
             "                       file and name rolled back to its last sync (a power failure),\n"
-            "                       for every engine\n"
+            "                       for every engine.  A list (kill,cut) runs one campaign per\n"
+            "                       mode, in its order, each with its own table\n"
             "  --engine LIST        commitlab (default); with --mode kill or cut also lmdb,\n"
             "                       rocksdb, sqlite (their --sync: commit = durable, none = not),\n"
             "                       with --mode kill postgres (a private server, killed whole),\n"
@@ -595,6 +599,20 @@ static void take_shared(struct crash_opts *co)
         co->dir = kc->base.dir;
 }
 
+/* The campaign of mode next: its crash models (sim's --model list; kill
+ * and cut are their own model) and, unless --iterations was given, its
+ * default count of crashes per combination. */
+static void set_mode(struct crash_opts *co, enum crash_mode mode)
+{
+    co->mode = mode;
+    if (mode == CRASH_SIM)
+        list_split(&co->model, "--model", co->model_arg, ok_model);
+    else
+        list_split(&co->model, "--model", mode_name(mode), ok_any);
+    if (!co->iterations_given)
+        co->iterations = mode == CRASH_SIM ? 200 : 50;
+}
+
 static void parse(struct crash_opts *co, int argc, char **argv)
 {
     shared_knobs_init();
@@ -609,6 +627,7 @@ static void parse(struct crash_opts *co, int argc, char **argv)
                 ut_usage_error("crash", "%s needs a value", a);
             ut_once("crash", a, &co->model_as, v, 1);
             list_split(&co->model, a, v, ok_model);
+            co->model_arg = v;
             co->model_given = 1;
             i++;
             continue;
@@ -659,15 +678,21 @@ static void parse(struct crash_opts *co, int argc, char **argv)
             ut_once("crash", a, &co->plugin_dir, v, 0);
             i++;
         } else if (!strcmp(a, "--mode") && v) {
+            struct list l = {0};
             ut_once("crash", a, &co->mode_as, v, 0);
-            if (!strcmp(v, "sim"))
-                co->mode = CRASH_SIM;
-            else if (!strcmp(v, "kill"))
-                co->mode = CRASH_KILL;
-            else if (!strcmp(v, "cut"))
-                co->mode = CRASH_CUT;
-            else
-                ut_usage_error("crash", "--mode: '%s' is not accepted; accepted: sim, kill, cut", v);
+            list_split(&l, a, v, ok_any); /* a list, each mode once: one campaign after another */
+            co->nmodes = 0;
+            for (size_t k = 0; k < l.n; k++) {
+                if (!strcmp(l.v[k], "sim"))
+                    co->modes[co->nmodes++] = CRASH_SIM;
+                else if (!strcmp(l.v[k], "kill"))
+                    co->modes[co->nmodes++] = CRASH_KILL;
+                else if (!strcmp(l.v[k], "cut"))
+                    co->modes[co->nmodes++] = CRASH_CUT;
+                else
+                    ut_usage_error("crash", "--mode: '%s' is not accepted; accepted: sim, kill, cut", l.v[k]);
+            }
+            list_free(&l);
             i++;
         } else if (!strcmp(a, "--cut-journal-max") && v) {
             ut_once("crash", a, &co->cut_max_as, v, 0);
@@ -685,28 +710,35 @@ static void parse(struct crash_opts *co, int argc, char **argv)
         }
     }
     take_shared(co);
-    if (co->mode == CRASH_SIM)
-        for (size_t i = 0; i < co->engine.n; i++)
-            if (strcmp(co->engine.v[i], "commitlab"))
-                ut_usage_error("crash", "--engine %s: --mode sim runs on commitlab's fault-injecting file layer; "
-                                         "other engines run under --mode kill or --mode cut", co->engine.v[i]);
-    if (co->mode != CRASH_SIM) {
-        const char *m = mode_name(co->mode);
-        if (co->model_given)
-            ut_usage_error("crash", "--model: crash models apply to --mode sim; --mode %s %s", m,
-                           co->mode == CRASH_CUT ? "drops everything unsynced" : "kills the process");
-        if (co->lying)
-            ut_usage_error("crash", "--lying-device applies to --mode sim");
-        list_split(&co->model, "--model", m, ok_any);
-        if (!co->iterations_given)
-            co->iterations = 50;
+    int cut = 0;
+    for (size_t k = 0; k < co->nmodes; k++) {
+        enum crash_mode mode = co->modes[k];
+        cut |= mode == CRASH_CUT;
+        if (mode == CRASH_SIM)
+            for (size_t i = 0; i < co->engine.n; i++)
+                if (strcmp(co->engine.v[i], "commitlab"))
+                    ut_usage_error("crash",
+                                   "--engine %s: --mode sim runs on commitlab's fault-injecting file layer; "
+                                   "other engines run under --mode kill or --mode cut",
+                                   co->engine.v[i]);
+        if (mode != CRASH_SIM) {
+            const char *m = mode_name(mode);
+            if (co->model_given)
+                ut_usage_error("crash", "--model: crash models apply to --mode sim; --mode %s %s", m,
+                               mode == CRASH_CUT ? "drops everything unsynced" : "kills the process");
+            if (co->lying)
+                ut_usage_error("crash", "--lying-device applies to --mode sim");
+        }
     }
+    if (co->have_replay && co->nmodes > 1)
+        ut_usage_error("crash", "--replay: give one --mode (a replayed crash is one crash)");
+    set_mode(co, co->modes[0]);
     if (co->have_replay && (co->sync.n > 1 || co->method.n > 1 || co->segments.n > 1 || co->init.n > 1 ||
                             co->prealloc.n > 1 || co->elr.n > 1 || co->model.n > 1 || co->clients.n > 1 ||
                             co->engine.n > 1 || co->workload.n > 1))
         ut_usage_error("crash", "--replay: give one value for each of --engine, --sync, --sync-method, --segments, "
                                  "--segment-init, --prealloc, --elr, --model, --clients, --workload");
-    if (co->cut_max_given && co->mode != CRASH_CUT)
+    if (co->cut_max_given && !cut)
         ut_usage_error("crash", "--cut-journal-max applies to --mode cut");
     load_plugins(co);
 }
@@ -1017,6 +1049,58 @@ static int run_combination(struct bench_sweep *s, size_t idx, unsigned round)
     return 0;
 }
 
+/* The combinations of the sweep of the campaign co->mode runs. */
+static size_t combinations(const struct crash_opts *co)
+{
+    return co->sync.n * co->method.n * co->segments.n * co->init.n * co->prealloc.n * co->elr.n * co->model.n *
+           co->clients.n * co->engine.n * co->workload.n;
+}
+
+/* The campaign of co->mode: its heading, its rows, the count of its
+ * crashes, and where a replay left its directories; 1 when a row failed. */
+static int run_campaign(const struct crash_opts *co, const char *dir, FILE *jf)
+{
+    struct progress p = {.total = combinations(co)};
+    ut_progress_init(&p.up, co->quiet, p.total, 0);
+    crash_fn one = co->mode == CRASH_CUT ? crash_cut_one : co->mode == CRASH_KILL ? crash_kill_one : crash_sim_one;
+    if (co->mode == CRASH_CUT)
+        printf("commitlab crash: processes killed (SIGKILL) while committing on the real file system, then every "
+               "unsynced write and name dropped (a power failure); %s\n"
+               "  not modelled: torn or reordered writes, writes through mmap or io_uring, the store's creation "
+               "(the journal starts after its open); docs/crash.md section 7\n",
+               co->have_replay ? "one replayed crash" : "each row is one combination");
+    else if (co->mode == CRASH_KILL)
+        printf("commitlab crash: processes killed (SIGKILL) while committing on the real file system; %s\n",
+               co->have_replay ? "one replayed crash" : "each row is one combination");
+    else
+        printf("commitlab crash: simulated power failures%s; %s\n",
+               co->lying ? " on a LYING device (syncs make nothing durable)" : "",
+               co->have_replay ? "one replayed crash" : "each row is one combination");
+    row_header();
+    fflush(stdout);
+    struct campaign cam = {co, one, dir, jf, &p, 0};
+    struct bench_sweep sw = {.n = p.total, .run = run_combination, .ctx = &cam, .progress = &p.up};
+    bench_sweep_run(&sw);
+    double el = ut_now() - p.up.start;
+    printf("\n%" PRIu64 " crashes in %.1f s: %.0f crashes per second\n", p.crashes_all, el,
+           el > 0 ? (double)p.crashes_all / el : 0);
+    if (co->have_replay && !bench_interrupted()) {
+        printf("the directory as the crash left it: %s.crashed (commitlab inspect --records %s.crashed)\n"
+               "the same after recovery:          %s\n",
+               dir, dir, dir);
+        if (co->mode == CRASH_CUT)
+            printf("the cut's undo journal:            %s.cut\n", dir);
+    } else {
+        char kept[4300];
+        snprintf(kept, sizeof kept, "%s.crashed", dir);
+        ut_scratch_remove(dir);
+        ut_scratch_remove(kept);
+        snprintf(kept, sizeof kept, "%s.cut", dir);
+        ut_scratch_remove(kept);
+    }
+    return cam.failed;
+}
+
 int cmd_crash(int argc, char **argv)
 {
     struct crash_opts co;
@@ -1037,6 +1121,9 @@ int cmd_crash(int argc, char **argv)
     list_split(&co.clients, "--clients", "4", ok_clients);
     list_split(&co.engine, "--engine", "commitlab", ok_engine);
     list_split(&co.workload, "--workload", "kv", NULL);
+    co.modes[0] = CRASH_SIM;
+    co.nmodes = 1;
+    co.model_arg = "drop,torn,reorder";
     parse(&co, argc, argv);
     {
         struct bench_config *per_sync = calloc(co.sync.n, sizeof *per_sync);
@@ -1050,7 +1137,8 @@ int cmd_crash(int argc, char **argv)
     }
 
     /* Before any work: --out writable, --dir claimed for the whole run,
-     * and nothing of the user's where the campaign's directories go. */
+     * nothing of the user's where the campaign's directories go, and
+     * every campaign's first plugin and server tried. */
     int rc, out_created = 0;
     if (co.out && (rc = ut_output_check(co.out)) != 0) {
         fprintf(stderr, "commitlab crash: --out %s: %s\n", co.out, strerror(-rc));
@@ -1060,10 +1148,15 @@ int cmd_crash(int argc, char **argv)
     char dir[4200];
     snprintf(dir, sizeof dir, "%.4000s/crash", co.dir);
     struct bench_dirs dirs;
-    size_t total = co.sync.n * co.method.n * co.segments.n * co.init.n * co.prealloc.n * co.elr.n * co.model.n *
-                   co.clients.n * co.engine.n * co.workload.n;
-    if ((rc = bench_dirs_claim(&dirs, "crash", "--dir", co.dir)) != 0 || (rc = check_work_dirs(&dirs, &co, dir)) != 0 ||
-        (rc = try_plugins(&co, total, dir)) != 0 || (rc = preflight_postgres(&co, total)) != 0) {
+    rc = bench_dirs_claim(&dirs, "crash", "--dir", co.dir);
+    if (!rc)
+        rc = check_work_dirs(&dirs, &co, dir);
+    for (size_t k = 0; !rc && k < co.nmodes; k++) {
+        set_mode(&co, co.modes[k]);
+        if ((rc = try_plugins(&co, combinations(&co), dir)) == 0)
+            rc = preflight_postgres(&co, combinations(&co));
+    }
+    if (rc) {
         bench_dirs_release(&dirs);
         free_opts(&co);
         return rc;
@@ -1076,48 +1169,12 @@ int cmd_crash(int argc, char **argv)
         return 1;
     }
     bench_stop_on_signals();
-
-    struct progress p = {.total = total};
-    ut_progress_init(&p.up, co.quiet, p.total, 0);
-    crash_fn one = co.mode == CRASH_CUT ? crash_cut_one : co.mode == CRASH_KILL ? crash_kill_one : crash_sim_one;
     int failed = 0;
-
-    if (co.mode == CRASH_CUT)
-        printf("commitlab crash: processes killed (SIGKILL) while committing on the real file system, then every "
-               "unsynced write and name dropped (a power failure); %s\n"
-               "  not modelled: torn or reordered writes, writes through mmap or io_uring, the store's creation "
-               "(the journal starts after its open); docs/crash.md section 7\n",
-               co.have_replay ? "one replayed crash" : "each row is one combination");
-    else if (co.mode == CRASH_KILL)
-        printf("commitlab crash: processes killed (SIGKILL) while committing on the real file system; %s\n",
-               co.have_replay ? "one replayed crash" : "each row is one combination");
-    else
-        printf("commitlab crash: simulated power failures%s; %s\n",
-               co.lying ? " on a LYING device (syncs make nothing durable)" : "",
-               co.have_replay ? "one replayed crash" : "each row is one combination");
-    row_header();
-    fflush(stdout);
-    struct campaign cam = {&co, one, dir, jf, &p, 0};
-    struct bench_sweep sw = {.n = p.total, .run = run_combination, .ctx = &cam, .progress = &p.up};
-    bench_sweep_run(&sw);
-    failed = cam.failed;
-    double el = ut_now() - p.up.start;
-    printf("\n%" PRIu64 " crashes in %.1f s: %.0f crashes per second\n", p.crashes_all, el,
-           el > 0 ? (double)p.crashes_all / el : 0);
-    if (co.have_replay && !bench_interrupted()) {
-        printf("the directory as the crash left it: %s.crashed (commitlab inspect --records %s.crashed)\n"
-               "the same after recovery:          %s\n",
-               dir, dir, dir);
-        if (co.mode == CRASH_CUT)
-            printf("the cut's undo journal:            %s.cut\n", dir);
-    }
-    else {
-        char kept[4300];
-        snprintf(kept, sizeof kept, "%s.crashed", dir);
-        ut_scratch_remove(dir);
-        ut_scratch_remove(kept);
-        snprintf(kept, sizeof kept, "%s.cut", dir);
-        ut_scratch_remove(kept);
+    for (size_t k = 0; k < co.nmodes && !bench_interrupted(); k++) { /* one campaign per mode, in --mode's order */
+        set_mode(&co, co.modes[k]);
+        if (k)
+            printf("\n");
+        failed |= run_campaign(&co, dir, jf);
     }
     if (jf && (rc = ut_output_close(jf, co.out, out_created)) != 0) {
         fprintf(stderr, "commitlab crash: --out %s: %s\n", co.out, strerror(-rc));
