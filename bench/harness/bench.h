@@ -161,6 +161,7 @@ struct bench_cli {
     /* the value each flag was given by the user (not by a preset), so
      * that a second use is refused (ut_once) */
     const char *given_as[K_COUNT];
+    char *joined[K_COUNT]; /* a repeated flag's values joined by ';' (given_as, base) */
     const char *repeat_as, *out_as, *format_as, *plugin_dir_as;
     int ndefault;                 /* argv[1..ndefault]: a preset's options */
 };

@@ -882,6 +882,7 @@ void bench_cli_free(struct bench_cli *c)
         for (size_t j = 0; j < c->vals[k].n; j++)
             free(c->vals[k].v[j]);
         free(c->vals[k].v);
+        free(c->joined[k]);
     }
     free(c->cfgs);
     memset(c, 0, sizeof *c);
@@ -938,11 +939,12 @@ static int parse_knob(const char *cmd, int argc, char **argv, int *i, enum bench
             ut_usage_error(cmd, "%s: '%s' holds a ';', which separates the values given; give one per %s", d->flag, v,
                            d->flag);
         validate(cmd, k, v, how);
-        if (user && c->given_as[k]) { /* joined: lives as long as the command */
+        if (user && c->given_as[k]) { /* joined: owned by c, in place of the join before it */
             char *joined = NULL;
             if (asprintf(&joined, "%s;%s", c->given_as[k], v) < 0)
                 ut_usage_error(cmd, "out of memory");
-            v = joined;
+            free(c->joined[k]);
+            v = c->joined[k] = joined;
         }
         if (user)
             c->given_as[k] = v;
