@@ -517,6 +517,15 @@ static int tour_report(const char *jsonl)
     return report_write(&ro);
 }
 
+/* The results of the rows that ran, freed. */
+static void free_rows(struct tour_series *series, size_t n)
+{
+    for (size_t s = 0; s < n; s++)
+        for (size_t c = 0; c < NCLIENTS; c++)
+            if (series[s].rows[c].ran)
+                bench_result_free(&series[s].rows[c].res);
+}
+
 int cmd_tour(int argc, char **argv)
 {
     struct tour_opts o;
@@ -591,14 +600,12 @@ int cmd_tour(int argc, char **argv)
     if (bench_stop_signal()) { /* the rows so far are in the table and the JSON lines: no findings, no report */
         ut_progress_clear(&up);
         bench_stop_report("tour", "its run directories are removed");
+        free_rows(series, nseries);
         return 128 + bench_stop_signal();
     }
 
     print_findings(series, nseries, ut_now() - up.start, o.out);
-    for (size_t s = 0; s < nseries; s++)
-        for (size_t c = 0; c < NCLIENTS; c++)
-            if (series[s].rows[c].ran)
-                bench_result_free(&series[s].rows[c].res);
+    free_rows(series, nseries);
     rc = tour_report(o.out) ? 1 : 0;
     return t.failed ? 1 : rc;
 }

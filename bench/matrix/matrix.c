@@ -78,8 +78,9 @@
  * zfs create in zval). */
 struct zfs_knob {
     const char *flag, *prop, *accepted, *def;
-    const char *val[MAX_ZVAL];
-    const char *as; /* the list as given, so that a second use is refused */
+    const char *val[MAX_ZVAL]; /* as given (given), or the default */
+    const char *as;            /* the list as given, so that a second use is refused */
+    char given[MAX_ZVAL][32];
     char zval[MAX_ZVAL][32];
     size_t n;
 };
@@ -268,12 +269,13 @@ static void parse_zfs_knob(struct zfs_knob *k, const char *v)
                                                   : !strcmp(x, "off") || !strcmp(x, "lz4");
             snprintf(k->zval[i], sizeof k->zval[i], "%s", x);
         }
-        if (!ok)
+        if (!ok || strlen(x) >= sizeof k->given[i])
             ut_usage_error("matrix", "%s: '%s' is not accepted; expected %s", k->flag, x, k->accepted);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(k->zval[j], k->zval[i]))
                 ut_usage_error("matrix", "%s: '%s' names one value twice", k->flag, v);
-        k->val[i] = strdup(x); /* lives as long as the command */
+        snprintf(k->given[i], sizeof k->given[i], "%s", x);
+        k->val[i] = k->given[i];
     }
     k->n = n;
     ut_list_free(items, n);
