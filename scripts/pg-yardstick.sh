@@ -183,8 +183,6 @@ sample_stop() {
         END {for (i = 1; i <= NR; i++) if (t[i] > m - s) print l[i]}' "$work/waits.$1" >"$work/waits.kept" &&
         mv "$work/waits.kept" "$work/waits.$1"
 }
-# pgbench_run WORKLOAD CLIENTS: "tps log-bytes-per-txn commits-per-sync" of
-# one run on a fresh copy of the template
 # pgbench_run WORKLOAD CLIENTS ROUND: "tps log-bytes-per-txn
 # commits-per-sync cpu-us-per-txn" of one run on a fresh copy of the
 # template

@@ -714,14 +714,14 @@ static void parse(struct crash_opts *co, int argc, char **argv)
     for (size_t k = 0; k < co->nmodes; k++) {
         enum crash_mode mode = co->modes[k];
         cut |= mode == CRASH_CUT;
-        if (mode == CRASH_SIM)
+        if (mode == CRASH_SIM) {
             for (size_t i = 0; i < co->engine.n; i++)
                 if (strcmp(co->engine.v[i], "commitlab"))
                     ut_usage_error("crash",
                                    "--engine %s: --mode sim runs on commitlab's fault-injecting file layer; "
                                    "other engines run under --mode kill or --mode cut",
                                    co->engine.v[i]);
-        if (mode != CRASH_SIM) {
+        } else {
             const char *m = mode_name(mode);
             if (co->model_given)
                 ut_usage_error("crash", "--model: crash models apply to --mode sim; --mode %s %s", m,
@@ -1117,13 +1117,12 @@ int cmd_crash(int argc, char **argv)
     list_split(&co.init, "--segment-init", "zero", NULL);
     list_split(&co.prealloc, "--prealloc", "0", NULL);
     list_split(&co.elr, "--elr", "on", NULL);
-    list_split(&co.model, "--model", "drop,torn,reorder", ok_model);
     list_split(&co.clients, "--clients", "4", ok_clients);
     list_split(&co.engine, "--engine", "commitlab", ok_engine);
     list_split(&co.workload, "--workload", "kv", NULL);
     co.modes[0] = CRASH_SIM;
     co.nmodes = 1;
-    co.model_arg = "drop,torn,reorder";
+    co.model_arg = "drop,torn,reorder"; /* --mode sim's models unless --model is given (set_mode) */
     parse(&co, argc, argv);
     {
         struct bench_config *per_sync = calloc(co.sync.n, sizeof *per_sync);
@@ -1153,8 +1152,9 @@ int cmd_crash(int argc, char **argv)
         rc = check_work_dirs(&dirs, &co, dir);
     for (size_t k = 0; !rc && k < co.nmodes; k++) {
         set_mode(&co, co.modes[k]);
-        if ((rc = try_plugins(&co, combinations(&co), dir)) == 0)
-            rc = preflight_postgres(&co, combinations(&co));
+        size_t total = combinations(&co);
+        if ((rc = try_plugins(&co, total, dir)) == 0)
+            rc = preflight_postgres(&co, total);
     }
     if (rc) {
         bench_dirs_release(&dirs);

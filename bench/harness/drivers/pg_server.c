@@ -892,7 +892,6 @@ int bench_postgres_kill(const char *run_dir)
     snprintf(mark, sizeof mark, "%s/" PG_MARK, data);
     if (access(mark, F_OK) != 0 || !realpath(data, real))
         return 0; /* not a cluster commitlab made: never touched */
-    bench_postgres_adopt();
     pid_t pm = postmaster_of(data, NULL, 0);
     if (pm > 0 && !our_postmaster(pm, real))
         pm = 0; /* a stale postmaster.pid: its children, if any, are still found by their directory */
@@ -1058,7 +1057,6 @@ int bench_postgres_preflight(const char *cmd, const struct bench_config *cfgs, s
         struct pg_who w;
         if (strcmp(cfg->engine, "postgres") != 0)
             continue;
-        bench_postgres_adopt();
         if (!d || !d->built) {
             fprintf(stderr,
                     "commitlab %s: --engine postgres: not built into this binary (libpq was not found); %s, "
