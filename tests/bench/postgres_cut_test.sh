@@ -85,7 +85,7 @@ echo "cut: ${SECONDS}s"
 
 # 2. a replay keeps the journal: the server's processes wrote it.  A
 # cut drawn before the first commit's WAL flush finds no sync to journal
-# (the moment is a seed's share of a timed run, which this machine's load
+# (the moment is a seed's share of a timed run, which a loaded machine
 # stretches), so the seeds are tried in turn until one cut came after one
 syncs() { # JOURNAL: its CUT_SYNC records
     python3 - "$1" <<'PY'
